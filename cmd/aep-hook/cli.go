@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+// Streams are the process's standard streams, bound into every command's
+// Run method so tests can drive commands in-process.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// exitError carries a specific exit status out of a command; its message, if
+// any, has already been printed.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string {
+	if e.msg != "" {
+		return e.msg
+	}
+	return fmt.Sprintf("exit status %d", e.code)
+}

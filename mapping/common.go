@@ -1,0 +1,112 @@
+package mapping
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/tidwall/gjson"
+)
+
+// SnakeCase turns a vendor moment name into an AEP type token:
+// "SomeFutureHook" → "some_future_hook", "after-tool" → "after_tool".
+// Anything outside [a-z0-9_] becomes "_", so the result is always a legal
+// type segment (AEP-0001 §6); an empty name gives "unknown".
+func SnakeCase(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case unicode.IsUpper(r):
+			if i > 0 && b.Len() > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+				(i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))) {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+			fallthrough
+		default:
+			if r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+				b.WriteRune(r)
+			} else if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+				b.WriteByte('_')
+			}
+		}
+	}
+	s := strings.Trim(b.String(), "_")
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Fallback is the mechanical vendor-extension type for a moment with no core
+// mapping: x.{vendor}.{category}.{snake_case(name)} (AEP-0001 §6).
+func Fallback(vendor, category, name string) string {
+	return "x." + vendor + "." + category + "." + SnakeCase(name)
+}
+
+// HookField returns the moment's name: m.Hook when the transport gave one,
+// else the payload's field (e.g. "hook_event_name").
+func HookField(m Moment, field string) string {
+	if m.Hook != "" {
+		return m.Hook
+	}
+	return gjson.GetBytes(m.Raw, field).String()
+}
+
+// Str returns the string at path in raw, "" when absent or not a string.
+func Str(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	if r.Type != gjson.String {
+		return ""
+	}
+	return r.Str
+}
+
+// Value returns the decoded JSON value at path (nil when absent), with
+// numbers as json.Number-free float64/int per gjson; use for content fields
+// that the gate will digest or drop.
+func Value(raw []byte, path string) any {
+	r := gjson.GetBytes(raw, path)
+	if !r.Exists() {
+		return nil
+	}
+	return r.Value()
+}
+
+// Raw returns the raw JSON at path, nil when absent.
+func Raw(raw []byte, path string) []byte {
+	r := gjson.GetBytes(raw, path)
+	if !r.Exists() {
+		return nil
+	}
+	return []byte(r.Raw)
+}
+
+// Data builds a payload from key/value pairs, skipping nil values and empty
+// strings, so optional fields are omitted rather than null.
+func Data(kv ...any) map[string]any {
+	d := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		switch v := kv[i+1].(type) {
+		case nil:
+			continue
+		case string:
+			if v == "" {
+				continue
+			}
+		case map[string]any:
+			if v == nil {
+				continue
+			}
+		}
+		d[k] = kv[i+1]
+	}
+	return d
+}
+
+// ToolRef is the AEP tool_ref object (AEP-0002 §5.2); an empty callID is
+// omitted.
+func ToolRef(name, callID string) map[string]any {
+	return Data("name", name, "call_id", callID)
+}

@@ -1,0 +1,61 @@
+package mapping
+
+// maxState bounds the entries one session's table state keeps; the least
+// recently touched go first (sessions may never end, AEP-0002 §4.1).
+const maxState = 256
+
+// State is one session's table state: a small string map that survives
+// between hook processes in the shim's store. Entries are pruned by recency.
+type State struct {
+	// Entries maps keys to values; exported for the store's encoding.
+	Entries map[string]string `json:"e,omitempty"`
+	// Touch records each key's last use, by a counter, for pruning.
+	Touch map[string]uint64 `json:"t,omitempty"`
+	// Clock is the counter Touch is stamped with.
+	Clock uint64 `json:"c,omitempty"`
+}
+
+// Get returns the value under key and whether it is present.
+func (s *State) Get(key string) (string, bool) {
+	v, ok := s.Entries[key]
+	if ok {
+		s.stamp(key)
+	}
+	return v, ok
+}
+
+// Set stores val under key.
+func (s *State) Set(key, val string) {
+	if s.Entries == nil {
+		s.Entries = map[string]string{}
+	}
+	s.Entries[key] = val
+	s.stamp(key)
+	s.prune()
+}
+
+// Del removes key.
+func (s *State) Del(key string) {
+	delete(s.Entries, key)
+	delete(s.Touch, key)
+}
+
+func (s *State) stamp(key string) {
+	if s.Touch == nil {
+		s.Touch = map[string]uint64{}
+	}
+	s.Clock++
+	s.Touch[key] = s.Clock
+}
+
+func (s *State) prune() {
+	for len(s.Entries) > maxState {
+		oldest, min := "", ^uint64(0)
+		for k := range s.Entries {
+			if t := s.Touch[k]; t < min {
+				oldest, min = k, t
+			}
+		}
+		s.Del(oldest)
+	}
+}
