@@ -1,0 +1,129 @@
+// Package hook is the fail-open hook transport: one vendor payload on stdin
+// (the moment's name in the payload or on the command line), the vendor's
+// neutral reply on stdout, exit status 0, within a hard deadline whatever
+// happens to the input, the disk or the mapping. Every internal failure goes
+// to the shim's error log, without payload content.
+package hook
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// Defaults for a Runner's zero fields.
+const (
+	DefaultMaxInput = 32 << 20
+	DefaultDeadline = 750 * time.Millisecond
+)
+
+// Runner runs one hook invocation.
+type Runner struct {
+	Vendor   mapping.Vendor
+	Emitter  *shim.Emitter // nil when setup failed; the reply stays neutral
+	Errors   *shim.ErrorLog
+	MaxInput int64         // stdin bound; 0 means DefaultMaxInput
+	Deadline time.Duration // hard bound on the whole run; 0 means DefaultDeadline
+	// Setup, when non-nil, is a configuration failure main already fell
+	// back from (e.g. an invalid capture level → metadata); it is recorded.
+	Setup error
+}
+
+type outcome struct {
+	hook string
+}
+
+// Run handles one invocation and returns the exit status, which is always 0:
+// the agent must never notice the hook. argvHook is the moment name given
+// on the command line ("" when the payload names it).
+func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
+	deadline := r.Deadline
+	if deadline <= 0 {
+		deadline = DefaultDeadline
+	}
+	if r.Setup != nil {
+		r.record(shim.Failure{Hook: argvHook, Stage: "config", Error: r.Setup.Error()})
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		o := outcome{hook: argvHook}
+		defer func() {
+			if p := recover(); p != nil {
+				// The panic value may quote content: record its type only.
+				r.record(shim.Failure{Hook: o.hook, Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
+			}
+			done <- o
+		}()
+		o.hook = r.handle(argvHook, in)
+	}()
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	hook := argvHook
+	select {
+	case o := <-done:
+		hook = o.hook
+	case <-timer.C:
+		r.record(shim.Failure{Hook: argvHook, Stage: "deadline", Error: fmt.Sprintf("hook not finished after %s; replied neutrally", deadline)})
+	}
+	if r.Vendor.Reply != nil {
+		if b := r.Vendor.Reply(hook); len(b) > 0 {
+			out.Write(b)
+		}
+	}
+	return 0
+}
+
+// handle reads, maps and emits; it returns the moment's name for the reply.
+func (r *Runner) handle(argvHook string, in io.Reader) string {
+	max := r.MaxInput
+	if max <= 0 {
+		max = DefaultMaxInput
+	}
+	raw, err := io.ReadAll(io.LimitReader(in, max+1))
+	if err != nil {
+		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: "read stdin: " + errText(err), Bytes: len(raw)})
+		return argvHook
+	}
+	if int64(len(raw)) > max {
+		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: fmt.Sprintf("payload larger than %d bytes; not mapped", max), Bytes: len(raw)})
+		return argvHook
+	}
+	if !gjson.ValidBytes(raw) {
+		r.record(shim.Failure{Hook: argvHook, Stage: "parse", Error: "payload is not valid JSON; not mapped", Bytes: len(raw)})
+		return argvHook
+	}
+	if r.Emitter == nil {
+		r.record(shim.Failure{Hook: argvHook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})
+		return argvHook
+	}
+	m := mapping.Moment{Hook: argvHook, Raw: raw, Nonce: shim.NewIDs().New(time.Now())}
+	res, err := r.Emitter.Handle(r.Vendor, m)
+	if err != nil {
+		r.record(shim.Failure{Hook: res.Hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: max0(len(res.Events))})
+	}
+	return res.Hook
+}
+
+func (r *Runner) record(f shim.Failure) {
+	if r.Errors == nil {
+		return
+	}
+	f.Adapter = r.Vendor.Name
+	r.Errors.Record(f)
+}
+
+// errText is an error's message; the shim's, the mappings' and the OS's
+// errors name paths and operations, never payload content.
+func errText(err error) string { return err.Error() }
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"time"
+
+	"github.com/aep-hook/aep-hook/adapters/hook"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// CaptureFlags are the capture settings every emitting mode takes, each with
+// its environment twin so a vendor's hook registration can stay bare.
+type CaptureFlags struct {
+	Capture         string   `help:"Capture ceiling: none, metadata, redacted or full." env:"AEP_CAPTURE" placeholder:"LEVEL"`
+	CaptureOverride []string `help:"Per-category ceiling, CATEGORY_GLOB=LEVEL (repeatable); default attention.*=redacted." env:"AEP_CAPTURE_OVERRIDES" sep:"," placeholder:"GLOB=LEVEL"`
+	SecretEnv       []string `help:"Environment variable whose value is a secret to redact (repeatable)." env:"AEP_SECRET_ENV" sep:"," placeholder:"NAME"`
+	NoPII           bool     `name:"no-pii" help:"Do not redact e-mail addresses and phone numbers."`
+}
+
+// config gathers the shim configuration.
+func (f CaptureFlags) config(getenv func(string) string) shim.Config {
+	return shim.Config{
+		Home:      getenv("AEP_HOME"),
+		Host:      getenv("AEP_HOST"),
+		Capture:   f.Capture,
+		Overrides: f.CaptureOverride,
+		SecretEnv: f.SecretEnv,
+		NoPII:     f.NoPII,
+	}
+}
+
+// HookCmd is `aep-hook <adapter> [HOOK]`: one hook firing on stdin.
+type HookCmd struct {
+	CaptureFlags
+	Hook string `arg:"" optional:"" help:"The hook event name, for vendors that pass it on the command line (Antigravity)."`
+
+	vendor   mapping.Vendor
+	getenv   func(string) string
+	parseErr error
+}
+
+// Run is never called by kong for hook mode; run() dispatches to (*HookCmd).run.
+func (c *HookCmd) Run(s *Streams) error {
+	c.run(s)
+	return nil
+}
+
+// run handles one hook firing and returns the exit status, always 0.
+func (c *HookCmd) run(s *Streams) int {
+	cfg := c.config(c.getenv)
+	home := cfg.HomeDir()
+	setup := c.parseErr
+	p, err := cfg.Policy()
+	if err != nil {
+		// Fail closed: record and continue on the metadata posture.
+		setup, p = err, redact.Policy{Default: redact.Metadata}
+	}
+	r := hook.Runner{
+		Vendor:   c.vendor,
+		Emitter:  cfg.NewFileEmitter(p),
+		Errors:   shim.NewErrorLog(home),
+		Deadline: deadline(c.getenv("AEP_HOOK_DEADLINE")),
+		Setup:    setup,
+	}
+	return r.Run(c.Hook, s.In, s.Out)
+}
+
+// deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.
+func deadline(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d > 30*time.Second {
+		return 0
+	}
+	return d
+}

@@ -1,0 +1,17 @@
+// Command aep-hook turns what coding agents do into Agent Event Protocol
+// (AEP 0.1) events. It is one multi-call binary: registered as an agent's
+// hook command (`aep-hook claude-code`, or a link named `aep-claude-code`), it
+// maps each hook firing through the vendor's AEP-0002 Annex A table, applies
+// the capture ceiling and redaction, and appends the events to
+// ~/.aep/logs/<agent>/<session>.jsonl, replying to the agent neutrally.
+// Other verbs dry-run mappings, redact and down-level text and events, and
+// show the tool's own health.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// MapCmd is `aep-hook map <adapter>`: the dry run users try a mapping with
+// before they register a hook.
+type MapCmd struct {
+	CaptureFlags
+	Adapter string `arg:"" help:"The adapter (vendor table) to map with."`
+	Hook    string `help:"The moment name, for vendors that pass it on the command line (Antigravity)." placeholder:"NAME"`
+	Mode    string `help:"Channel posture for sidecar tables: companion or primary." enum:",companion,primary" default:""`
+	Deltas  bool   `help:"Keep token-delta moments (stream tables)."`
+	Session string `help:"Session id to assume when a moment names none." hidden:""`
+}
+
+// maxLine bounds one input line of the map verb.
+const maxLine = 32 << 20
+
+// Run reads moments line by line, keeping session state in memory, and
+// prints every event as one JSON line.
+func (c *MapCmd) Run(s *Streams) error {
+	v, ok := mapping.Lookup(c.Adapter)
+	if !ok {
+		return exitError{code: 2, msg: fmt.Sprintf("unknown adapter %q; known adapters: %s", c.Adapter, strings.Join(mapping.Names(), ", "))}
+	}
+	cfg := c.config(func(string) string { return "" })
+	p, err := cfg.Policy()
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	cfg.Host = "localhost"
+	em := &shim.Emitter{
+		Host:     cfg.HostName(),
+		Policy:   p,
+		Pipeline: cfg.Pipeline(),
+		Store:    shim.NewMemStore(),
+		Sink:     &shim.WriterSink{W: s.Out},
+		IDs:      shim.NewIDs(),
+	}
+	sc := bufio.NewScanner(s.In)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	bad := 0
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Bytes()
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		if !gjson.ValidBytes(line) {
+			fmt.Fprintf(s.Err, "aep-hook map: line %d: not valid JSON; skipped\n", n)
+			bad++
+			continue
+		}
+		m := mapping.Moment{Hook: c.Hook, Raw: append([]byte(nil), line...), Nonce: fmt.Sprintf("n%06d", n), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
+		if _, err := em.Handle(v, m); err != nil {
+			fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
+			bad++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return exitError{code: 1, msg: fmt.Sprintf("read stdin: %v", err)}
+	}
+	if bad > 0 {
+		return exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// CLI is the command tree. Vendor hook commands are added dynamically, one
+// per mapping table.
+type CLI struct {
+	Map       MapCmd       `cmd:"" help:"Dry run: map vendor moments (JSON lines on stdin) to AEP events on stdout; writes nothing."`
+	Redact    RedactCmd    `cmd:"" help:"Redact secrets, home paths and PII from stdin (text, or JSON with --json)."`
+	Downlevel DownlevelCmd `cmd:"" help:"Down-level AEP events (JSON lines on stdin) to a lower capture ceiling."`
+	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`
+	Version   VersionCmd   `cmd:"" help:"Print the version."`
+}
+
+// adapterFromArgv0 returns the adapter a link named aep-<adapter> stands for.
+func adapterFromArgv0(arg0 string) string {
+	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if name, ok := strings.CutPrefix(base, "aep-"); ok && name != "hook" {
+		if _, known := mapping.Lookup(name); known {
+			return name
+		}
+	}
+	return ""
+}
+
+// run is main without the process: it parses args and returns the exit
+// status. Hook mode never returns anything but 0.
+func run(argv []string, s Streams, getenv func(string) string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			e, ok := p.(kongExit)
+			if !ok {
+				panic(p)
+			}
+			code = int(e)
+		}
+	}()
+	args := argv[1:]
+	if a := adapterFromArgv0(argv[0]); a != "" {
+		args = append([]string{a}, args...)
+	}
+	var cli CLI
+	opts := []kong.Option{
+		kong.Name("aep-hook"),
+		kong.Description("Turns what coding agents do into AEP 0.1 events. Register `aep-hook <adapter>` as the agent's hook command; logs go to $AEP_HOME/logs (default ~/.aep/logs)."),
+		kong.Writers(s.Out, s.Err),
+		kong.Exit(func(c int) { panic(kongExit(c)) }),
+		kong.Bind(&s),
+		kong.Vars{"version": version},
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Resolvers(envResolver(getenv)),
+	}
+	hooks := map[string]*HookCmd{}
+	for _, v := range mapping.Vendors() {
+		hc := &HookCmd{vendor: v, getenv: getenv}
+		hooks[v.Name] = hc
+		opts = append(opts, kong.DynamicCommand(v.Name, v.Summary, "Hook adapters (register as the agent's hook command)", hc))
+	}
+	parser, err := kong.New(&cli, opts...)
+	if err != nil {
+		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+		return 2
+	}
+	// Hook mode must never fail the agent: a registration with a flag this
+	// version does not know still runs the hook, on the defaults.
+	if len(args) > 0 {
+		if hc, ok := hooks[args[0]]; ok {
+			ctx, perr := parser.Parse(args)
+			if perr != nil || ctx == nil {
+				hc2 := &HookCmd{vendor: hc.vendor, getenv: getenv, parseErr: perr}
+				return hc2.run(&s)
+			}
+			return hc.run(&s)
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"--help"}
+	}
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+		return 2
+	}
+	if ctx == nil || ctx.Command() == "" {
+		return 0
+	}
+	if err := ctx.Run(&s); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			if ee.msg != "" {
+				fmt.Fprintf(s.Err, "aep-hook: %s\n", ee.msg)
+			}
+			return ee.code
+		}
+		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// kongExit carries kong's exit request (after --help, or a usage error) out
+// of the parser without ending the process.
+type kongExit int
+
+// envResolver makes kong read `env:"..."` twins through getenv, so tests
+// need not touch the process environment.
+func envResolver(getenv func(string) string) kong.Resolver {
+	return kong.ResolverFunc(func(_ *kong.Context, _ *kong.Path, f *kong.Flag) (any, error) {
+		for _, name := range f.Envs {
+			if v := getenv(name); v != "" {
+				return v, nil
+			}
+		}
+		return nil, nil
+	})
+}
+
+// VersionCmd is `aep-hook version`.
+type VersionCmd struct{}
+
+// Run prints the version.
+func (VersionCmd) Run(s *Streams) error {
+	fmt.Fprintf(s.Out, "aep-hook %s (AEP 0.1)\n", version)
+	return nil
+}

@@ -1,0 +1,434 @@
+// Package pins loads the AEP-0002 Annex A mapping pins and the project's own
+// scenario fixtures and runs them through the same emitter the binary uses.
+// The pins stay where the specification keeps them; they are read at test
+// time, never copied.
+package pins
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// Expect is the part of an event a pin states: type, data, subject, step.
+type Expect struct {
+	Type    string         `json:"type"`
+	Data    map[string]any `json:"data"`
+	Subject *string        `json:"subject"`
+	Step    *string        `json:"step"`
+	// DataOnly compares type and data only (claude-code.json's form pins
+	// state no envelope facts).
+	DataOnly bool `json:"-"`
+}
+
+// Step is one moment and the events it must produce.
+type Step struct {
+	Hook     string
+	Input    json.RawMessage
+	Join     json.RawMessage
+	Expected []Expect
+}
+
+// Case is one independent check: steps run in order against one fresh
+// session state.
+type Case struct {
+	Vendor string
+	Name   string
+	Policy redact.Policy
+	Mode   mapping.Mode
+	Deltas bool
+	Steps  []Step
+}
+
+// Dir finds a folder: the environment variable env when set, else rel
+// resolved against the module root above the working directory.
+func Dir(env, rel string) (string, bool) {
+	if d := os.Getenv(env); d != "" {
+		_, err := os.Stat(d)
+		return d, err == nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, rel)
+			_, err := os.Stat(p)
+			return p, err == nil
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+// entrySections hold one case per entry; singleSections are one case each.
+var (
+	entrySections  = []string{"hooks", "moments", "events", "records"}
+	singleSections = []string{"fallback", "unknown"}
+)
+
+// LoadPins reads the pin file of vendor from dir. Sections this harness
+// does not run (identity, transitions, stream modes) are listed in skipped.
+func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, vendor+".json"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pins %s: %w", vendor, err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, nil, fmt.Errorf("pins %s: %w", vendor, err)
+	}
+	def := redact.DefaultPolicy()
+	for _, sec := range sortedKeys(doc) {
+		raw := doc[sec]
+		switch {
+		case strings.HasPrefix(sec, "$"), sec == "identity":
+		case contains(entrySections, sec):
+			var entries map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &entries); err != nil {
+				return nil, nil, fmt.Errorf("pins %s %s: %w", vendor, sec, err)
+			}
+			for _, name := range sortedKeys(entries) {
+				cs, err := entryCases(vendor, sec+"/"+name, entries[name], def)
+				if err != nil {
+					return nil, nil, err
+				}
+				cases = append(cases, cs...)
+			}
+		case contains(singleSections, sec):
+			cs, err := entryCases(vendor, sec, raw, def)
+			if err != nil {
+				return nil, nil, err
+			}
+			cases = append(cases, cs...)
+		case vendor == "claude-code":
+			cs, err := formCases(vendor, sec, raw)
+			if err != nil {
+				return nil, nil, err
+			}
+			cases = append(cases, cs...)
+		default:
+			skipped = append(skipped, sec)
+		}
+	}
+	return cases, skipped, nil
+}
+
+type entry struct {
+	Hook      string          `json:"hook"`
+	Input     json.RawMessage `json:"input"`
+	Join      json.RawMessage `json:"join"`
+	Expected  json.RawMessage `json:"expected"`
+	Deltas    json.RawMessage `json:"deltas_expected"`
+	Companion json.RawMessage `json:"companion"`
+	Primary   json.RawMessage `json:"primary"`
+}
+
+func entryCases(vendor, name string, raw json.RawMessage, p redact.Policy) ([]Case, error) {
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("pins %s %s: %w", vendor, name, err)
+	}
+	mk := func(suffix string, exp json.RawMessage, mode mapping.Mode, deltas bool) (Case, error) {
+		ex, err := ParseExpected(exp)
+		if err != nil {
+			return Case{}, fmt.Errorf("pins %s %s: %w", vendor, name, err)
+		}
+		return Case{Vendor: vendor, Name: name + suffix, Policy: p, Mode: mode, Deltas: deltas,
+			Steps: []Step{{Hook: e.Hook, Input: e.Input, Join: e.Join, Expected: ex}}}, nil
+	}
+	var out []Case
+	add := func(suffix string, exp json.RawMessage, mode mapping.Mode, deltas bool) error {
+		c, err := mk(suffix, exp, mode, deltas)
+		out = append(out, c)
+		return err
+	}
+	if e.Companion != nil || e.Primary != nil {
+		if err := add("@companion", e.Companion, mapping.Companion, false); err != nil {
+			return nil, err
+		}
+		if err := add("@primary", e.Primary, mapping.Primary, false); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	if err := add("", e.Expected, "", false); err != nil {
+		return nil, err
+	}
+	if e.Deltas != nil {
+		if err := add("@deltas", e.Deltas, "", true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// formCases runs claude-code.json's AEP-0006 form pins: the pinned input is
+// the tool's or the MCP server's request, wrapped here in the hook payload
+// that carries it, and checked at the redacted ceiling (expected_data) and at
+// metadata (expected_data_metadata).
+func formCases(vendor, sec string, raw json.RawMessage) ([]Case, error) {
+	var e struct {
+		Input    map[string]any  `json:"input"`
+		Data     json.RawMessage `json:"expected_data"`
+		Metadata json.RawMessage `json:"expected_data_metadata"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("pins %s %s: %w", vendor, sec, err)
+	}
+	var payload map[string]any
+	switch sec {
+	case "ask_user_question":
+		payload = map[string]any{"hook_event_name": "PermissionRequest", "session_id": "s_pin", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_pin", "tool_input": e.Input}
+	case "elicitation":
+		payload = map[string]any{"hook_event_name": "Elicitation", "session_id": "s_pin", "mcp_server_name": "pin-server", "message": e.Input["message"], "requested_schema": e.Input["requestedSchema"]}
+	default:
+		return nil, nil
+	}
+	in, _ := json.Marshal(payload)
+	var out []Case
+	for _, lv := range []struct {
+		suffix string
+		data   json.RawMessage
+		level  redact.Level
+	}{{"@redacted", e.Data, redact.Redacted}, {"@metadata", e.Metadata, redact.Metadata}} {
+		var d map[string]any
+		if err := json.Unmarshal(lv.data, &d); err != nil {
+			return nil, fmt.Errorf("pins %s %s: %w", vendor, sec, err)
+		}
+		p := redact.Policy{Default: redact.Metadata, Overrides: []redact.Override{{Pattern: "attention.*", Level: lv.level}}}
+		out = append(out, Case{Vendor: vendor, Name: sec + lv.suffix, Policy: p, Steps: []Step{{
+			Input: in, Expected: []Expect{{Type: "attention.requested", Data: d, DataOnly: true}},
+		}}})
+	}
+	return out, nil
+}
+
+// ParseExpected reads an expected value: an object, an array of them, or
+// null (nothing is emitted).
+func ParseExpected(raw json.RawMessage) ([]Expect, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	if strings.HasPrefix(s, "[") {
+		var out []Expect
+		err := json.Unmarshal(raw, &out)
+		return out, err
+	}
+	var one Expect
+	if err := json.Unmarshal(raw, &one); err != nil {
+		return nil, err
+	}
+	return []Expect{one}, nil
+}
+
+// Fixture is the project's own scenario file format (fixtures/<vendor>/*.json).
+type Fixture struct {
+	Vendor    string   `json:"vendor"`
+	Comment   string   `json:"$comment"`
+	Capture   string   `json:"capture"`
+	Overrides []string `json:"overrides"`
+	Mode      string   `json:"mode"`
+	Deltas    bool     `json:"deltas"`
+	Steps     []struct {
+		Hook     string          `json:"hook"`
+		Input    json.RawMessage `json:"input"`
+		Join     json.RawMessage `json:"join"`
+		Expected json.RawMessage `json:"expected"`
+	} `json:"steps"`
+}
+
+// LoadFixture reads one scenario file as a Case.
+func LoadFixture(path string) (Case, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Case{}, err
+	}
+	var f Fixture
+	if err := json.Unmarshal(b, &f); err != nil {
+		return Case{}, fmt.Errorf("fixture %s: %w", path, err)
+	}
+	p, err := redact.ParsePolicy(f.Capture, f.Overrides)
+	if err != nil {
+		return Case{}, fmt.Errorf("fixture %s: %w", path, err)
+	}
+	c := Case{Vendor: f.Vendor, Name: filepath.Base(path), Policy: p, Mode: mapping.Mode(f.Mode), Deltas: f.Deltas}
+	for i, s := range f.Steps {
+		ex, err := ParseExpected(s.Expected)
+		if err != nil {
+			return Case{}, fmt.Errorf("fixture %s step %d: %w", path, i+1, err)
+		}
+		if s.Expected == nil {
+			return Case{}, fmt.Errorf("fixture %s step %d: no expected (use [] for nothing)", path, i+1)
+		}
+		c.Steps = append(c.Steps, Step{Hook: s.Hook, Input: s.Input, Join: s.Join, Expected: ex})
+	}
+	return c, nil
+}
+
+// capture is a sink that keeps what it is given.
+type capture struct{ lines [][]byte }
+
+func (c *capture) Write(_, _ string, lines [][]byte) error {
+	c.lines = append(c.lines, lines...)
+	return nil
+}
+
+// Run executes c through a fresh in-memory emitter and returns a
+// description of every difference (none means it passed).
+func Run(c Case) []string {
+	v, ok := mapping.Lookup(c.Vendor)
+	if !ok {
+		return []string{fmt.Sprintf("no table for vendor %q", c.Vendor)}
+	}
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	store := shim.NewMemStore()
+	em := &shim.Emitter{
+		Host: "pin-host", Policy: c.Policy, Pipeline: redact.NewPipeline(redact.Options{}),
+		Store: store, IDs: shim.NewIDs(),
+		Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock },
+	}
+	var diffs []string
+	for i, s := range c.Steps {
+		sink := &capture{}
+		em.Sink = sink
+		m := mapping.Moment{Hook: s.Hook, Raw: s.Input, Nonce: fmt.Sprintf("nonce-%d", i+1), Mode: c.Mode, Deltas: c.Deltas}
+		if len(s.Join) > 0 && string(s.Join) != "null" && v.Seed != nil {
+			_, session := v.Identify(m)
+			if session == "" {
+				session = shim.UnknownSession
+			}
+			store.Locked(v.Name, session, func(tx *shim.Tx) error {
+				v.Seed(s.Join, m, &tx.State.Table)
+				return nil
+			})
+		}
+		res, err := em.Handle(v, m)
+		if err != nil {
+			diffs = append(diffs, fmt.Sprintf("step %d: %v", i+1, err))
+			continue
+		}
+		_ = res
+		diffs = append(diffs, compare(i+1, s.Expected, sink.lines)...)
+	}
+	return diffs
+}
+
+type got struct {
+	Type    string         `json:"type"`
+	Data    map[string]any `json:"data"`
+	Subject *string        `json:"subject"`
+	Step    *string        `json:"step"`
+}
+
+func compare(step int, want []Expect, lines [][]byte) []string {
+	var diffs []string
+	gs := make([]got, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal(l, &gs[i]); err != nil {
+			diffs = append(diffs, fmt.Sprintf("step %d: emitted line %d is not JSON: %v", step, i+1, err))
+		}
+	}
+	if len(gs) != len(want) {
+		diffs = append(diffs, fmt.Sprintf("step %d: want %d events %v, got %d %v", step, len(want), types(want), len(gs), gotTypes(gs)))
+		return diffs
+	}
+	for i := range want {
+		w, g := want[i], gs[i]
+		if w.Type != g.Type {
+			diffs = append(diffs, fmt.Sprintf("step %d event %d: type want %s got %s", step, i+1, w.Type, g.Type))
+			continue
+		}
+		wd, gd := norm(w.Data), norm(g.Data)
+		if !reflect.DeepEqual(wd, gd) {
+			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): data\n  want %s\n  got  %s", step, i+1, w.Type, js(wd), js(gd)))
+		}
+		if w.DataOnly {
+			continue
+		}
+		if str(w.Subject) != str(g.Subject) {
+			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): subject want %q got %q", step, i+1, w.Type, str(w.Subject), str(g.Subject)))
+		}
+		if str(w.Step) != str(g.Step) {
+			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): step want %q got %q", step, i+1, w.Type, str(w.Step), str(g.Step)))
+		}
+	}
+	return diffs
+}
+
+// norm round-trips a payload through JSON so numbers compare alike; a nil
+// payload equals an empty one.
+func norm(m map[string]any) any {
+	if m == nil {
+		m = map[string]any{}
+	}
+	b, _ := json.Marshal(m)
+	var v any
+	json.Unmarshal(b, &v)
+	if mm, ok := v.(map[string]any); ok {
+		delete(mm, "$comment")
+	}
+	return v
+}
+
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func types(es []Expect) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func gotTypes(gs []got) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.Type)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNoDir reports a missing pin folder.
+var ErrNoDir = errors.New("conformance folder not found")

@@ -1,0 +1,77 @@
+package shim
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aep-hook/aep-hook/redact"
+)
+
+// Config is what every emitting mode needs, gathered from flags and their
+// environment twins by main.
+type Config struct {
+	Home      string   // AEP_HOME; "" means ~/.aep
+	Host      string   // AEP_HOST; "" means the machine's host name
+	Capture   string   // AEP_CAPTURE
+	Overrides []string // AEP_CAPTURE_OVERRIDES; nil means the default
+	SecretEnv []string // AEP_SECRET_ENV
+	NoPII     bool
+}
+
+// HomeDir resolves the AEP home.
+func (c Config) HomeDir() string {
+	if c.Home != "" {
+		return c.Home
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".aep")
+	}
+	return filepath.Join(os.TempDir(), ".aep")
+}
+
+// HostName resolves the source host.
+func (c Config) HostName() string {
+	if c.Host != "" {
+		return c.Host
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}
+
+// Policy parses the capture settings. On error it returns the fail-closed
+// metadata policy with the error, for the caller to report or record.
+func (c Config) Policy() (redact.Policy, error) {
+	return redact.ParsePolicy(c.Capture, c.Overrides)
+}
+
+// Pipeline builds the redaction pipeline (it compiles nothing until used).
+func (c Config) Pipeline() *redact.Pipeline {
+	home, _ := os.UserHomeDir()
+	return redact.NewPipeline(redact.Options{
+		Home: home, SecretEnv: c.SecretEnv, Getenv: os.Getenv, NoPII: c.NoPII,
+	})
+}
+
+// LogRoot is the JSONL log root under the home.
+func (c Config) LogRoot() string { return filepath.Join(c.HomeDir(), "logs") }
+
+// NewFileEmitter wires the on-disk emitter: the state store under
+// home/state, recovering from the JSONL log under home/logs, plus any extra
+// sinks after the log. The policy is passed in so the caller decides how a
+// bad capture setting is reported.
+func (c Config) NewFileEmitter(p redact.Policy, extra ...Sink) *Emitter {
+	log := &JSONL{Root: c.LogRoot()}
+	sinks := Sinks{log}
+	sinks = append(sinks, extra...)
+	return &Emitter{
+		Host:     c.HostName(),
+		Policy:   p,
+		Pipeline: c.Pipeline(),
+		Store:    &FileStore{Dir: filepath.Join(c.HomeDir(), "state"), Last: log.Last, Now: time.Now},
+		Sink:     sinks,
+		IDs:      NewIDs(),
+	}
+}

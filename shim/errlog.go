@@ -1,0 +1,112 @@
+package shim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Failure is one internal failure, as recorded in the error log. It never
+// carries payload content: only what failed, where, and sizes.
+type Failure struct {
+	Time    string `json:"time"`
+	Adapter string `json:"adapter,omitempty"`
+	Hook    string `json:"hook,omitempty"`
+	Stage   string `json:"stage"`           // read, parse, config, map, write, panic, deadline
+	Error   string `json:"error"`           // the project's own message
+	Bytes   int    `json:"bytes,omitempty"` // payload size, where it matters
+	Lost    int    `json:"lost,omitempty"`  // events that could not be written
+}
+
+// ErrorLog appends failures as JSON lines to Path, or to Fallback when Path
+// cannot be written (an unwritable home), so `aep-hook doctor` can always
+// show them.
+type ErrorLog struct {
+	Path     string
+	Fallback string
+}
+
+// NewErrorLog returns the error log under home, with a per-user fallback in
+// the temporary directory.
+func NewErrorLog(home string) *ErrorLog {
+	return &ErrorLog{
+		Path:     filepath.Join(home, "internal", "errors.jsonl"),
+		Fallback: FallbackErrorPath(),
+	}
+}
+
+// FallbackErrorPath is where failures go when the home cannot be written.
+func FallbackErrorPath() string {
+	return filepath.Join(os.TempDir(), "aep-hook-"+strconv.Itoa(os.Getuid()), "errors.jsonl")
+}
+
+// Record appends f, stamping its time. It reports whether any copy was kept.
+func (l *ErrorLog) Record(f Failure) bool {
+	if f.Time == "" {
+		f.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return false
+	}
+	b = append(b, '\n')
+	for _, p := range []string{l.Path, l.Fallback} {
+		if p != "" && appendFile(p, b) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func appendFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// ReadFailures returns the failures recorded at path, newest last; lines
+// that do not parse are skipped.
+func ReadFailures(path string) ([]Failure, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read error log: %w", err)
+	}
+	var out []Failure
+	for _, line := range splitLines(b) {
+		var f Failure
+		if json.Unmarshal(line, &f) == nil {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		if i > 0 {
+			out = append(out, b[:i])
+		}
+		if i == len(b) {
+			break
+		}
+		b = b[i+1:]
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Version is the AEP envelope version this binary emits.
+const Version = "0.1"
+
+// Event is one AEP envelope (AEP-0001 §5). Fields are declared in the spec's
+// attribute order so the JSON encoding follows it; absent optionals are
+// omitted, never null.
+type Event struct {
+	AEP         string         `json:"aep"`
+	ID          string         `json:"id"`
+	Type        string         `json:"type"`
+	Subject     string         `json:"subject,omitempty"`
+	Time        string         `json:"time"`
+	Source      string         `json:"source"`
+	Agent       string         `json:"agent"`
+	Session     string         `json:"session,omitempty"`
+	Run         string         `json:"run,omitempty"`
+	Step        string         `json:"step,omitempty"`
+	Seq         *int64         `json:"seq,omitempty"`
+	Epoch       *int64         `json:"epoch,omitempty"`
+	Cause       string         `json:"cause,omitempty"`
+	Traceparent string         `json:"traceparent,omitempty"`
+	Severity    string         `json:"severity,omitempty"`
+	Capture     string         `json:"capture,omitempty"`
+	Data        map[string]any `json:"data,omitzero"`
+}
+
+// MarshalLine encodes e as one compact JSON line with its trailing newline.
+// HTML characters are not escaped.
+func (e *Event) MarshalLine() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// AgentScoped reports whether events of type typ describe the emitter itself
+// and so carry no session, run, step or seq (AEP-0001 §5.2).
+func AgentScoped(typ string) bool {
+	return len(typ) > 6 && typ[:6] == "agent."
+}
