@@ -20,6 +20,10 @@ type CLI struct {
 	Map       MapCmd       `cmd:"" help:"Dry run: map vendor moments (JSON lines on stdin) to AEP events on stdout; writes nothing."`
 	Redact    RedactCmd    `cmd:"" help:"Redact secrets, home paths and PII from stdin (text, or JSON with --json)."`
 	Downlevel DownlevelCmd `cmd:"" help:"Down-level AEP events (JSON lines on stdin) to a lower capture ceiling."`
+	Ship      ShipCmd      `cmd:"" help:"Deliver the local logs' backlog to the --out destinations (AEP collector, OTLP)."`
+	Otel      OtelCmd      `cmd:"" help:"OTLP sidecar: receive Codex / VS Code OpenTelemetry logs and emit AEP events."`
+	Acp       AcpCmd       `cmd:"" name:"acp" help:"ACP tee: run an ACP agent (aep-hook acp -- CMD ARGS...) and record its traffic."`
+	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
 	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`
 	Version   VersionCmd   `cmd:"" help:"Print the version."`
 }
