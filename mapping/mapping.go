@@ -74,6 +74,11 @@ type Vendor struct {
 	Name string
 	// Summary is one line for --help.
 	Summary string
+	// Transport names how the vendor's moments arrive: "" (a hook command,
+	// the default), "tee" (ACP, AG-UI), "otlp" (sidecar records), "stream".
+	// Only hook vendors get an `aep-hook <name>` hook command; every vendor
+	// can be tried with `aep-hook map <name>`.
+	Transport string
 	// HookFromArgv says the vendor names the moment on the command line,
 	// not in the payload (Antigravity).
 	HookFromArgv bool

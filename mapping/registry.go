@@ -7,6 +7,13 @@ import "sort"
 func Vendors() []Vendor {
 	vs := []Vendor{
 		// One line per vendor table; keep sorted by file name.
+		Antigravity(), // antigravity.go
+		Cline(),       // cline.go
+		Gemini(),      // gemini.go
+		Hermes(),      // hermes.go
+		KimiCode(),    // kimicode.go
+		Qwen(),        // qwen.go
+		VSCode(),      // vscode.go
 	}
 	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
 	return vs

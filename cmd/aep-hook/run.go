@@ -69,6 +69,9 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	}
 	hooks := map[string]*HookCmd{}
 	for _, v := range mapping.Vendors() {
+		if v.Transport != "" {
+			continue
+		}
 		hc := &HookCmd{vendor: v, getenv: getenv}
 		hooks[v.Name] = hc
 		opts = append(opts, kong.DynamicCommand(v.Name, v.Summary, "Hook adapters (register as the agent's hook command)", hc))
