@@ -1,0 +1,230 @@
+package shim
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+)
+
+// scripted is a vendor whose moments are their own drafts: {"session": S,
+// "drafts": [...]}, so emitter behaviour is tested without any real table.
+func scripted() mapping.Vendor {
+	return mapping.Vendor{
+		Name: "test-agent",
+		Identify: func(m mapping.Moment) (string, string) {
+			return "Moment", mapping.Str(m.Raw, "session")
+		},
+		Map: func(m mapping.Moment, st *mapping.State) ([]mapping.Draft, error) {
+			var in struct {
+				Drafts []mapping.Draft `json:"drafts"`
+			}
+			err := json.Unmarshal(m.Raw, &in)
+			return in.Drafts, err
+		},
+	}
+}
+
+type lines struct {
+	mu  sync.Mutex
+	out []string
+}
+
+func (l *lines) Write(_, _ string, ls [][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range ls {
+		l.out = append(l.out, string(b))
+	}
+	return nil
+}
+
+func testEmitter(sink Sink, store Store) *Emitter {
+	clock := time.Date(2026, 7, 3, 10, 15, 4, 221_000_000, time.UTC)
+	return &Emitter{
+		Host: "host-a", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
+		Store: store, Sink: sink, IDs: NewIDs(),
+		Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock },
+	}
+}
+
+func emit(t *testing.T, e *Emitter, raw string) Result {
+	t.Helper()
+	res, err := e.Handle(scripted(), mapping.Moment{Raw: []byte(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestEnvelope(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	emit(t, e, `{"session":"s/1","drafts":[{"Type":"run.started","Run":"r1"},{"Type":"agent.idle","Run":"r1"},{"Type":"run.finished","Run":"r1"}]}`)
+	if len(sink.out) != 3 {
+		t.Fatalf("got %d lines", len(sink.out))
+	}
+	var evs []map[string]any
+	for _, l := range sink.out {
+		if !strings.HasSuffix(l, "\n") || strings.Count(l, "\n") != 1 {
+			t.Fatalf("line not newline-terminated once: %q", l)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, m)
+	}
+	start, idle, fin := evs[0], evs[1], evs[2]
+	if start["aep"] != "0.1" || len(start["id"].(string)) != 26 {
+		t.Errorf("aep/id: %v %v", start["aep"], start["id"])
+	}
+	if start["time"] != "2026-07-03T10:15:04.222Z" {
+		t.Errorf("time = %v", start["time"])
+	}
+	if start["source"] != "aep://host-a/agent/test-agent/session/s%2F1" || start["session"] != "s/1" {
+		t.Errorf("source/session = %v %v", start["source"], start["session"])
+	}
+	if start["seq"] != 0.0 || fin["seq"] != 1.0 || start["epoch"] != 0.0 {
+		t.Errorf("seq: %v %v epoch %v", start["seq"], fin["seq"], start["epoch"])
+	}
+	for _, k := range []string{"session", "run", "step", "seq", "epoch"} {
+		if _, ok := idle[k]; ok {
+			t.Errorf("agent-scoped event carries %s", k)
+		}
+	}
+	if idle["source"] != "aep://host-a/agent/test-agent" {
+		t.Errorf("agent source = %v", idle["source"])
+	}
+	if fin["cause"] != start["id"] {
+		t.Errorf("terminal cause %v, want the start %v", fin["cause"], start["id"])
+	}
+	if start["capture"] != "metadata" {
+		t.Errorf("capture = %v", start["capture"])
+	}
+	// spec attribute order
+	keys := []string{`"aep"`, `"id"`, `"type"`, `"time"`, `"source"`, `"agent"`, `"session"`, `"run"`, `"seq"`, `"epoch"`, `"cause"`, `"capture"`}
+	last := -1
+	for _, k := range keys {
+		i := strings.Index(sink.out[2], k)
+		if i < last {
+			t.Errorf("attribute %s out of spec order in %s", k, sink.out[2])
+		}
+		last = i
+	}
+	if strings.Contains(sink.out[0], "null") {
+		t.Errorf("null attribute: %s", sink.out[0])
+	}
+}
+
+func TestTerminalExclusivity(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	emit(t, e, `{"session":"s","drafts":[{"Type":"run.started","Run":"r"},{"Type":"run.finished","Run":"r"}]}`)
+	res := emit(t, e, `{"session":"s","drafts":[{"Type":"run.cancelled","Run":"r"},{"Type":"session.ended"},{"Type":"session.ended"}]}`)
+	if res.Suppressed != 2 || len(sink.out) != 3 {
+		t.Fatalf("suppressed %d, lines %d: %v", res.Suppressed, len(sink.out), sink.out)
+	}
+}
+
+func TestRefs(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	emit(t, e, `{"session":"s","drafts":[{"Type":"attention.requested","Mark":"attn:1","Subject":"Bash"},{"Type":"tool.requested","Data":{"tool":{"name":"Bash","call_id":"c1"}}}]}`)
+	emit(t, e, `{"session":"s","drafts":[{"Type":"attention.resolved","SubjectRef":"attn:1","CauseRef":"attn:1","Data":{"resolution":"dismissed"}},{"Type":"tool.completed","Data":{"tool":{"name":"Bash","call_id":"c1"}}}]}`)
+	var ev [4]map[string]any
+	for i, l := range sink.out {
+		json.Unmarshal([]byte(l), &ev[i])
+	}
+	if ev[2]["subject"] != ev[0]["id"] || ev[2]["cause"] != ev[0]["id"] {
+		t.Errorf("attention lifecycle subject/cause = %v/%v, want %v", ev[2]["subject"], ev[2]["cause"], ev[0]["id"])
+	}
+	if ev[3]["cause"] != ev[1]["id"] {
+		t.Errorf("tool terminal cause = %v, want %v", ev[3]["cause"], ev[1]["id"])
+	}
+	if ev[0]["severity"] != "notice" || ev[0]["capture"] != "redacted" {
+		t.Errorf("attention.requested severity/capture = %v/%v", ev[0]["severity"], ev[0]["capture"])
+	}
+}
+
+func TestFileStoreRecovery(t *testing.T) {
+	home := t.TempDir()
+	log := &JSONL{Root: filepath.Join(home, "logs")}
+	newEmitter := func() *Emitter {
+		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+	}
+	e := newEmitter()
+	for range 3 {
+		emit(t, e, `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
+	}
+	statePath := filepath.Join(home, "state", "test-agent", "s.json")
+	positions := func() [][2]float64 {
+		b, _ := os.ReadFile(log.Path("test-agent", "s"))
+		var out [][2]float64
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			json.Unmarshal([]byte(l), &m)
+			out = append(out, [2]float64{m["epoch"].(float64), m["seq"].(float64)})
+		}
+		return out
+	}
+	// lost state: recover from the log with a higher epoch
+	os.Remove(statePath)
+	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
+	// corrupt state with the log gone: seed the epoch from the clock
+	os.WriteFile(statePath, []byte("{garbage"), 0o600)
+	os.Rename(log.Path("test-agent", "s"), log.Path("test-agent", "s")+".old")
+	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
+	old, _ := os.ReadFile(log.Path("test-agent", "s") + ".old")
+	cur, _ := os.ReadFile(log.Path("test-agent", "s"))
+	os.WriteFile(log.Path("test-agent", "s"), append(old, cur...), 0o600)
+	ps := positions()
+	want := [][2]float64{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1_800_000_000, 0}}
+	if len(ps) != len(want) {
+		t.Fatalf("positions %v", ps)
+	}
+	for i := range want {
+		if ps[i] != want[i] {
+			t.Errorf("position %d = %v, want %v", i, ps[i], want[i])
+		}
+	}
+}
+
+func TestFileStoreConcurrent(t *testing.T) {
+	home := t.TempDir()
+	log := &JSONL{Root: filepath.Join(home, "logs")}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e := testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last})
+			for range 25 {
+				if _, err := e.Handle(scripted(), mapping.Moment{Raw: []byte(`{"session":"s","drafts":[{"Type":"progress.status"},{"Type":"progress.status"}]}`)}); err != nil {
+					t.Errorf("worker %d: %v", w, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(log.Path("test-agent", "s"))
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(ls) != 400 {
+		t.Fatalf("%d lines", len(ls))
+	}
+	for i, l := range ls {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d torn: %v", i, err)
+		}
+		if m["seq"].(float64) != float64(i) {
+			t.Fatalf("line %d has seq %v", i, m["seq"])
+		}
+	}
+}
