@@ -9,10 +9,6 @@ import (
 	"github.com/aep-hook/aep-hook/redact"
 )
 
-// UnknownSession is the session a moment without an identifiable session is
-// recorded under when its vendor names no lane of its own.
-const UnknownSession = "unknown"
-
 // Emitter turns a vendor's drafts into AEP events: it is the only code that
 // builds envelopes and the only path to a sink, and every payload passes the
 // capture gate here.
@@ -39,7 +35,7 @@ type Result struct {
 func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 	hook, session := v.Identify(m)
 	if session == "" {
-		session = UnknownSession
+		session = mapping.UnknownSession
 	}
 	if m.Hook == "" {
 		m.Hook = hook

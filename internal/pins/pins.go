@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +28,10 @@ type Expect struct {
 	Data    map[string]any `json:"data"`
 	Subject *string        `json:"subject"`
 	Step    *string        `json:"step"`
+	// Cause, when stated (project fixtures only), is compared too. In
+	// fixtures, a subject or cause "@N.M" names the id of event M of step N
+	// (both 1-based), so lifecycle links can be asserted.
+	Cause *string `json:"cause"`
 	// DataOnly compares type and data only (claude-code.json's form pins
 	// state no envelope facts).
 	DataOnly bool `json:"-"`
@@ -302,6 +308,7 @@ func Run(c Case) []string {
 		Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock },
 	}
 	var diffs []string
+	var ids [][]string // emitted ids per step, for "@N.M" references
 	for i, s := range c.Steps {
 		sink := &capture{}
 		em.Sink = sink
@@ -309,7 +316,7 @@ func Run(c Case) []string {
 		if len(s.Join) > 0 && string(s.Join) != "null" && v.Seed != nil {
 			_, session := v.Identify(m)
 			if session == "" {
-				session = shim.UnknownSession
+				session = mapping.UnknownSession
 			}
 			store.Locked(v.Name, session, func(tx *shim.Tx) error {
 				v.Seed(s.Join, m, &tx.State.Table)
@@ -321,8 +328,12 @@ func Run(c Case) []string {
 			diffs = append(diffs, fmt.Sprintf("step %d: %v", i+1, err))
 			continue
 		}
-		_ = res
-		diffs = append(diffs, compare(i+1, s.Expected, sink.lines)...)
+		var stepIDs []string
+		for _, ev := range res.Events {
+			stepIDs = append(stepIDs, ev.ID)
+		}
+		ids = append(ids, stepIDs)
+		diffs = append(diffs, compare(i+1, s.Expected, sink.lines, ids)...)
 	}
 	return diffs
 }
@@ -332,9 +343,26 @@ type got struct {
 	Data    map[string]any `json:"data"`
 	Subject *string        `json:"subject"`
 	Step    *string        `json:"step"`
+	Cause   *string        `json:"cause"`
 }
 
-func compare(step int, want []Expect, lines [][]byte) []string {
+var ref = regexp.MustCompile(`^@(\d+)\.(\d+)$`)
+
+// resolve turns an "@N.M" reference into the id it names.
+func resolve(s string, ids [][]string) string {
+	m := ref.FindStringSubmatch(s)
+	if m == nil {
+		return s
+	}
+	n, _ := strconv.Atoi(m[1])
+	e, _ := strconv.Atoi(m[2])
+	if n < 1 || n > len(ids) || e < 1 || e > len(ids[n-1]) {
+		return s + " (no such event)"
+	}
+	return ids[n-1][e-1]
+}
+
+func compare(step int, want []Expect, lines [][]byte, ids [][]string) []string {
 	var diffs []string
 	gs := make([]got, len(lines))
 	for i, l := range lines {
@@ -359,8 +387,13 @@ func compare(step int, want []Expect, lines [][]byte) []string {
 		if w.DataOnly {
 			continue
 		}
-		if str(w.Subject) != str(g.Subject) {
-			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): subject want %q got %q", step, i+1, w.Type, str(w.Subject), str(g.Subject)))
+		if ws := resolve(str(w.Subject), ids); ws != str(g.Subject) {
+			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): subject want %q got %q", step, i+1, w.Type, ws, str(g.Subject)))
+		}
+		if w.Cause != nil {
+			if wc := resolve(*w.Cause, ids); wc != str(g.Cause) {
+				diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): cause want %q got %q", step, i+1, w.Type, wc, str(g.Cause)))
+			}
 		}
 		if str(w.Step) != str(g.Step) {
 			diffs = append(diffs, fmt.Sprintf("step %d event %d (%s): step want %q got %q", step, i+1, w.Type, str(w.Step), str(g.Step)))

@@ -1,0 +1,54 @@
+# aep-hook: make build | test | bench | demo | fuzz | lint | cross
+GO      ?= go
+SHARED  ?= ../shared
+PINS    := $(SHARED)/aep-spec/conformance/fixtures/mappings
+BIN     := bin/aep-hook
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 20s
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+# The conformance suite reads the upstream pins in place (never copied).
+ifneq ($(wildcard $(PINS)),)
+export AEP_CONFORMANCE_DIR := $(abspath $(PINS))
+export AEP_SCHEMA_DIR := $(abspath $(SHARED)/aep-spec/schemas)
+export AEP_OTLP_PINS := $(abspath $(SHARED)/aep-spec/conformance/fixtures/otlp)
+endif
+
+.PHONY: build test bench demo fuzz lint cross clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aep-hook
+
+# Unit, conformance, process and fuzz-seed tests, under the race detector,
+# then the per-vendor conformance report.
+test:
+	$(GO) test -race -count=1 ./...
+	@$(GO) test -count=1 -run '^TestConformance$$' -v ./mapping/ | grep '^conformance:' || true
+
+bench: build
+	$(GO) run ./internal/bench -bin $(BIN)
+
+demo: build
+	$(GO) run ./internal/demo -bin $(BIN)
+
+# Every fuzz target, briefly (FUZZTIME each); seeds already run in `make test`.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+	  echo "build $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/aep-hook; \
+	done
+
+clean:
+	rm -rf bin
