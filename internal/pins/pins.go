@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
@@ -54,6 +56,10 @@ type Case struct {
 	Mode   mapping.Mode
 	Deltas bool
 	Steps  []Step
+	// Seeded says every step presumes the runtime state a vendor's Seed
+	// prepares (the upstream pins: "runtime state, pinned by the reference
+	// smoke"), join or not. Project fixtures start from nothing instead.
+	Seeded bool
 }
 
 // Dir finds a folder: the environment variable env when set, else rel
@@ -152,7 +158,7 @@ func entryCases(vendor, name string, raw json.RawMessage, p redact.Policy) ([]Ca
 		if err != nil {
 			return Case{}, fmt.Errorf("pins %s %s: %w", vendor, name, err)
 		}
-		return Case{Vendor: vendor, Name: name + suffix, Policy: p, Mode: mode, Deltas: deltas,
+		return Case{Vendor: vendor, Name: name + suffix, Policy: p, Mode: mode, Deltas: deltas, Seeded: true,
 			Steps: []Step{{Hook: e.Hook, Input: e.Input, Join: e.Join, Expected: ex}}}, nil
 	}
 	var out []Case
@@ -187,23 +193,25 @@ func entryCases(vendor, name string, raw json.RawMessage, p redact.Policy) ([]Ca
 // metadata (expected_data_metadata).
 func formCases(vendor, sec string, raw json.RawMessage) ([]Case, error) {
 	var e struct {
-		Input    map[string]any  `json:"input"`
+		Input    json.RawMessage `json:"input"`
 		Data     json.RawMessage `json:"expected_data"`
 		Metadata json.RawMessage `json:"expected_data_metadata"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, fmt.Errorf("pins %s %s: %w", vendor, sec, err)
 	}
-	var payload map[string]any
+	// The pinned input is spliced in raw: a schema's property order is
+	// part of what the mapping preserves.
+	var in []byte
 	switch sec {
 	case "ask_user_question":
-		payload = map[string]any{"hook_event_name": "PermissionRequest", "session_id": "s_pin", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_pin", "tool_input": e.Input}
+		in = fmt.Appendf(nil, `{"hook_event_name":"PermissionRequest","session_id":"s_pin","tool_name":"AskUserQuestion","tool_use_id":"toolu_pin","tool_input":%s}`, e.Input)
 	case "elicitation":
-		payload = map[string]any{"hook_event_name": "Elicitation", "session_id": "s_pin", "mcp_server_name": "pin-server", "message": e.Input["message"], "requested_schema": e.Input["requestedSchema"]}
+		in = fmt.Appendf(nil, `{"hook_event_name":"Elicitation","session_id":"s_pin","mcp_server_name":"pin-server","message":%s,"requested_schema":%s}`,
+			gjson.GetBytes(e.Input, "message").Raw, gjson.GetBytes(e.Input, "requestedSchema").Raw)
 	default:
 		return nil, nil
 	}
-	in, _ := json.Marshal(payload)
 	var out []Case
 	for _, lv := range []struct {
 		suffix string
@@ -313,7 +321,8 @@ func Run(c Case) []string {
 		sink := &capture{}
 		em.Sink = sink
 		m := mapping.Moment{Hook: s.Hook, Raw: s.Input, Nonce: fmt.Sprintf("nonce-%d", i+1), Mode: c.Mode, Deltas: c.Deltas}
-		if len(s.Join) > 0 && string(s.Join) != "null" && v.Seed != nil {
+		hasJoin := len(s.Join) > 0 && string(s.Join) != "null"
+		if v.Seed != nil && (hasJoin || c.Seeded) {
 			_, session := v.Identify(m)
 			if session == "" {
 				session = mapping.UnknownSession

@@ -1,0 +1,195 @@
+package mapping
+
+import (
+	"strconv"
+
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/tidwall/gjson"
+)
+
+// claudeCodeAgent is the AEP agent name of the Claude Code table.
+const claudeCodeAgent = "claude-code"
+
+// ClaudeCode is the AEP-0002 Annex A.1 table for Claude Code hooks. A run is
+// the turn from UserPromptSubmit (a synthesized id) to Stop / StopFailure; a
+// turn left open (the vendor fires no Stop on a user interrupt) drains as
+// run.cancelled at the next prompt or at SessionEnd. tool_use_id pairs the
+// tool events; PermissionRequest raises an allow/deny card (AskUserQuestion
+// an AEP-0006 form), Elicitation an MCP form; every request reaches one
+// terminal. Documented hooks without a core type land in
+// x.claude-code.session.* with their structural fields at metadata.
+func ClaudeCode() Vendor {
+	return Vendor{
+		Name:     claudeCodeAgent,
+		Summary:  "Claude Code hooks (settings.json), every documented hook event",
+		Identify: identifyBy("hook_event_name", "session_id"),
+		Map:      mapClaudeCode,
+		// Claude Code reads an empty stdout with exit 0 as "no decision"
+		// on every hook: nothing blocks, nothing is injected.
+		Reply: func(string) []byte { return nil },
+	}
+}
+
+// claudeCodeExt declares the structural and content fields of the
+// documented hooks that have no core type (vendor-surfaces.md: wired,
+// opt-in, field-level capture fidelity).
+var claudeCodeExt = map[string][]extField{
+	"Setup":              {{"trigger", redact.Metadata}},
+	"InstructionsLoaded": {{"memory_type", redact.Metadata}, {"load_reason", redact.Metadata}, {"file_path", redact.Redacted}},
+	"ConfigChange":       {{"source", redact.Metadata}, {"file_path", redact.Redacted}},
+	"CwdChanged":         {{"old_cwd", redact.Redacted}, {"new_cwd", redact.Redacted}},
+	"FileChanged":        {{"event", redact.Metadata}, {"file_path", redact.Redacted}},
+	"WorktreeCreate":     {{"name", redact.Redacted}},
+	"WorktreeRemove":     {{"worktree_path", redact.Redacted}},
+	"UserPromptExpansion": {{"expansion_type", redact.Metadata}, {"command_source", redact.Metadata},
+		{"command_name", redact.Redacted}, {"prompt", redact.Redacted}},
+	"PostToolBatch": {},
+}
+
+func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
+	const agent = claudeCodeAgent
+	raw := m.Raw
+	hook := HookField(m, "hook_event_name")
+	if hook == "" {
+		hook, raw = claudeCodeBare(raw)
+	}
+	run := currentRun(st)
+	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	switch hook {
+	case "SessionStart":
+		return []Draft{{Type: "session.started", Data: Data(
+			"client", map[string]any{"name": agent},
+			"trigger", Str(raw, "source"),
+			"gen_ai.request.model", Str(raw, "model"),
+			"permission_mode", Str(raw, "permission_mode"),
+			"cwd", Str(raw, "cwd"),
+		)}}, nil
+	case "SessionEnd":
+		// No request outlives the session (AEP-0002 §7 rule 2).
+		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
+	case "UserPromptSubmit":
+		ds := drainTurn(st)
+		id := m.Nonce
+		if id == "" {
+			// The adapter always mints a nonce; a deterministic stand-in
+			// keeps a bare Map call from opening an anonymous run.
+			id = "run-" + strconv.FormatUint(st.Clock+1, 10)
+		}
+		st.Set(stateRun, id)
+		return append(ds, Draft{Type: "run.started", Run: id,
+			Data: Data("trigger", "user", "prompt", Str(raw, "prompt"))}), nil
+	case "Stop":
+		// A re-fired Stop (a stop hook's continuation) names the run closed
+		// last and the emitter's terminal exclusivity suppresses it.
+		ds := dismissPending(st)
+		return append(ds, Draft{Type: "run.finished", Run: closeRun(m, st), Data: map[string]any{}}), nil
+	case "StopFailure":
+		ds := dismissPending(st)
+		return append(ds, Draft{Type: "run.failed", Run: closeRun(m, st), Data: stopFailureData(raw)}), nil
+	case "PreToolUse":
+		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
+	case "PostToolUse":
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolCompleted(raw, tool, call, "tool_response"))...), nil
+	case "PostToolUseFailure":
+		errType := "tool_error"
+		if gjson.GetBytes(raw, "is_interrupt").Bool() {
+			errType = "interrupt"
+		}
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolFailed(tool, call, errType, errorText(raw, "error")))...), nil
+	case "PermissionRequest":
+		return permissionRequest(agent, raw, run, st), nil
+	case "PermissionDenied":
+		// The auto-mode classifier's deny: an automation block, no human
+		// in the loop (the codex-otel convention: automation → runtime).
+		return inRun(st, append(settleToolAttention(raw, st), Draft{
+			Type: "tool.denied", Subject: tool,
+			Data: map[string]any{"tool": ToolRef(tool, call), "by": "runtime"},
+		})...), nil
+	case "Elicitation":
+		return elicitationRequest(agent, raw, run, st), nil
+	case "ElicitationResult":
+		return elicitationResult(raw, st), nil
+	case "SubagentStart":
+		return inRun(st, subagent("delegation.subagent.started", raw)), nil
+	case "SubagentStop":
+		return inRun(st, subagent("delegation.subagent.stopped", raw)), nil
+	case "PreCompact":
+		// Documented deviation: session.compacted fires once, at PostCompact.
+		return nil, nil
+	case "PostCompact":
+		// compact_summary has no session.compacted field and does not ride.
+		return []Draft{{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}}, nil
+	case "TaskCreated", "TaskCompleted":
+		typ, status := "progress.task.planned", ""
+		if hook == "TaskCompleted" {
+			typ, status = "progress.task.completed", "completed"
+		}
+		id := Str(raw, "task_id")
+		return inRun(st, Draft{Type: typ, Subject: id, Data: Data(
+			"task", Data("id", id, "title", Str(raw, "task_subject")),
+			"status", status,
+		)}), nil
+	case "Notification":
+		return inRun(st, notificationStatus(raw)...), nil
+	case "TeammateIdle":
+		// Agent-scoped: the emitter strips session, run and seq.
+		return []Draft{{Type: "agent.idle", Subject: Str(raw, "teammate_name"),
+			Data: map[string]any{"reason": "awaiting_input"}}}, nil
+	case "MessageDisplay":
+		// Live assistant text as rendered: mid-turn streaming fails the
+		// fleet-observer test (vendor-surfaces.md); reserved for the
+		// AEP-0007 message sub-profile, deliberately not emitted.
+		return nil, nil
+	}
+	if fields, ok := claudeCodeExt[hook]; ok {
+		d := extensionEvent(agent, hook, raw, fields...)
+		if hook == "PostToolBatch" {
+			if n := gjson.GetBytes(raw, "tool_calls"); n.IsArray() {
+				d.Data["count"] = len(n.Array())
+				d.Levels = map[string]redact.Level{"count": redact.Metadata}
+			}
+		}
+		return []Draft{d}, nil
+	}
+	return []Draft{fallback(agent, hook)}, nil
+}
+
+// claudeCodeBare recognizes the bare shapes the Annex A pins state for the
+// two form mappings (no hook_event_name): an AskUserQuestion tool input
+// ({questions}) is read as its PermissionRequest, an MCP elicitation
+// request ({message, requestedSchema}) as the Elicitation hook.
+func claudeCodeBare(raw []byte) (string, []byte) {
+	switch {
+	case gjson.GetBytes(raw, "questions").IsArray():
+		wrapped := `{"hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":` + string(raw) + `}`
+		return "PermissionRequest", []byte(wrapped)
+	case elicitationSchema(raw).Exists():
+		return "Elicitation", raw
+	}
+	return "", raw
+}
+
+// stopFailureData is run.failed for a StopFailure: the vendor's error class
+// as the reason token (and error.type), the message gated redacted.
+func stopFailureData(raw []byte) map[string]any {
+	reason := firstNonEmpty(Str(raw, "error_type"), Str(raw, "error"), "unknown")
+	return Data(
+		"reason", reason,
+		"error", Data("type", reason, "message", firstNonEmpty(Str(raw, "error_message"), Str(raw, "error_details"))),
+	)
+}
+
+// errorText returns the error at path as text: a string verbatim, any other
+// JSON as its raw spelling.
+func errorText(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	if r.Type == gjson.String {
+		return r.Str
+	}
+	if r.Exists() && r.Type != gjson.Null {
+		return r.Raw
+	}
+	return ""
+}

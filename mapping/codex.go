@@ -1,0 +1,100 @@
+package mapping
+
+// codexAgent is the AEP agent name of the Codex table.
+const codexAgent = "codex"
+
+// Codex is the AEP-0002 Annex A.2 table for Codex hooks (ten hooks onto ten
+// core types). The Codex thread (session_id) is the AEP session and its
+// turn_id the AEP run. Codex fires no hook when the user interrupts a turn,
+// so a run still open when a prompt of a different turn arrives drains as
+// run.cancelled first (the interrupt-drain rule). Codex has no tool-failure
+// hook: non-zero exits land on tool.completed. Unknown hooks fall back to
+// x.codex.session.{snake_case(hook)}.
+func Codex() Vendor {
+	return Vendor{
+		Name:     codexAgent,
+		Summary:  "Codex hooks (hooks.json / config.toml), all ten hooks",
+		Identify: identifyBy("hook_event_name", "session_id"),
+		Map:      mapCodex,
+		Reply:    codexReply,
+	}
+}
+
+// codexReply is Codex's neutral command-hook answer: Stop and SubagentStop
+// parse stdout as JSON, so they get the empty object (continue, no
+// decision); every other hook gets empty stdout, which Codex reads as
+// success with nothing added (on SessionStart and UserPromptSubmit plain
+// text would become model context, so nothing at all is written).
+func codexReply(hook string) []byte {
+	switch hook {
+	case "Stop", "SubagentStop":
+		return []byte("{}")
+	}
+	return nil
+}
+
+func mapCodex(m Moment, st *State) ([]Draft, error) {
+	raw := m.Raw
+	hook := HookField(m, "hook_event_name")
+	turn := Str(raw, "turn_id")
+	run := turn
+	if run == "" {
+		run = currentRun(st)
+	}
+	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	switch hook {
+	case "SessionStart":
+		return []Draft{{Type: "session.started", Data: Data(
+			"client", map[string]any{"name": codexAgent},
+			"trigger", Str(raw, "source"),
+			"gen_ai.request.model", Str(raw, "model"),
+			"permission_mode", Str(raw, "permission_mode"),
+			"cwd", Str(raw, "cwd"),
+		)}}, nil
+	case "UserPromptSubmit":
+		if turn == "" {
+			turn = m.Nonce
+		}
+		var ds []Draft
+		if open := currentRun(st); open != "" && open != turn {
+			// Interrupt drain: the stale turn never reached Stop.
+			ds = drainTurn(st)
+		}
+		if turn != "" {
+			st.Set(stateRun, turn)
+		}
+		return append(ds, Draft{Type: "run.started", Run: turn,
+			Data: Data("trigger", "user", "prompt", Str(raw, "prompt"))}), nil
+	case "Stop":
+		ds := dismissPending(st)
+		if currentRun(st) == run {
+			st.Del(stateRun)
+		}
+		return append(ds, Draft{Type: "run.finished", Run: run, Data: map[string]any{}}), nil
+	case "PreToolUse":
+		d := toolRequested(raw, tool, call, "tool_input")
+		d.Run = run
+		return []Draft{d}, nil
+	case "PostToolUse":
+		// No failure hook exists: a non-zero exit still lands here.
+		d := toolCompleted(raw, tool, call, "tool_response")
+		d.Run = run
+		return append(settleToolAttention(raw, st), d), nil
+	case "PermissionRequest":
+		return permissionRequest(codexAgent, raw, run, st), nil
+	case "SubagentStart", "SubagentStop":
+		typ := "delegation.subagent.started"
+		if hook == "SubagentStop" {
+			typ = "delegation.subagent.stopped"
+		}
+		d := subagent(typ, raw)
+		d.Run = run
+		return []Draft{d}, nil
+	case "PreCompact":
+		// Documented deviation: session.compacted fires once, at PostCompact.
+		return nil, nil
+	case "PostCompact":
+		return []Draft{{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}}, nil
+	}
+	return []Draft{fallback(codexAgent, hook)}, nil
+}

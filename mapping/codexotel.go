@@ -1,0 +1,128 @@
+package mapping
+
+import (
+	"strings"
+
+	"github.com/aep-hook/aep-hook/redact"
+)
+
+// CodexOtel is the Codex OTel channel (AEP-0002 Annex A.2, pinned by
+// codex-otel.json): the LogRecords Codex's [otel] config exports, one per
+// moment, flattened by the OTLP sidecar (see OTelRecord). Identity: session
+// is the record's conversation.id; no runs are synthesized. Companion mode
+// (the default) emits only x.codex.otel.*; primary mode adds the core subset
+// (session.started, tool.completed/tool.failed, tool.denied for config or
+// automation denies only).
+func CodexOtel() Vendor {
+	p := codexOtelProfile()
+	return Vendor{
+		Name:      "codex-otel",
+		Summary:   "Codex OpenTelemetry log records (OTLP sidecar channel; `aep-hook otel`).",
+		Transport: "otlp",
+		Identify: func(m Moment) (string, string) {
+			r, err := parseOTelRecord(m.Raw)
+			if err != nil {
+				return "", ""
+			}
+			s := attrStr(r.Attributes, "conversation.id")
+			if s == "" {
+				s = attrStr(r.Resource, "conversation.id")
+			}
+			return r.name(), s
+		},
+		Map:   func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
+		Split: SplitOTLPJSON,
+	}
+}
+
+// codexOtelProfile is the Codex profile: its known event names (vendor
+// telemetry documentation), identity attributes and capture levels.
+func codexOtelProfile() *otelProfile {
+	md, rd, fl := redact.Metadata, redact.Redacted, redact.Full
+	return &otelProfile{
+		prefix: "x.codex.otel.",
+		known: map[string]string{
+			"codex.conversation_starts": "conversation_starts",
+			"codex.api_request":         "api_request",
+			"codex.sse_event":           "sse_event",
+			"codex.websocket_request":   "websocket_request",
+			"codex.websocket_event":     "websocket_event",
+			"codex.user_prompt":         "user_prompt",
+			"codex.tool_decision":       "tool_decision",
+			"codex.tool_result":         "tool_result",
+		},
+		identity: map[string]bool{
+			"event.name": true, "event.timestamp": true, "conversation.id": true,
+			"app.version": true, "originator": true, "terminal.type": true,
+		},
+		levels: map[string]redact.Level{
+			// metadata-grade: models, policies, statuses, durations, counts
+			"model": md, "slug": md, "approval_policy": md, "sandbox_policy": md,
+			"provider_name": md, "reasoning_effort": md, "reasoning_summary": md,
+			"context_window": md, "max_output_tokens": md, "auto_compact_token_limit": md,
+			"mcp_servers": md, "active_profile": md, "auth_mode": md,
+			"prompt_length": md, "tool_name": md, "call_id": md, "decision": md,
+			"source": md, "success": md, "duration_ms": md, "status": md,
+			"http.response.status_code": md, "attempt": md, "attempts": md, "kind": md,
+			"input_token_count": md, "output_token_count": md, "cached_token_count": md,
+			"reasoning_token_count": md, "tool_token_count": md,
+			// content: prompt and error text redacted+, tool I/O and PII full
+			"prompt": rd, "error": rd, "error.message": rd,
+			"arguments": fl, "output": fl, "user.email": fl, "user.account_id": fl,
+		},
+		primary: codexOtelPrimary,
+	}
+}
+
+// codexOtelPrimary is the primary-mode core subset of the Codex channel.
+func codexOtelPrimary(r otelRec, name string) ([]Draft, bool) {
+	a := r.Attributes
+	switch name {
+	case "codex.conversation_starts":
+		return []Draft{otelSessionStarted("codex", attrStr(a, "model"))}, true
+	case "codex.tool_result":
+		tool := otelToolRef(r, "tool_name", "call_id")
+		subject := attrStr(a, "tool_name")
+		if otelFailed(a, "success", "error") {
+			return []Draft{{Type: "tool.failed", Subject: subject, Data: Data(
+				"tool", tool,
+				"error", Data("type", "tool_error", "message", attrStr(a, "error")),
+			)}}, true
+		}
+		d := Data("tool", tool)
+		if n, ok := attrNumber(a["duration_ms"]); ok {
+			d["duration_ms"] = n
+		}
+		if out, ok := a["output"]; ok && out != nil {
+			d["result"] = out
+			d["result_digest"] = redact.Digest(out)
+		}
+		return []Draft{{Type: "tool.completed", Subject: subject, Data: d}}, true
+	case "codex.tool_decision":
+		if !codexDeny(attrStr(a, "decision")) {
+			return nil, true // approvals are no core moment on this channel
+		}
+		var by string
+		switch strings.ToLower(attrStr(a, "source")) {
+		case "config":
+			by = "policy"
+		case "automation", "automated", "auto":
+			by = "runtime"
+		default:
+			return nil, true // a user deny is a human decision, not a block
+		}
+		return []Draft{{Type: "tool.denied", Subject: attrStr(a, "tool_name"), Data: Data(
+			"tool", otelToolRef(r, "tool_name", "call_id"), "by", by,
+		)}}, true
+	}
+	return nil, false
+}
+
+// codexDeny reports whether a tool_decision value is a deny.
+func codexDeny(decision string) bool {
+	switch strings.ToLower(decision) {
+	case "deny", "denied", "reject", "rejected":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,577 @@
+package mapping
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/tidwall/gjson"
+)
+
+// This file holds the machinery the Claude-Code-shaped hook tables share on
+// top of fleet.go's runs and tool events: the attention lifecycle (permission
+// cards, AskUserQuestion and MCP-elicitation forms, their honest settlement
+// when a later hook or the session's end makes them moot), the Notification
+// split, SessionEnd reason normalization, and x.* extension events with
+// declared field levels.
+//
+// Pending attention requests live in the table state under
+// attnPendingPrefix+key (value: the run the request was raised in), the key
+// being the emitter reference the request event is marked with, so every
+// later lifecycle event sets SubjectRef (and CauseRef) to it.
+
+const (
+	// attnPendingPrefix marks an attention request still awaiting its
+	// terminal; the value is the run it was raised in.
+	attnPendingPrefix = "attn-pending:"
+	// attnFormPrefix holds a pending form's structural field specs (for the
+	// metadata stand-in of answer.values).
+	attnFormPrefix = "attn-form:"
+	// maxFormSpec bounds the stored field specs of one form.
+	maxFormSpec = 8 << 10
+	// maxPromptDetail bounds the tool detail quoted in a permission prompt.
+	maxPromptDetail = 2048
+	// maxKeyName bounds vendor names folded into reference keys.
+	maxKeyName = 128
+)
+
+// permissionOptions is the allow/deny choice of a permission card; the
+// labels are vendor-fixed structural strings.
+func permissionOptions() []any {
+	return []any{
+		map[string]any{"id": "allow", "label": "Allow"},
+		map[string]any{"id": "deny", "label": "Deny"},
+	}
+}
+
+// clip shortens s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// toolAttentionKey is the reference key of an attention request about one
+// tool call. Claude-Code-shaped PermissionRequest payloads carry no
+// tool_use_id, so the call is named by tool name and args digest, which the
+// later PostToolUse / PostToolUseFailure / PermissionDenied of the same call
+// reproduce. A top-level "description" is left out of the digest: Codex
+// adds one to the PermissionRequest's tool_input that its tool hooks lack.
+func toolAttentionKey(name string, input []byte) string {
+	digest := redact.DigestJSON(input)
+	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); ok {
+		delete(m, "description")
+		digest = redact.Digest(m)
+	}
+	return "attn:tool:" + clip(name, maxKeyName) + ":" + digest
+}
+
+// elicitationKey is the reference key of an MCP elicitation request: the
+// server name plus the elicitation id when the vendor gives one.
+func elicitationKey(raw []byte) string {
+	return "attn:elicit:" + clip(Str(raw, "mcp_server_name"), maxKeyName) + ":" +
+		clip(Str(raw, "elicitation_id"), maxKeyName)
+}
+
+// permissionPrompt is the human-readable card text of a permission request:
+// "Permission requested: {tool} — {command or target} ({description})".
+// It is real content; the gate redacts it at the attention ceiling and
+// synthesizes "{agent} requests permission: {tool}" at metadata.
+func permissionPrompt(tool string, input []byte) string {
+	p := "Permission requested: " + tool
+	detail := ""
+	cmd := gjson.GetBytes(input, "command")
+	switch {
+	case cmd.Type == gjson.String:
+		detail = cmd.Str
+	case cmd.IsArray():
+		var parts []string
+		for _, a := range cmd.Array() {
+			parts = append(parts, a.String())
+		}
+		detail = strings.Join(parts, " ")
+	}
+	for _, f := range []string{"file_path", "path", "notebook_path", "url", "pattern", "query"} {
+		if detail != "" {
+			break
+		}
+		detail = Str(input, f)
+	}
+	if detail != "" {
+		p += " — " + clip(detail, maxPromptDetail)
+	}
+	if desc := Str(input, "description"); desc != "" {
+		if detail == "" {
+			p += " — " + clip(desc, maxPromptDetail)
+		} else {
+			p += " (" + clip(desc, maxPromptDetail) + ")"
+		}
+	}
+	return p
+}
+
+// raiseAttention records key as pending in run and returns the drafts that
+// settle an earlier request still pending under the same key (a re-raised
+// identical request), so no request is ever left without a terminal.
+func raiseAttention(st *State, key, run string) []Draft {
+	var ds []Draft
+	if _, ok := st.Get(attnPendingPrefix + key); ok {
+		ds = append(ds, settleAttention(st, key, "dismissed", ""))
+	}
+	st.Set(attnPendingPrefix+key, run)
+	return ds
+}
+
+// settleAttention closes the pending request key with attention.resolved
+// and forgets it. cause is the reference key of the settling event, "" to
+// cause-link the request itself.
+func settleAttention(st *State, key, resolution, cause string) Draft {
+	run, _ := st.Get(attnPendingPrefix + key)
+	st.Del(attnPendingPrefix + key)
+	st.Del(attnFormPrefix + key)
+	if cause == "" {
+		cause = key
+	}
+	return Draft{
+		Type:       "attention.resolved",
+		Run:        run,
+		SubjectRef: key,
+		CauseRef:   cause,
+		Data:       map[string]any{"resolution": resolution},
+	}
+}
+
+// permissionRequest is a Claude-Code-shaped PermissionRequest: an
+// attention.requested card (kind permission, allow/deny, respond_via
+// control) marked for its later settlement, or the AskUserQuestion form when
+// the tool is the agent asking the human (AEP-0006, the Annex A deviation).
+func permissionRequest(agent string, raw []byte, run string, st *State) []Draft {
+	tool := Str(raw, "tool_name")
+	input := Raw(raw, "tool_input")
+	key := toolAttentionKey(tool, input)
+	ds := raiseAttention(st, key, run)
+	if tool == "AskUserQuestion" {
+		data, meta := askUserQuestionForm(agent, input)
+		return append(ds, Draft{Type: "attention.requested", Subject: tool, Run: run,
+			Mark: key, Data: data, Meta: meta})
+	}
+	return append(ds, Draft{
+		Type: "attention.requested", Subject: tool, Run: run, Mark: key,
+		Data: map[string]any{
+			"kind":        "permission",
+			"prompt":      permissionPrompt(tool, input),
+			"options":     permissionOptions(),
+			"respond_via": []any{"control"},
+		},
+	})
+}
+
+// settleToolAttention dismisses the request pending for the tool call a
+// PostToolUse, PostToolUseFailure or PermissionDenied reports: the
+// non-gating surface went on without an answer on the bus, so the request's
+// one terminal is resolved{dismissed} (the reference adapters' rule).
+func settleToolAttention(raw []byte, st *State) []Draft {
+	key := toolAttentionKey(Str(raw, "tool_name"), Raw(raw, "tool_input"))
+	if _, ok := st.Get(attnPendingPrefix + key); !ok {
+		return nil
+	}
+	return []Draft{settleAttention(st, key, "dismissed", "")}
+}
+
+// dismissPending closes every request still pending with
+// resolved{dismissed}, oldest first: at a run's end (the turn is over, so
+// its requests were settled in the agent's own UI or abandoned) and before
+// session.ended (AEP-0002 §7 rule 2).
+func dismissPending(st *State) []Draft {
+	type pend struct {
+		key   string
+		stamp uint64
+	}
+	var ps []pend
+	for k := range st.Entries {
+		if strings.HasPrefix(k, attnPendingPrefix) {
+			ps = append(ps, pend{k, st.Touch[k]})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].stamp != ps[j].stamp {
+			return ps[i].stamp < ps[j].stamp
+		}
+		return ps[i].key < ps[j].key
+	})
+	ds := make([]Draft, 0, len(ps))
+	for _, p := range ps {
+		ds = append(ds, settleAttention(st, strings.TrimPrefix(p.key, attnPendingPrefix), "dismissed", ""))
+	}
+	return ds
+}
+
+// drainTurn closes what a turn left open when its terminal hook never
+// fired: pending requests dismissed, then the run cancelled with no claim of
+// who cancelled it (fleet.go's drainRun).
+func drainTurn(st *State) []Draft {
+	if currentRun(st) == "" {
+		return nil
+	}
+	return append(dismissPending(st), drainRun(st)...)
+}
+
+// plural returns "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// askUserQuestionForm is AEP-0006's form for Claude Code's AskUserQuestion
+// tool input: one field per question (select, required, other:true always,
+// multi mirroring multiSelect), field and choice ids 1-based indexes, label
+// "{header}: {question}". The prompt is structural at every ceiling
+// ("{agent} asks N questions"). meta is the metadata stand-in: labels
+// degraded to the ids.
+func askUserQuestionForm(agent string, input []byte) (data, meta map[string]any) {
+	qs := gjson.GetBytes(input, "questions").Array()
+	prompt := fmt.Sprintf("%s asks %d question%s", agent, len(qs), plural(len(qs)))
+	fields := make([]any, 0, len(qs))
+	metaFields := make([]any, 0, len(qs))
+	for i, q := range qs {
+		id := strconv.Itoa(i + 1)
+		label := q.Get("question").String()
+		if h := q.Get("header").String(); h != "" {
+			label = h + ": " + label
+		}
+		opts := q.Get("options").Array()
+		f := map[string]any{"id": id, "label": label, "required": true}
+		mf := map[string]any{"id": id, "label": id, "required": true}
+		if len(opts) == 0 {
+			f["type"], mf["type"] = "string", "string"
+		} else {
+			choices := make([]any, 0, len(opts))
+			metaChoices := make([]any, 0, len(opts))
+			for j, o := range opts {
+				cid := strconv.Itoa(j + 1)
+				choices = append(choices, map[string]any{"id": cid, "label": o.Get("label").String()})
+				metaChoices = append(metaChoices, map[string]any{"id": cid, "label": cid})
+			}
+			f["type"], mf["type"] = "select", "select"
+			f["other"], mf["other"] = true, true
+			f["choices"], mf["choices"] = choices, metaChoices
+			if q.Get("multiSelect").Bool() {
+				f["multi"], mf["multi"] = true, true
+			}
+		}
+		fields = append(fields, f)
+		metaFields = append(metaFields, mf)
+	}
+	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields, "respond_via": []any{"control"}}
+	meta = map[string]any{"prompt": prompt, "fields": metaFields}
+	return data, meta
+}
+
+// formSpec is the structural part of one form field, kept in the table
+// state so the answer's metadata stand-in can tell structural values (ids,
+// numbers, booleans) from free text.
+type formSpec struct {
+	ID      string   `json:"i"`
+	Type    string   `json:"t"`
+	Multi   bool     `json:"m,omitempty"`
+	Choices []string `json:"c,omitempty"`
+}
+
+// elicitationSchema returns the requested schema of an Elicitation payload
+// (the vendor's snake_case field or MCP's own camelCase spelling).
+func elicitationSchema(raw []byte) gjson.Result {
+	if s := gjson.GetBytes(raw, "requested_schema"); s.Exists() {
+		return s
+	}
+	return gjson.GetBytes(raw, "requestedSchema")
+}
+
+// enumChoices reads an enum's choices: values as ids, display names
+// (enumNames, or oneOf/anyOf const+title) as labels.
+func enumChoices(p gjson.Result) (ids, labels []string) {
+	if e := p.Get("enum"); e.IsArray() {
+		names := p.Get("enumNames").Array()
+		for i, v := range e.Array() {
+			ids = append(ids, v.String())
+			if i < len(names) && names[i].String() != "" {
+				labels = append(labels, names[i].String())
+			} else {
+				labels = append(labels, v.String())
+			}
+		}
+		return ids, labels
+	}
+	for _, alt := range []string{"oneOf", "anyOf"} {
+		for _, o := range p.Get(alt).Array() {
+			c := o.Get("const")
+			if !c.Exists() {
+				continue
+			}
+			ids = append(ids, c.String())
+			if t := o.Get("title").String(); t != "" {
+				labels = append(labels, t)
+			} else {
+				labels = append(labels, c.String())
+			}
+		}
+	}
+	return ids, labels
+}
+
+// elicitationForm is AEP-0006's form for an MCP elicitation/create request
+// (the Elicitation hook's message + restricted flat schema): field ids are
+// the property keys, enum choice ids the enum values (both structural),
+// labels the titles / enum names (content), enums closed (no other). meta is
+// the metadata stand-in: prompt "{agent} requests input (N fields)", labels
+// degraded to the ids. spec is the structural spec for the answer's gate.
+func elicitationForm(agent string, raw []byte) (data, meta map[string]any, spec []formSpec) {
+	schema := elicitationSchema(raw)
+	required := map[string]bool{}
+	for _, r := range schema.Get("required").Array() {
+		required[r.String()] = true
+	}
+	var fields, metaFields []any
+	schema.Get("properties").ForEach(func(k, p gjson.Result) bool {
+		id := k.String()
+		label := p.Get("title").String()
+		if label == "" {
+			label = id
+		}
+		f := map[string]any{"id": id, "label": label, "required": required[id]}
+		mf := map[string]any{"id": id, "label": id, "required": required[id]}
+		fs := formSpec{ID: id}
+		src, multi := p, false
+		if p.Get("type").String() == "array" {
+			src, multi = p.Get("items"), true
+		}
+		if ids, labels := enumChoices(src); len(ids) > 0 {
+			choices := make([]any, len(ids))
+			metaChoices := make([]any, len(ids))
+			for i := range ids {
+				choices[i] = map[string]any{"id": ids[i], "label": labels[i]}
+				metaChoices[i] = map[string]any{"id": ids[i], "label": ids[i]}
+			}
+			fs.Type, fs.Choices, fs.Multi = "select", ids, multi
+			f["choices"], mf["choices"] = choices, metaChoices
+			if multi {
+				f["multi"], mf["multi"] = true, true
+			}
+		} else {
+			switch p.Get("type").String() {
+			case "number", "integer":
+				fs.Type = "number"
+				for from, to := range map[string]string{"minimum": "min", "maximum": "max"} {
+					if v := p.Get(from); v.Type == gjson.Number {
+						f[to], mf[to] = v.Num, v.Num
+					}
+				}
+			case "boolean":
+				fs.Type = "boolean"
+			default:
+				fs.Type = "string"
+			}
+		}
+		f["type"], mf["type"] = fs.Type, fs.Type
+		fields = append(fields, f)
+		metaFields = append(metaFields, mf)
+		spec = append(spec, fs)
+		return true
+	})
+	if fields == nil {
+		fields, metaFields = []any{}, []any{}
+	}
+	synth := fmt.Sprintf("%s requests input (%d field%s)", agent, len(fields), plural(len(fields)))
+	prompt := Str(raw, "message")
+	if prompt == "" {
+		prompt = synth
+	}
+	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields, "respond_via": []any{"control"}}
+	meta = map[string]any{"prompt": synth, "fields": metaFields}
+	return data, meta, spec
+}
+
+// elicitationRequest is a Claude-Code-shaped Elicitation hook: one
+// attention.requested(kind form) marked for the ElicitationResult that
+// settles it. A URL-mode elicitation (the human completes it in a browser)
+// has no fields: kind other, answered out of band.
+func elicitationRequest(agent string, raw []byte, run string, st *State) []Draft {
+	key := elicitationKey(raw)
+	server := Str(raw, "mcp_server_name")
+	ds := raiseAttention(st, key, run)
+	if Str(raw, "mode") == "url" {
+		synth := agent + " requests input: " + server
+		return append(ds, Draft{Type: "attention.requested", Subject: server, Run: run, Mark: key,
+			Data: Data("kind", "other", "prompt", firstNonEmpty(Str(raw, "message"), synth),
+				"respond_via", []any{"oob"}),
+			Meta: map[string]any{"prompt": synth}})
+	}
+	data, meta, spec := elicitationForm(agent, raw)
+	if b, err := json.Marshal(spec); err == nil && len(b) <= maxFormSpec {
+		st.Set(attnFormPrefix+key, string(b))
+	}
+	return append(ds, Draft{Type: "attention.requested", Subject: server, Run: run,
+		Mark: key, Data: data, Meta: meta})
+}
+
+// firstNonEmpty returns the first non-empty string.
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// elicitationResult settles a pending elicitation from the agent's own
+// dialog: accept → attention.answered{values, via oob} then
+// resolved{answered}; decline or cancel → resolved{dismissed} (nothing was
+// answered). An orphan result (no request pending) emits nothing: one
+// terminal per request.
+func elicitationResult(raw []byte, st *State) []Draft {
+	key := elicitationKey(raw)
+	if _, ok := st.Get(attnPendingPrefix + key); !ok {
+		return nil
+	}
+	if Str(raw, "action") != "accept" {
+		return []Draft{settleAttention(st, key, "dismissed", "")}
+	}
+	values, _ := extValue(raw, "content").(map[string]any)
+	if values == nil {
+		values = map[string]any{}
+	}
+	specJSON, _ := st.Get(attnFormPrefix + key)
+	run, _ := st.Get(attnPendingPrefix + key)
+	ansKey := key + ":answered"
+	answered := Draft{
+		Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
+		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
+		Meta: map[string]any{"answer": map[string]any{"values": structuralValues(values, specJSON)}},
+	}
+	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+}
+
+// structuralValues keeps the answer values that are structural at every
+// ceiling (AEP-0006): numbers and booleans of number/boolean fields, choice
+// ids of closed selects. String fields, free text and anything the stored
+// spec does not vouch for are dropped.
+func structuralValues(values map[string]any, specJSON string) map[string]any {
+	out := map[string]any{}
+	var spec []formSpec
+	if specJSON == "" || json.Unmarshal([]byte(specJSON), &spec) != nil {
+		return out
+	}
+	for _, f := range spec {
+		v, ok := values[f.ID]
+		if !ok {
+			continue
+		}
+		switch f.Type {
+		case "number":
+			if _, isNum := v.(float64); isNum {
+				out[f.ID] = v
+			}
+		case "boolean":
+			if _, isBool := v.(bool); isBool {
+				out[f.ID] = v
+			}
+		case "select":
+			if keep, ok := choiceValue(v, f); ok {
+				out[f.ID] = keep
+			}
+		}
+	}
+	return out
+}
+
+// choiceValue returns v when it is a choice id of f (or, for a multi
+// select, an array of choice ids).
+func choiceValue(v any, f formSpec) (any, bool) {
+	isChoice := func(x any) bool {
+		s, ok := x.(string)
+		if !ok {
+			return false
+		}
+		for _, c := range f.Choices {
+			if c == s {
+				return true
+			}
+		}
+		return false
+	}
+	if arr, ok := v.([]any); ok && f.Multi {
+		for _, x := range arr {
+			if !isChoice(x) {
+				return nil, false
+			}
+		}
+		return arr, true
+	}
+	return v, isChoice(v)
+}
+
+// notificationStatus is the Claude-Code-shaped Notification split: the
+// permission_prompt and elicitation_dialog notifications repeat what the
+// first-class PermissionRequest / Elicitation hooks already raised as
+// attention.requested (deduplicated: nothing), every other subtype is a
+// progress.status whose subject is the subtype token and whose message is
+// gated redacted.
+func notificationStatus(raw []byte) []Draft {
+	kind := Str(raw, "notification_type")
+	switch kind {
+	case "permission_prompt", "elicitation_dialog":
+		return nil
+	}
+	return []Draft{{Type: "progress.status", Subject: kind, Data: Data("message", Str(raw, "message"))}}
+}
+
+// sessionEndReason collapses a Claude-Code-shaped SessionEnd reason onto the
+// session.ended enum: the ordinary exits are "normal", the permission-mode
+// kill switch "killed"; an unknown reason is omitted rather than guessed.
+func sessionEndReason(reason string) string {
+	switch reason {
+	case "clear", "logout", "prompt_input_exit", "resume", "other", "exit":
+		return "normal"
+	case "bypass_permissions_disabled":
+		return "killed"
+	case "normal", "error", "timeout", "killed", "compaction":
+		return reason
+	}
+	return ""
+}
+
+// extField names one top-level field an x.* event carries and its level.
+type extField struct {
+	name  string
+	level redact.Level
+}
+
+// extensionEvent is the mechanical x.{agent}.session.{snake} event of a
+// documented hook without a core mapping, carrying the named payload fields
+// with their declared levels (metadata for structural tokens, redacted for
+// paths and labels).
+func extensionEvent(agent, hook string, raw []byte, fields ...extField) Draft {
+	d := Draft{Type: Fallback(agent, "session", hook), Data: map[string]any{}}
+	for _, f := range fields {
+		v := extValue(raw, f.name)
+		if v == nil {
+			continue
+		}
+		d.Data[f.name] = v
+		if d.Levels == nil {
+			d.Levels = map[string]redact.Level{}
+		}
+		d.Levels[f.name] = f.level
+	}
+	return d
+}

@@ -1,0 +1,100 @@
+package mapping
+
+import (
+	"github.com/tidwall/gjson"
+)
+
+// Qwen is the AEP-0002 Annex A.4 table for Qwen Code hooks: sixteen hooks,
+// the Claude-Code-shaped sibling. Runs are synthesized per UserPromptSubmit
+// (no turn id is documented) and tool_use_id pairs the tool events;
+// PermissionRequest is answerable over control with the permission_prompt
+// notification suppressed against it; compaction is stated once, at the post
+// moment; todo hooks emit once, at the persisted (postWrite) phase.
+func Qwen() Vendor {
+	return Vendor{
+		Name:     "qwen-code",
+		Summary:  "Qwen Code hooks (settings.json), with the permission control loop",
+		Identify: identifyBy("hook_event_name", "session_id"),
+		Map:      mapQwen,
+		Reply:    replyEmptyObject,
+	}
+}
+
+func mapQwen(m Moment, st *State) ([]Draft, error) {
+	const vendor = "qwen-code"
+	raw := m.Raw
+	hook := HookField(m, "hook_event_name")
+	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	switch hook {
+	case "SessionStart":
+		// permission_mode is a fleet-relevant security posture (yolo!).
+		return []Draft{{Type: "session.started", Data: Data(
+			"client", map[string]any{"name": vendor},
+			"trigger", Str(raw, "source"),
+			"gen_ai.request.model", Str(raw, "model"),
+			"permission_mode", Str(raw, "permission_mode"),
+			"cwd", Str(raw, "cwd"),
+		)}}, nil
+	case "SessionEnd":
+		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
+	case "UserPromptSubmit":
+		return append(drainTurn(st), promptRun(m, st, Str(raw, "prompt"))...), nil
+	case "Stop":
+		return append(dismissPending(st), endRun(m, st, "run.finished", Data(
+			"gen_ai.usage.input_tokens", extInt(raw, "input_tokens"),
+			"gen_ai.usage.output_tokens", extInt(raw, "output_tokens"),
+		))...), nil
+	case "StopFailure":
+		reason := Str(raw, "error")
+		if reason == "" {
+			reason = "unknown"
+		}
+		// The reason token only: error.type is not pinned for this vendor.
+		return append(dismissPending(st), endRun(m, st, "run.failed", Data(
+			"reason", reason,
+			"error", omitEmpty(Data("message", Str(raw, "error_details"))),
+		))...), nil
+	case "PreToolUse":
+		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
+	case "PostToolUse":
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolCompleted(raw, tool, call, "tool_response"))...), nil
+	case "PostToolUseFailure":
+		errType := "tool_error"
+		if gjson.GetBytes(raw, "is_interrupt").Bool() {
+			errType = "interrupt"
+		}
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolFailed(tool, call, errType, Str(raw, "error")))...), nil
+	case "PermissionRequest":
+		return permissionRequest(vendor, raw, currentRun(st), st), nil
+	case "SubagentStart":
+		return inRun(st, subagent("delegation.subagent.started", raw)), nil
+	case "SubagentStop":
+		return inRun(st, subagent("delegation.subagent.stopped", raw)), nil
+	case "PreCompact":
+		// The paired concept is stated once, at PostCompact.
+		return nil, nil
+	case "PostCompact":
+		// compact_summary has no session.compacted field and does not ride.
+		return inRun(st, Draft{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}), nil
+	case "Notification":
+		// permission_prompt is suppressed: the first-class PermissionRequest
+		// hook already carries the moment.
+		return inRun(st, notificationStatus(raw)...), nil
+	case "TodoCreated", "TodoCompleted":
+		// Every todo hook fires twice per write; the validation phase is the
+		// silent pre-moment. An absent or unknown phase emits (fail open).
+		if Str(raw, "phase") == "validation" {
+			return nil, nil
+		}
+		typ := "progress.task.planned"
+		if hook == "TodoCompleted" {
+			typ = "progress.task.completed"
+		}
+		// all_todos is deliberately not forwarded (payload minimalism).
+		return inRun(st, Draft{Type: typ, Subject: Str(raw, "todo_id"),
+			Data: Data("task", omitEmpty(Data("title", Str(raw, "todo_content"))))}), nil
+	}
+	return inRun(st, fallback(vendor, hook)), nil
+}

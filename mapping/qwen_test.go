@@ -1,0 +1,66 @@
+package mapping
+
+import "testing"
+
+func TestQwenMap(t *testing.T) {
+	const s = `"session_id":"q1"`
+	const bash = `"tool_name":"Bash","tool_input":{"command":"rm -rf build"}`
+	tests := []struct {
+		name  string
+		steps []fleetStep
+	}{
+		{"a turn with the permission card and its settlement", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"clean"}`, "n1", []Draft{
+				{Type: "run.started", Run: "n1", Data: map[string]any{"trigger": "user", "prompt": "clean"}}}},
+			{`{"hook_event_name":"PreToolUse",` + s + `,` + bash + `,"tool_use_id":"t1"}`, "n2", []Draft{
+				{Type: "tool.requested", Subject: "Bash", Run: "n1"}}},
+			{`{"hook_event_name":"PermissionRequest",` + s + `,` + bash + `}`, "n3", []Draft{
+				{Type: "attention.requested", Subject: "Bash", Run: "n1", Mark: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
+					Data: map[string]any{"kind": "permission", "prompt": "Permission requested: Bash — rm -rf build",
+						"options": permissionOptions(), "respond_via": []any{"control"}}}}},
+			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"permission_prompt","message":"Bash wants"}`, "n4", nil},
+			{`{"hook_event_name":"PostToolUse",` + s + `,` + bash + `,"tool_use_id":"t1","tool_response":{"output":""}}`, "n5", []Draft{
+				{Type: "attention.resolved", Run: "n1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
+					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)), Data: map[string]any{"resolution": "dismissed"}},
+				{Type: "tool.completed", Subject: "Bash", Run: "n1"}}},
+			{`{"hook_event_name":"PostToolUseFailure",` + s + `,"tool_name":"Bash","tool_use_id":"t2","error":"killed","is_interrupt":true}`, "n6", []Draft{
+				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{
+					"tool": map[string]any{"name": "Bash", "call_id": "t2"}, "error": map[string]any{"type": "interrupt", "message": "killed"}}}}},
+			{`{"hook_event_name":"Stop",` + s + `,"input_tokens":5,"output_tokens":7}`, "n7", []Draft{
+				{Type: "run.finished", Run: "n1", Data: map[string]any{"gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 7}}}},
+		}},
+		{"todos once at postWrite, compaction once at post", []fleetStep{
+			{`{"hook_event_name":"TodoCreated",` + s + `,"todo_id":"a","todo_content":"x","phase":"validation"}`, "n1", nil},
+			{`{"hook_event_name":"TodoCreated",` + s + `,"todo_id":"a","todo_content":"x","phase":"postWrite","all_todos":[1]}`, "n2", []Draft{
+				{Type: "progress.task.planned", Subject: "a", Data: map[string]any{"task": map[string]any{"title": "x"}}}}},
+			{`{"hook_event_name":"TodoCompleted",` + s + `,"todo_id":"a"}`, "n3", []Draft{
+				{Type: "progress.task.completed", Subject: "a", Data: map[string]any{}}}},
+			{`{"hook_event_name":"PreCompact",` + s + `,"trigger":"manual"}`, "n4", nil},
+			{`{"hook_event_name":"PostCompact",` + s + `,"trigger":"manual","compact_summary":"s"}`, "n5", []Draft{
+				{Type: "session.compacted", Data: map[string]any{"trigger": "manual"}}}},
+			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"idle_prompt","message":"idle"}`, "n6", []Draft{
+				{Type: "progress.status", Subject: "idle_prompt", Data: map[string]any{"message": "idle"}}}},
+		}},
+		{"stale turn drained, failure and session end", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"PermissionRequest",` + s + `,"tool_name":"Edit","tool_input":{"file_path":"/a"}}`, "n2", []Draft{
+				{Type: "attention.requested", Subject: "Edit", Run: "n1", Mark: toolAttentionKey("Edit", []byte(`{"file_path":"/a"}`))}}},
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `}`, "n3", []Draft{
+				{Type: "attention.resolved", Run: "n1", SubjectRef: toolAttentionKey("Edit", []byte(`{"file_path":"/a"}`)),
+					CauseRef: toolAttentionKey("Edit", []byte(`{"file_path":"/a"}`))},
+				{Type: "run.cancelled", Run: "n1", Data: map[string]any{}},
+				{Type: "run.started", Run: "n3"}}},
+			{`{"hook_event_name":"StopFailure",` + s + `,"error":"rate_limit","error_details":"60s"}`, "n4", []Draft{
+				{Type: "run.failed", Run: "n3", Data: map[string]any{"reason": "rate_limit", "error": map[string]any{"message": "60s"}}}}},
+			{`{"hook_event_name":"StopFailure",` + s + `}`, "n5", []Draft{
+				{Type: "run.failed", Run: "n3", Data: map[string]any{"reason": "unknown"}}}},
+			{`{"hook_event_name":"SessionEnd",` + s + `,"reason":"clear"}`, "n6", []Draft{
+				{Type: "session.ended", Data: map[string]any{"reason": "normal"}}}},
+			{`{"hook_event_name":"MessageDisplay",` + s + `,"text":"hi"}`, "n7", []Draft{
+				{Type: "x.qwen-code.session.message_display", Data: map[string]any{}}}},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { fleetRun(t, Qwen(), tc.steps) })
+	}
+}
