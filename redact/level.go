@@ -1,11 +1,3 @@
-// Package redact enforces AEP capture ceilings: the per-field capture levels
-// of every registered payload type (AEP-0002 §5), ceilings with per-category
-// overrides, down-leveling of events from elsewhere (AEP-0001 §8.2), the
-// metadata synthesis of the starred fields, digests (AEP-0003 §9.3) and the
-// AEP-0003 §9.4 text redaction pipeline with its structured-value walker.
-//
-// The package knows no vendor. The emitter calls [Gate] for every event it
-// builds, which is the one place content can leave the process.
 package redact
 
 import "fmt"
@@ -39,5 +31,5 @@ func ParseLevel(s string) (Level, error) {
 			return Level(i), nil
 		}
 	}
-	return Metadata, fmt.Errorf("capture level %q: want none, metadata, redacted or full", s)
+	return Metadata, fmt.Errorf("capture level %q: want none, metadata, redacted or full", clip(s))
 }

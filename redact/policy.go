@@ -17,17 +17,25 @@ type Override struct {
 func ParseOverride(s string) (Override, error) {
 	pat, lvl, ok := strings.Cut(strings.TrimSpace(s), "=")
 	if !ok {
-		return Override{}, fmt.Errorf("capture override %q: want CATEGORY_GLOB=LEVEL", s)
+		return Override{}, fmt.Errorf("capture override %q: want CATEGORY_GLOB=LEVEL", clip(s))
 	}
 	pat = strings.TrimSpace(pat)
 	if !validPattern(pat) {
-		return Override{}, fmt.Errorf("capture override %q: pattern must be a type, a prefix ending in .*, or *", s)
+		return Override{}, fmt.Errorf("capture override %q: pattern must be a type, a prefix ending in .*, or *", clip(s))
 	}
 	l, err := ParseLevel(strings.TrimSpace(lvl))
 	if err != nil {
-		return Override{}, fmt.Errorf("capture override %q: %w", s, err)
+		return Override{}, fmt.Errorf("capture override for %q: %w", clip(pat), err)
 	}
 	return Override{Pattern: pat, Level: l}, nil
+}
+
+// clip bounds a configuration value quoted in an error message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
 
 func validPattern(p string) bool {
@@ -78,17 +86,27 @@ func DefaultPolicy() Policy {
 }
 
 // ParsePolicy builds a policy from a level and override specs. An empty level
-// means metadata; nil overrides mean the default attention.*=redacted. On
-// error the returned policy is the fail-closed metadata posture with no
-// overrides.
+// means metadata. Nil overrides mean the default attention.*=redacted, which
+// only ever raises: it applies when the global ceiling is metadata, so an
+// explicit "none" means none everywhere and "redacted" or "full" apply to
+// attention.* as to everything else. Explicit overrides apply as given, also
+// above the global ceiling (an operator may run "none" with
+// attention.*=redacted). A non-nil empty list means no overrides.
+//
+// On error the returned policy is the fail-closed metadata posture with no
+// overrides; a hook records the error and carries on with it, a long-running
+// mode refuses to start.
 func ParsePolicy(level string, overrides []string) (Policy, error) {
 	p := DefaultPolicy()
-	if level != "" {
-		l, err := ParseLevel(strings.TrimSpace(level))
+	if level = strings.TrimSpace(level); level != "" {
+		l, err := ParseLevel(level)
 		if err != nil {
 			return Policy{Default: Metadata}, err
 		}
 		p.Default = l
+	}
+	if overrides == nil && p.Default != Metadata {
+		p.Overrides = nil
 	}
 	if overrides != nil {
 		p.Overrides = nil

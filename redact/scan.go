@@ -1,0 +1,337 @@
+package redact
+
+import "strings"
+
+// kwIndex is the keyword prefilter: one pass over the input finds every
+// case-insensitive occurrence of every rule keyword, and only the rules hit
+// run their patterns, in windows around the hits.
+type kwIndex struct {
+	first  [256]bool
+	second [256][256]bool
+	byPair map[uint16][]kwEntry
+}
+
+type kwEntry struct {
+	kw    string // lower-case
+	rules []int
+}
+
+func newKWIndex(rs []rule) *kwIndex {
+	x := &kwIndex{byPair: map[uint16][]kwEntry{}}
+	pos := map[string][2]int{} // keyword -> (pair, index in byPair[pair])
+	for ri, r := range rs {
+		for _, kw := range r.keywords {
+			if len(kw) < 2 {
+				panic("redact: keyword shorter than 2 bytes in rule " + r.id)
+			}
+			kw = strings.ToLower(kw)
+			k := uint16(kw[0])<<8 | uint16(kw[1])
+			if at, ok := pos[kw]; ok {
+				e := &x.byPair[uint16(at[0])][at[1]]
+				e.rules = append(e.rules, ri)
+				continue
+			}
+			x.first[kw[0]] = true
+			x.second[kw[0]][kw[1]] = true
+			pos[kw] = [2]int{int(k), len(x.byPair[k])}
+			x.byPair[k] = append(x.byPair[k], kwEntry{kw: kw, rules: []int{ri}})
+		}
+	}
+	return x
+}
+
+// lower maps ASCII letters to lower case and every other byte to itself.
+var lower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			t[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// hit is a keyword occurrence for a scan rule.
+type hit struct{ rule, at, kwLen int }
+
+// maxExtend bounds how far a window grows to the end of the token it cuts,
+// so one hit in a long token-like run (base64) costs a bounded window.
+const maxExtend = 1024
+
+// windows returns, per pattern rule, the merged input ranges its pattern
+// must scan, and the keyword hits of the scan rules in input order.
+func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hit) {
+	n := len(s)
+	for i := 0; i+1 < n; i++ {
+		c0 := lower[s[i]]
+		if !x.first[c0] {
+			continue
+		}
+		c1 := lower[s[i+1]]
+		if !x.second[c0][c1] {
+			continue
+		}
+		for _, e := range x.byPair[uint16(c0)<<8|uint16(c1)] {
+			if !hasPrefixFold(s[i:], e.kw) {
+				continue
+			}
+			if wins == nil {
+				wins = make([][]span, len(rs))
+			}
+			for _, ri := range e.rules {
+				r := &rs[ri]
+				if r.scan != nil {
+					hits = append(hits, hit{ri, i, len(e.kw)})
+					continue
+				}
+				w := span{max(0, i-r.back), min(n, i+len(e.kw)+r.fwd)}
+				ws := wins[ri]
+				if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end {
+					ws[k].end = max(ws[k].end, w.end)
+				} else {
+					wins[ri] = append(ws, w)
+				}
+			}
+		}
+	}
+	// Extend each window to the end of the token it cuts, then re-merge.
+	for ri, ws := range wins {
+		out := ws[:0]
+		for _, w := range ws {
+			for lim := min(n, w.end+maxExtend); w.end < lim && tokenByte(s[w.end]); {
+				w.end++
+			}
+			if k := len(out) - 1; k >= 0 && w.start <= out[k].end {
+				out[k].end = max(out[k].end, w.end)
+			} else {
+				out = append(out, w)
+			}
+		}
+		wins[ri] = out
+	}
+	return wins, hits
+}
+
+// hasPrefixFold reports whether s starts with the lower-case kw, ignoring
+// ASCII case.
+func hasPrefixFold(s, kw string) bool {
+	if len(s) < len(kw) {
+		return false
+	}
+	for i := 0; i < len(kw); i++ {
+		if lower[s[i]] != kw[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenByte reports whether c can continue a credential token.
+func tokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == '+' || c == '/' || c == '=' || c == '~' || c == '%'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// nameByte reports whether c can be part of a user or path name.
+func nameByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
+
+// homeSpans runs rule (c): the configured home prefix and any
+// /home/<user>, /Users/<user> or <drive>:\Users\<user> prefix.
+func homeSpans(s, home string) []span {
+	var out []span
+	if len(home) > 1 {
+		for off := 0; ; {
+			j := strings.Index(s[off:], home)
+			if j < 0 {
+				break
+			}
+			st, en := off+j, off+j+len(home)
+			if en == len(s) || !nameByte(s[en]) {
+				out = append(out, span{st, en})
+			}
+			off = en
+		}
+	}
+	for _, pre := range [...]string{"/home/", "/Users/", `\Users\`, `\\Users\\`} {
+		for off := 0; ; {
+			j := strings.Index(s[off:], pre)
+			if j < 0 {
+				break
+			}
+			st, en := off+j, off+j+len(pre)
+			u := en
+			for u < len(s) && nameByte(s[u]) {
+				u++
+			}
+			off = u
+			if u == en {
+				continue
+			}
+			if pre[0] == '\\' && st >= 2 && s[st-1] == ':' && isAlnum(s[st-2]) {
+				st -= 2 // the drive letter
+			}
+			out = append(out, span{st, u})
+		}
+	}
+	return out
+}
+
+// piiSpans runs rule (d): e-mail addresses and phone numbers, by linear
+// scans.
+func piiSpans(s string) []span {
+	var out []span
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '@':
+			if sp, ok := emailAt(s, i); ok {
+				out = append(out, sp)
+				i = sp.end - 1
+			}
+		case c == '+' || c == '(' || isDigit(c):
+			if i > 0 && phoneStop(s[i-1]) {
+				continue
+			}
+			sp, ok, next := phoneAt(s, i)
+			if ok {
+				out = append(out, sp)
+			}
+			i = max(i, next-1)
+		}
+	}
+	return out
+}
+
+func localByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+// emailAt recognizes an address around the '@' at i.
+func emailAt(s string, at int) (span, bool) {
+	st := at
+	for st > 0 && at-st < 64 && localByte(s[st-1]) {
+		st--
+	}
+	for st < at && (s[st] == '.' || s[st] == '-') {
+		st++
+	}
+	if st == at || s[st:at] == "git" {
+		return span{}, false
+	}
+	// domain: labels of [A-Za-z0-9-] joined by '.', at least two, last alphabetic >= 2
+	i, labels, lastAlpha, lastLen, end := at+1, 0, false, 0, 0
+	for i < len(s) && i-at < 256 {
+		j := i
+		alpha := true
+		for j < len(s) && (isAlnum(s[j]) || s[j] == '-') {
+			if isDigit(s[j]) || s[j] == '-' {
+				alpha = false
+			}
+			j++
+		}
+		if j == i {
+			break
+		}
+		labels++
+		lastAlpha, lastLen, end = alpha, j-i, j
+		if j+1 < len(s) && s[j] == '.' && (isAlnum(s[j+1])) {
+			i = j + 1
+			continue
+		}
+		break
+	}
+	if labels < 2 || !lastAlpha || lastLen < 2 {
+		return span{}, false
+	}
+	return span{st, end}, true
+}
+
+// phoneStop reports whether a byte before a digit run makes it part of a
+// larger token (an identifier, a version, a path, a hash) rather than the
+// start of a phone number.
+func phoneStop(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '+' || c == '#' || c == '$' || c == '\\'
+}
+
+// phoneAt recognizes a phone number starting at i: E.164-style "+" numbers
+// with 8 to 15 digits, or North American 3-3-4 shapes (optionally 1-3-3-4,
+// area code optionally parenthesized). next is where scanning resumes.
+func phoneAt(s string, i int) (sp span, ok bool, next int) {
+	n := len(s)
+	j := i
+	plus := s[j] == '+'
+	if plus {
+		j++
+	}
+	var glen [8]int
+	groups, digits := 0, 0
+	parenFirst := false
+	for {
+		paren := j < n && s[j] == '('
+		if paren {
+			j++
+		}
+		st := j
+		for j < n && isDigit(s[j]) {
+			j++
+		}
+		l := j - st
+		if l == 0 {
+			return span{}, false, j
+		}
+		if paren {
+			if j >= n || s[j] != ')' {
+				return span{}, false, j
+			}
+			j++
+			if groups == 0 {
+				parenFirst = true
+			}
+		}
+		if groups < len(glen) {
+			glen[groups] = l
+		}
+		groups++
+		digits += l
+		if digits > 15 || groups > 6 {
+			for j < n && (isDigit(s[j]) || s[j] == ' ' || s[j] == '-' || s[j] == '.') {
+				j++
+			}
+			return span{}, false, j
+		}
+		if j+1 < n && (s[j] == ' ' || s[j] == '-' || s[j] == '.') && (isDigit(s[j+1]) || s[j+1] == '(') {
+			j++
+			continue
+		}
+		if paren && j < n && s[j] == ' ' && j+1 < n && isDigit(s[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	if j < n {
+		c := s[j]
+		if isAlnum(c) || c == '_' {
+			return span{}, false, j
+		}
+		if (c == '.' || c == '-' || c == ':' || c == '/' || c == ',') && j+1 < n && isDigit(s[j+1]) {
+			return span{}, false, j
+		}
+	}
+	g := glen[:min(groups, len(glen))]
+	switch {
+	case plus:
+		ok = digits >= 8 && digits <= 15 && (groups == 1 || g[0] <= 4)
+	case !parenFirst && groups == 1:
+		ok = false
+	default:
+		nanp := len(g) == 3 && g[0] == 3 && g[1] == 3 && g[2] == 4
+		nanp1 := len(g) == 4 && g[0] == 1 && s[i] == '1' && g[1] == 3 && g[2] == 3 && g[3] == 4
+		ok = nanp || nanp1
+	}
+	return span{i, j}, ok, j
+}
