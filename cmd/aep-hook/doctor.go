@@ -6,6 +6,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/deliver"
 )
 
 // DoctorCmd is `aep-hook doctor`: where things are and what went wrong.
@@ -54,5 +55,32 @@ func (c *DoctorCmd) Run(s *Streams) error {
 	if !shown {
 		fmt.Fprintln(s.Out, "failures:  none recorded")
 	}
+	c.deliverySection(s, cfg)
 	return nil
+}
+
+// deliverySection prints the delivery counters: per destination (from
+// AEP_OUT and every destination shipped to before), its lag, the events
+// dropped by backpressure and the events put aside.
+func (c *DoctorCmd) deliverySection(s *Streams, cfg shim.Config) {
+	out := OutFlags{Out: []string{os.Getenv("AEP_OUT")}}
+	if out.Out[0] == "" {
+		out.Out = nil
+	}
+	sh, _ := out.shipper(cfg)
+	sh.Dests = deliver.KnownDestinations(sh.Home, sh.Dests)
+	if len(sh.Dests) == 0 {
+		fmt.Fprintln(s.Out, "delivery:  local log only (no AEP_OUT)")
+		return
+	}
+	lags, err := sh.Report()
+	if err != nil {
+		fmt.Fprintf(s.Out, "delivery:  cannot measure: %v\n", err)
+		return
+	}
+	deliver.SortLags(lags)
+	fmt.Fprintf(s.Out, "delivery:  %d destinations\n", len(lags))
+	for _, l := range lags {
+		printLag(s.Out, l)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/deliver"
 )
 
 // CaptureFlags are the capture settings every emitting mode takes, each with
@@ -33,6 +34,7 @@ func (f CaptureFlags) config(getenv func(string) string) shim.Config {
 // HookCmd is `aep-hook <adapter> [HOOK]`: one hook firing on stdin.
 type HookCmd struct {
 	CaptureFlags
+	OutFlags
 	Hook string `arg:"" optional:"" help:"The hook event name, for vendors that pass it on the command line (Antigravity)."`
 
 	vendor   mapping.Vendor
@@ -56,14 +58,26 @@ func (c *HookCmd) run(s *Streams) int {
 		// Fail closed: record and continue on the metadata posture.
 		setup, p = err, redact.Policy{Default: redact.Metadata}
 	}
+	// With destinations, a recorder after the log notes which logs this
+	// hook wrote, for delivery once the reply is out.
+	var rec *deliver.Recorder
+	var extra []shim.Sink
+	if len(c.Out) > 0 {
+		rec = &deliver.Recorder{}
+		extra = append(extra, rec)
+	}
 	r := hook.Runner{
 		Vendor:   c.vendor,
-		Emitter:  cfg.NewFileEmitter(p),
+		Emitter:  cfg.NewFileEmitter(p, extra...),
 		Errors:   shim.NewErrorLog(home),
 		Deadline: deadline(c.getenv("AEP_HOOK_DEADLINE")),
 		Setup:    setup,
 	}
-	return r.Run(c.Hook, s.In, s.Out)
+	code := r.Run(c.Hook, s.In, s.Out)
+	if rec != nil {
+		c.deliverAfterHook(cfg, c.vendor.Name, rec.Logs(), c.getenv)
+	}
+	return code
 }
 
 // deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.

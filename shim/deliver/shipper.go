@@ -55,7 +55,8 @@ type Shipper struct {
 	RequestTimeout time.Duration
 
 	// RetryFor bounds how long one log keeps retrying a failing
-	// destination before giving up for this run; 0 means until ctx ends.
+	// destination before giving up for this run; 0 means until ctx ends,
+	// -1 means never retry (the hook path: the next shipper will).
 	RetryFor time.Duration
 	// LockWait bounds the wait for a log another shipper is delivering;
 	// 0 means try once and skip (the holder will deliver it), -1 means
@@ -342,7 +343,7 @@ func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (Progr
 					break
 				}
 				s.stats.update(d, func(sd *statusDelta) { sd.err, sd.errTime = err.Error(), s.now() })
-				if classOf(err) != Retry {
+				if classOf(err) != Retry || s.RetryFor < 0 {
 					return pr, err
 				}
 				if failingSince.IsZero() {
