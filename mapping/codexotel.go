@@ -17,18 +17,11 @@ func CodexOtel() Vendor {
 	p := codexOtelProfile()
 	return Vendor{
 		Name:      "codex-otel",
+		Agent:     "codex",
 		Summary:   "Codex OpenTelemetry log records (OTLP sidecar channel; `aep-hook otel`).",
 		Transport: "otlp",
 		Identify: func(m Moment) (string, string) {
-			r, err := parseOTelRecord(m.Raw)
-			if err != nil {
-				return "", ""
-			}
-			s := attrStr(r.Attributes, "conversation.id")
-			if s == "" {
-				s = attrStr(r.Resource, "conversation.id")
-			}
-			return r.name(), s
+			return otelIdentify(m.Raw, "attributes", "resource", "conversation.id")
 		},
 		Map:   func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
 		Split: SplitOTLPJSON,

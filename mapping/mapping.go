@@ -70,8 +70,13 @@ type Draft struct {
 
 // Vendor is one Annex A table with the facts its transport needs.
 type Vendor struct {
-	// Name is the AEP agent name and the adapter's command name.
+	// Name is the table's name: the adapter's command name and, unless
+	// Agent says otherwise, the AEP agent its events carry.
 	Name string
+	// Agent, when set, is the AEP agent the events carry when it differs
+	// from the table name (the OTLP channels codex-otel and vscode-otel emit
+	// as codex and vscode, sharing the hook adapter's sessions and locks).
+	Agent string
 	// Summary is one line for --help.
 	Summary string
 	// Transport names how the vendor's moments arrive: "" (a hook command,
@@ -94,4 +99,8 @@ type Vendor struct {
 	// presumes would have (Antigravity's stepIdx join). Only the
 	// conformance harness calls it.
 	Seed func(join []byte, m Moment, st *State)
+	// Split, when set, cuts one transport unit into the moments Map takes
+	// (an OTLP/JSON ExportLogsServiceRequest into its flattened records);
+	// the map verb calls it on every input line. Nil means one moment.
+	Split func(raw []byte) [][]byte
 }

@@ -7,13 +7,19 @@ import "sort"
 func Vendors() []Vendor {
 	vs := []Vendor{
 		// One line per vendor table; keep sorted by file name.
+		ACP(),         // acp.go
+		AGUI(),        // agui.go
 		Antigravity(), // antigravity.go
+		ClaudeCode(),  // claudecode.go
+		Codex(),       // codex.go
+		CodexOtel(),   // codexotel.go
 		Cline(),       // cline.go
 		Gemini(),      // gemini.go
 		Hermes(),      // hermes.go
 		KimiCode(),    // kimicode.go
 		Qwen(),        // qwen.go
 		VSCode(),      // vscode.go
+		VSCodeOtel(),  // vscodeotel.go
 	}
 	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
 	return vs

@@ -1,5 +1,7 @@
 package redact
 
+import "sync"
+
 // This file is the capture registry: the minimum capture level of every field
 // of every registered payload type (AEP-0002 §5.2-§5.4, AEP-0004 control
 // payloads, AEP-0006 field_spec, AEP-0009 assessments), written as the
@@ -82,9 +84,13 @@ func usage(fs fields) fields {
 	return fs
 }
 
-// registry returns the capture table, keyed by AEP type. It is built per
-// call (cheap, no global mutable state); callers keep the result.
-func registry() map[string]fields {
+// registry returns the capture table, keyed by AEP type. It is built once,
+// on first use (a hook process that gates one event builds it once; a
+// receiver gating thousands must not rebuild it per event), and is never
+// modified afterwards: callers only read it.
+var registry = sync.OnceValue(buildRegistry)
+
+func buildRegistry() map[string]fields {
 	fieldSpec := arr(fields{
 		"id":       req(md()),
 		"type":     req(md()),

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -28,11 +29,22 @@ type Result struct {
 	Session    string
 	Events     []Event
 	Suppressed int // terminals dropped because their unit was already closed
+	// Err is the moment's own mapping failure in a batch (HandleBatch); the
+	// other moments of the batch are still emitted.
+	Err error
 }
 
-// Handle maps one moment with v's table and emits its events, all under the
-// session's lock so concurrent processes of one session keep seq order.
-func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
+// agentOf is the AEP agent a table emits as.
+func agentOf(v mapping.Vendor) string {
+	if v.Agent != "" {
+		return v.Agent
+	}
+	return v.Name
+}
+
+// identify resolves a moment's name and session, naming the unknown lane
+// when the vendor finds none.
+func identify(v mapping.Vendor, m mapping.Moment) (mapping.Moment, string) {
 	hook, session := v.Identify(m)
 	if session == "" {
 		session = mapping.UnknownSession
@@ -40,24 +52,85 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 	if m.Hook == "" {
 		m.Hook = hook
 	}
-	res := Result{Hook: hook, Session: session}
-	err := e.Store.Locked(v.Name, session, func(tx *Tx) error {
-		drafts, err := v.Map(m, &tx.State.Table)
-		if err != nil {
-			return fmt.Errorf("map %s %s: %w", v.Name, hook, err)
+	return m, session
+}
+
+// Handle maps one moment with v's table and emits its events, all under the
+// session's lock so concurrent processes of one session keep seq order.
+func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
+	m, session := identify(v, m)
+	rs, err := e.emitSession(v, session, []mapping.Moment{m})
+	if rs[0].Err != nil && err == nil {
+		err = rs[0].Err
+	}
+	return rs[0], err
+}
+
+// HandleBatch emits moments that arrived together (one export request),
+// grouped by session in arrival order: each session's moments are mapped
+// under one hold of its lock, its state is saved once and its lines written
+// in one sink call. A moment whose mapping fails carries the failure in its
+// Result and is skipped; a store or sink failure fails its whole session
+// group, reported in the returned error (and in every Result of the group).
+func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	out := make([]Result, len(ms))
+	type group struct {
+		idx []int
+		ms  []mapping.Moment
+	}
+	groups := map[string]*group{}
+	var order []string
+	for i, m := range ms {
+		m, session := identify(v, m)
+		g := groups[session]
+		if g == nil {
+			g = &group{}
+			groups[session] = g
+			order = append(order, session)
 		}
-		if len(drafts) == 0 {
-			return nil
-		}
-		evs, suppressed := e.build(v.Name, session, drafts, tx.State)
-		res.Events, res.Suppressed = evs, suppressed
-		lines := make([][]byte, 0, len(evs))
-		for i := range evs {
-			l, err := evs[i].MarshalLine()
-			if err != nil {
-				return fmt.Errorf("encode %s: %w", evs[i].Type, err)
+		g.idx, g.ms = append(g.idx, i), append(g.ms, m)
+	}
+	var errs []error
+	for _, session := range order {
+		g := groups[session]
+		rs, err := e.emitSession(v, session, g.ms)
+		for j, i := range g.idx {
+			out[i] = rs[j]
+			if err != nil && out[i].Err == nil {
+				out[i].Err = err
 			}
-			lines = append(lines, l)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// emitSession maps and emits the moments of one session under its lock:
+// positions are reserved (the state saved) before the lines are written, so
+// a crash in between leaves a gap, never a reused position.
+func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
+	agent := agentOf(v)
+	rs := make([]Result, len(ms))
+	err := e.Store.Locked(agent, session, func(tx *Tx) error {
+		var lines [][]byte
+		for i, m := range ms {
+			rs[i] = Result{Hook: m.Hook, Session: session}
+			drafts, err := v.Map(m, &tx.State.Table)
+			if err != nil {
+				rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
+				continue
+			}
+			evs, suppressed := e.build(agent, session, drafts, tx.State)
+			rs[i].Events, rs[i].Suppressed = evs, suppressed
+			for j := range evs {
+				l, err := evs[j].MarshalLine()
+				if err != nil {
+					return fmt.Errorf("encode %s: %w", evs[j].Type, err)
+				}
+				lines = append(lines, l)
+			}
 		}
 		if err := tx.Save(); err != nil {
 			return err
@@ -65,9 +138,9 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 		if len(lines) == 0 {
 			return nil
 		}
-		return e.Sink.Write(v.Name, session, lines)
+		return e.Sink.Write(agent, session, lines)
 	})
-	return res, err
+	return rs, err
 }
 
 func (e *Emitter) now() time.Time {

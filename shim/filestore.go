@@ -53,6 +53,9 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	if tx.saved {
+		return nil
+	}
 	return tx.Save()
 }
 

@@ -17,11 +17,17 @@ type Sink interface {
 }
 
 // JSONL is the local log: {Root}/{agent}/{session}.jsonl, names encoded with
-// SafeName, one write per line with O_APPEND. It is the record every other
-// destination is shipped from.
+// SafeName, appended with O_APPEND. A line is never split across writes: the
+// lines of one call go out in as few writes as fit maxWrite, each write
+// holding whole lines only. It is the record every other destination is
+// shipped from.
 type JSONL struct {
 	Root string
 }
+
+// maxWrite bounds one append of several lines; a single longer line is
+// still written whole, in one write.
+const maxWrite = 1 << 20
 
 // Path returns the log file of (agent, session).
 func (j *JSONL) Path(agent, session string) string {
@@ -38,14 +44,27 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 	if err != nil {
 		return fmt.Errorf("log open: %w", err)
 	}
-	for i, l := range lines {
-		if n, err := f.Write(l); err != nil {
-			if n > 0 && n < len(l) {
+	written := 0
+	for written < len(lines) {
+		buf, n := lines[written], 1
+		if len(lines)-written > 1 {
+			buf = nil
+			for n = 0; written+n < len(lines); n++ {
+				l := lines[written+n]
+				if n > 0 && len(buf)+len(l) > maxWrite {
+					break
+				}
+				buf = append(buf, l...)
+			}
+		}
+		if w, err := f.Write(buf); err != nil {
+			if w > 0 && w < len(buf) {
 				f.Write([]byte{'\n'}) // end a torn line so the next append starts clean
 			}
 			f.Close()
-			return fmt.Errorf("log write: %d of %d lines written: %w", i, len(lines), err)
+			return fmt.Errorf("log write: %d of %d lines written: %w", written, len(lines), err)
 		}
+		written += n
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("log close: %w", err)

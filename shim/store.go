@@ -25,6 +25,7 @@ type SessionState struct {
 type Tx struct {
 	State *SessionState
 	save  func() error
+	saved bool
 }
 
 // Save persists State now, while the lock is still held. The emitter saves
@@ -34,13 +35,14 @@ func (t *Tx) Save() error {
 	if t.save == nil {
 		return nil
 	}
+	t.saved = true
 	return t.save()
 }
 
 // Store keeps session states. Locked runs fn with the state of (agent,
 // session) under a lock that every process sharing the store honours; state
-// that fn changed is saved when fn calls Tx.Save (and again when fn returns
-// without error).
+// that fn changed is saved when fn calls Tx.Save, or when fn returns without
+// error having never called it.
 type Store interface {
 	Locked(agent, session string, fn func(*Tx) error) error
 }

@@ -59,10 +59,16 @@ func (c *MapCmd) Run(s *Streams) error {
 			bad++
 			continue
 		}
-		m := mapping.Moment{Hook: c.Hook, Raw: append([]byte(nil), line...), Nonce: fmt.Sprintf("n%06d", n), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
-		if _, err := em.Handle(v, m); err != nil {
-			fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
-			bad++
+		units := [][]byte{append([]byte(nil), line...)}
+		if v.Split != nil {
+			units = v.Split(units[0])
+		}
+		for i, raw := range units {
+			m := mapping.Moment{Hook: c.Hook, Raw: raw, Nonce: fmt.Sprintf("n%06d.%d", n, i), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
+			if _, err := em.Handle(v, m); err != nil {
+				fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
+				bad++
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

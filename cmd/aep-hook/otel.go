@@ -1,7 +1,72 @@
 package main
 
-// OtelCmd is a placeholder owned by the otel work.
-type OtelCmd struct{}
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
-// Run is not implemented yet.
-func (c *OtelCmd) Run(s *Streams) error { return exitError{code: 2, msg: "not implemented yet"} }
+	"github.com/aep-hook/aep-hook/adapters/otlp"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// OtelCmd is `aep-hook otel`: the OTLP sidecar that receives Codex and VS
+// Code agent log exports and records them as AEP events.
+type OtelCmd struct {
+	CaptureFlags
+	Listen        string `help:"OTLP/HTTP listen address (/v1/logs, /healthz); empty disables HTTP." default:"127.0.0.1:4318" env:"AEP_OTEL_LISTEN"`
+	GRPC          string `name:"grpc" help:"OTLP/gRPC listen address, e.g. 127.0.0.1:4317 (only in the grpc build: make build-grpc)." env:"AEP_OTEL_GRPC" placeholder:"ADDR"`
+	Vendor        string `help:"Vendor profile: auto (per resource), codex or vscode." enum:"auto,codex,vscode" default:"auto"`
+	Mode          string `help:"companion (only x.<vendor>.otel.* events; a hook adapter owns the core types) or primary (also the pinned core types)." enum:"companion,primary" default:"companion"`
+	MaxBody       int64  `help:"Largest request body accepted, in bytes after decompression." default:"4194304"`
+	MaxConcurrent int    `help:"Requests handled at once; more get a retryable 503." default:"32"`
+}
+
+// Run serves until SIGINT or SIGTERM, then drains in-flight requests.
+func (c *OtelCmd) Run(s *Streams) error {
+	if c.GRPC != "" && !otlp.GRPCAvailable {
+		return exitError{code: 2, msg: otlp.ErrNoGRPC.Error()}
+	}
+	if c.Listen == "" && c.GRPC == "" {
+		return exitError{code: 2, msg: "nothing to serve: give --listen and/or --grpc"}
+	}
+	cfg := c.config(os.Getenv)
+	p, err := cfg.Policy()
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	rcv, err := otlp.New(otlp.Config{
+		Vendor: c.Vendor, Mode: mapping.Mode(c.Mode),
+		MaxRequestBytes: c.MaxBody, MaxConcurrent: c.MaxConcurrent,
+	}, cfg.NewFileEmitter(p), shim.NewErrorLog(cfg.HomeDir()))
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	var httpLn, grpcLn net.Listener
+	if c.Listen != "" {
+		if httpLn, err = net.Listen("tcp", c.Listen); err != nil {
+			return exitError{code: 1, msg: fmt.Sprintf("otel: listen %s: %v", c.Listen, err)}
+		}
+		fmt.Fprintf(s.Err, "aep-hook otel: OTLP/HTTP on http://%s/v1/logs (vendor %s, %s mode, logs in %s)\n", httpLn.Addr(), c.Vendor, c.Mode, cfg.LogRoot())
+	}
+	if c.GRPC != "" {
+		if grpcLn, err = net.Listen("tcp", c.GRPC); err != nil {
+			if httpLn != nil {
+				httpLn.Close()
+			}
+			return exitError{code: 1, msg: fmt.Sprintf("otel: listen %s: %v", c.GRPC, err)}
+		}
+		fmt.Fprintf(s.Err, "aep-hook otel: OTLP/gRPC on %s\n", grpcLn.Addr())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := rcv.Run(ctx, httpLn, grpcLn); err != nil {
+		return exitError{code: 1, msg: err.Error()}
+	}
+	st := rcv.Stats()
+	fmt.Fprintf(s.Err, "aep-hook otel: stopped; %d records recorded, %d duplicates dropped\n", st.Records, st.Duplicates)
+	return nil
+}
