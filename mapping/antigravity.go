@@ -22,7 +22,7 @@ func Antigravity() Vendor {
 		Name:         "antigravity",
 		Summary:      "Antigravity hooks.json (argv-named): synthesized runs, invocation steps, the stepIdx tool join, observe-only",
 		HookFromArgv: true,
-		Identify:     agyIdentify,
+		Identify:     identifyBy("", "conversationId"),
 		Map:          agyMap,
 		Reply:        agyReply,
 		Seed:         agySeed,
@@ -33,25 +33,14 @@ func Antigravity() Vendor {
 // and "" is the vendor's safely-handled no-opinion value (CLI 1.0.16), never
 // a named decision, never "continue"; every other hook gets "{}" (no
 // injectSteps, no terminationBehavior).
-var (
-	agyNoDecision = []byte(`{"decision": ""}`)
-	agyEmpty      = []byte(`{}`)
-)
+var agyNoDecision = []byte(`{"decision": ""}`)
 
 func agyReply(hook string) []byte {
 	switch hook {
 	case "PreToolUse", "Stop":
 		return agyNoDecision
 	}
-	return agyEmpty
-}
-
-func agyIdentify(m Moment) (string, string) {
-	s := Str(m.Raw, "conversationId")
-	if s == "" {
-		s = UnknownSession
-	}
-	return m.Hook, s
+	return emptyObject
 }
 
 // The table-state keys: the session seen, the synthesized run open, the
@@ -59,11 +48,12 @@ func agyIdentify(m Moment) (string, string) {
 // (stepIdx → tool name).
 const (
 	agySeen       = "agy.seen"
-	agyRun        = "agy.run"
-	agyLast       = "agy.last"
 	agyInvocation = "agy.invocation"
 	agyJoinPrefix = "agy.step:"
 )
+
+// agyRuns is the conversation's lane of synthesized runs.
+var agyRuns = runLane{open: "agy.run", last: "agy.last"}
 
 // agyMark names the reference a tool.requested is remembered under, so the
 // joined terminal's cause is its request (the wire keeps no call id).
@@ -79,7 +69,7 @@ func agyMap(m Moment, st *State) ([]Draft, error) {
 			"cwd", Str(raw, "workspacePaths.0"),
 		)})
 	}
-	run, _ := st.Get(agyRun)
+	run := agyRuns.current(st)
 	inv, _ := st.Get(agyInvocation)
 	stepIdx := extStep(raw, "stepIdx")
 
@@ -87,10 +77,7 @@ func agyMap(m Moment, st *State) ([]Draft, error) {
 	case "PreInvocation":
 		if run == "" {
 			run = m.Nonce
-			st.Del(agyLast)
-			if run != "" {
-				st.Set(agyRun, run)
-			}
+			agyRuns.begin(st, run)
 			ds = append(ds, Draft{Type: "run.started", Run: run, Data: Data("trigger", "user")})
 		}
 		step := extStep(raw, "invocationNum")
@@ -109,15 +96,8 @@ func agyMap(m Moment, st *State) ([]Draft, error) {
 
 	case "PreToolUse":
 		name := Str(raw, "toolCall.name")
-		d := Draft{
-			Type: "tool.requested", Subject: name, Run: run, Step: inv,
-			Data: Data(
-				"tool", ToolRef(name, ""),
-				"step_idx", extInt(raw, "stepIdx"),
-				"args_digest", extDigest(raw, "toolCall.args"),
-				"args", extValue(raw, "toolCall.args"),
-			),
-		}
+		d := withData(toolRequested(raw, name, "", "toolCall.args"), "step_idx", extInt(raw, "stepIdx"))
+		d.Run, d.Step = run, inv
 		if stepIdx != "" && name != "" {
 			st.Set(agyJoinPrefix+stepIdx, name)
 			d.Mark = agyMark(stepIdx)
@@ -130,16 +110,8 @@ func agyMap(m Moment, st *State) ([]Draft, error) {
 		return append(ds, agyPostTool(raw, st, run, inv, stepIdx)), nil
 
 	case "Stop":
-		if run == "" {
-			// No open run: a repeated Stop of the run just closed (the
-			// emitter suppresses it), or an opener never observed, whose
-			// terminal closes a run of its own.
-			if run, _ = st.Get(agyLast); run == "" {
-				run = m.Nonce
-			}
-		}
+		run = agyRuns.end(st, m.Nonce)
 		agyClearRun(st)
-		st.Set(agyLast, run)
 		reason := Str(raw, "terminationReason")
 		common := []any{
 			"execution_num", extInt(raw, "executionNum"),
@@ -178,17 +150,13 @@ func agyPostTool(raw []byte, st *State, run, inv, stepIdx string) Draft {
 			Levels: map[string]redact.Level{"failed": redact.Metadata, "step_idx": redact.Metadata, "error": redact.Redacted},
 		}
 	}
-	d := Draft{
-		Subject: name, Run: run, Step: inv, CauseRef: agyMark(stepIdx),
-	}
+	// The thin payload carries no result: a completion states the join only.
+	d := Draft{Type: "tool.completed", Subject: name, Data: Data("tool", ToolRef(name, ""))}
 	if failed {
-		d.Type = "tool.failed"
-		d.Data = Data("tool", ToolRef(name, ""), "step_idx", idx, "error", Data("type", "tool_error", "message", errMsg))
-	} else {
-		d.Type = "tool.completed"
-		d.Data = Data("tool", ToolRef(name, ""), "step_idx", idx)
+		d = toolFailed(name, "", "tool_error", errMsg)
 	}
-	return d
+	d.Run, d.Step, d.CauseRef = run, inv, agyMark(stepIdx)
+	return withData(d, "step_idx", idx)
 }
 
 // agyStepData is the unjoined fallback's payload: the outcome fact and the
@@ -201,10 +169,9 @@ func agyStepData(failed bool, idx any, errMsg string) map[string]any {
 	return d
 }
 
-// agyClearRun closes the run's state at Stop: the run, the open invocation
+// agyClearRun clears what a run leaves behind at Stop: the open invocation
 // and every join entry left dangling (bounded memory).
 func agyClearRun(st *State) {
-	st.Del(agyRun)
 	st.Del(agyInvocation)
 	for k := range st.Entries {
 		if strings.HasPrefix(k, agyJoinPrefix) {
@@ -242,8 +209,8 @@ func agyToken(hook string) string {
 // names a tool, the PreToolUse that recorded it under the moment's stepIdx.
 func agySeed(join []byte, m Moment, st *State) {
 	st.Set(agySeen, "1")
-	if _, ok := st.Get(agyRun); !ok {
-		st.Set(agyRun, "seed-"+m.Nonce)
+	if agyRuns.current(st) == "" {
+		agyRuns.begin(st, "seed-"+m.Nonce)
 	}
 	if name := gjson.GetBytes(join, "name"); name.Type == gjson.String && name.Str != "" {
 		if idx := extStep(m.Raw, "stepIdx"); idx != "" {

@@ -53,17 +53,14 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 	if hook == "" {
 		hook, raw = claudeCodeBare(raw)
 	}
+	if ds, ok := claudeShapedTool(hook, raw, st); ok {
+		return ds, nil
+	}
 	run := currentRun(st)
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	switch hook {
 	case "SessionStart":
-		return []Draft{{Type: "session.started", Data: Data(
-			"client", map[string]any{"name": agent},
-			"trigger", Str(raw, "source"),
-			"gen_ai.request.model", Str(raw, "model"),
-			"permission_mode", Str(raw, "permission_mode"),
-			"cwd", Str(raw, "cwd"),
-		)}}, nil
+		return []Draft{sessionStarted(agent, raw)}, nil
 	case "SessionEnd":
 		// No request outlives the session (AEP-0002 §7 rule 2).
 		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
@@ -86,18 +83,6 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 	case "StopFailure":
 		ds := dismissPending(st)
 		return append(ds, Draft{Type: "run.failed", Run: closeRun(m, st), Data: stopFailureData(raw)}), nil
-	case "PreToolUse":
-		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
-	case "PostToolUse":
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolCompleted(raw, tool, call, "tool_response"))...), nil
-	case "PostToolUseFailure":
-		errType := "tool_error"
-		if gjson.GetBytes(raw, "is_interrupt").Bool() {
-			errType = "interrupt"
-		}
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolFailed(tool, call, errType, errorText(raw, "error")))...), nil
 	case "PermissionRequest":
 		return permissionRequest(agent, raw, run, st), nil
 	case "PermissionDenied":
@@ -111,10 +96,6 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 		return elicitationRequest(agent, raw, run, st), nil
 	case "ElicitationResult":
 		return elicitationResult(raw, st), nil
-	case "SubagentStart":
-		return inRun(st, subagent("delegation.subagent.started", raw)), nil
-	case "SubagentStop":
-		return inRun(st, subagent("delegation.subagent.stopped", raw)), nil
 	case "PreCompact":
 		// Documented deviation: session.compacted fires once, at PostCompact.
 		return nil, nil
@@ -179,17 +160,4 @@ func stopFailureData(raw []byte) map[string]any {
 		"reason", reason,
 		"error", Data("type", reason, "message", firstNonEmpty(Str(raw, "error_message"), Str(raw, "error_details"))),
 	)
-}
-
-// errorText returns the error at path as text: a string verbatim, any other
-// JSON as its raw spelling.
-func errorText(raw []byte, path string) string {
-	r := gjson.GetBytes(raw, path)
-	if r.Type == gjson.String {
-		return r.Str
-	}
-	if r.Exists() && r.Type != gjson.Null {
-		return r.Raw
-	}
-	return ""
 }

@@ -17,31 +17,17 @@ func Cline() Vendor {
 	return Vendor{
 		Name:     "cline",
 		Summary:  "Cline subprocess hooks (--hooks-dir): run, tool and delegation lifecycle, observe-only",
-		Identify: clineIdentify,
+		Identify: identifyBy("hookName", "taskId"),
 		Map:      clineMap,
-		Reply:    clineReply,
+		Reply:    replyEmptyObject,
 	}
 }
 
-// clineNeutral is the observe-only hook output: JSON with no control field.
-var clineNeutral = []byte("{}")
-
-func clineReply(string) []byte { return clineNeutral }
-
-func clineIdentify(m Moment) (string, string) {
-	s := Str(m.Raw, "taskId")
-	if s == "" {
-		s = UnknownSession
-	}
-	return HookField(m, "hookName"), s
+// clineRuns is the run lane of one agent: a child agent runs inside the
+// parent's task, so runs are kept per agent id.
+func clineRuns(agentID string) runLane {
+	return runLane{open: "cline.run:" + agentID, last: "cline.last:" + agentID}
 }
-
-// clineRunKey is the table-state key of the run an agent has open; a child
-// agent runs inside the parent's task, so runs are kept per agent id.
-func clineRunKey(agentID string) string { return "cline.run:" + agentID }
-
-// clineLastKey is the table-state key of the run an agent closed last.
-func clineLastKey(agentID string) string { return "cline.last:" + agentID }
 
 func clineMap(m Moment, st *State) ([]Draft, error) {
 	raw := m.Raw
@@ -49,7 +35,8 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 	agentID := Str(raw, "agent_id")
 	parent := Str(raw, "parent_agent_id")
 	step := extStep(raw, "iteration")
-	run, _ := st.Get(clineRunKey(agentID))
+	lane := clineRuns(agentID)
+	run := lane.current(st)
 
 	switch hook {
 	case "agent_start", "agent_resume":
@@ -62,25 +49,12 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Data: map[string]any{}})
 		}
 		run = m.Nonce
-		st.Del(clineLastKey(agentID))
-		if run != "" {
-			st.Set(clineRunKey(agentID), run)
-		}
+		lane.begin(st, run)
 		ds = append(ds, Draft{Type: "run.started", Run: run, Step: step, Data: Data("trigger", trigger)})
 		return ds, nil
 
 	case "agent_end", "agent_abort", "agent_error":
-		if run == "" {
-			// No open run: a second terminal for the run just closed (the
-			// emitter suppresses it), or an opener never observed (attach
-			// mid-run), whose terminal closes a run of its own.
-			if run, _ = st.Get(clineLastKey(agentID)); run == "" {
-				run = m.Nonce
-			}
-		}
-		st.Del(clineRunKey(agentID))
-		st.Set(clineLastKey(agentID), run)
-		d := Draft{Run: run, Step: step}
+		d := Draft{Run: lane.end(st, m.Nonce), Step: step}
 		switch hook {
 		case "agent_end":
 			d.Type, d.Data = "run.finished", map[string]any{}
@@ -101,15 +75,9 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 		return ds, nil
 
 	case "tool_call":
-		name := Str(raw, "tool_call.name")
-		return []Draft{{
-			Type: "tool.requested", Subject: name, Run: run, Step: step,
-			Data: Data(
-				"tool", ToolRef(name, Str(raw, "tool_call.id")),
-				"args_digest", extDigest(raw, "tool_call.input"),
-				"args", extValue(raw, "tool_call.input"),
-			),
-		}}, nil
+		d := toolRequested(raw, Str(raw, "tool_call.name"), Str(raw, "tool_call.id"), "tool_call.input")
+		d.Run, d.Step = run, step
+		return []Draft{d}, nil
 
 	case "tool_result":
 		return []Draft{clineToolResult(raw, run, step)}, nil
@@ -143,24 +111,15 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 
 // clineToolResult splits the typed ToolCallRecord on its error field.
 func clineToolResult(raw []byte, run, step string) Draft {
-	name := Str(raw, "tool_result.name")
-	ref := ToolRef(name, Str(raw, "tool_result.id"))
-	dur := extInt(raw, "tool_result.durationMs")
+	name, id := Str(raw, "tool_result.name"), Str(raw, "tool_result.id")
+	var d Draft
 	if failed, msg := clineToolError(raw); failed {
-		return Draft{
-			Type: "tool.failed", Subject: name, Run: run, Step: step,
-			Data: Data("tool", ref, "duration_ms", dur, "error", Data("type", "tool_error", "message", msg)),
-		}
+		d = toolFailed(name, id, "tool_error", msg)
+	} else {
+		d = toolCompleted(raw, name, id, "tool_result.output")
 	}
-	return Draft{
-		Type: "tool.completed", Subject: name, Run: run, Step: step,
-		Data: Data(
-			"tool", ref,
-			"duration_ms", dur,
-			"result_digest", extDigest(raw, "tool_result.output"),
-			"result", extValue(raw, "tool_result.output"),
-		),
-	}
+	d.Run, d.Step = run, step
+	return withData(d, "duration_ms", extInt(raw, "tool_result.durationMs"))
 }
 
 // clineToolError reads ToolCallRecord.error: a non-empty string, or any

@@ -44,13 +44,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	switch hook {
 	case "SessionStart":
-		return []Draft{{Type: "session.started", Data: Data(
-			"client", map[string]any{"name": codexAgent},
-			"trigger", Str(raw, "source"),
-			"gen_ai.request.model", Str(raw, "model"),
-			"permission_mode", Str(raw, "permission_mode"),
-			"cwd", Str(raw, "cwd"),
-		)}}, nil
+		return []Draft{sessionStarted(codexAgent, raw)}, nil
 	case "UserPromptSubmit":
 		if turn == "" {
 			turn = m.Nonce

@@ -1,9 +1,11 @@
 package mapping
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -109,4 +111,53 @@ func Data(kv ...any) map[string]any {
 // omitted.
 func ToolRef(name, callID string) map[string]any {
 	return Data("name", name, "call_id", callID)
+}
+
+// extInt returns the JSON number at path as an int64 when it is integral
+// (so it encodes as the vendor spelled it), as a float64 otherwise, and nil
+// when the path is absent or not a number.
+func extInt(raw []byte, path string) any {
+	r := gjson.GetBytes(raw, path)
+	if r.Type != gjson.Number {
+		return nil
+	}
+	if i, err := strconv.ParseInt(r.Raw, 10, 64); err == nil {
+		return i
+	}
+	return r.Float()
+}
+
+// extBool returns the JSON boolean at path, nil when absent or not a boolean.
+func extBool(raw []byte, path string) any {
+	r := gjson.GetBytes(raw, path)
+	if r.Type != gjson.True && r.Type != gjson.False {
+		return nil
+	}
+	return r.Bool()
+}
+
+// extStep returns the envelope step a counter at path names: a JSON number
+// or a non-empty string, spelled as a plain string; "" when absent.
+func extStep(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	switch r.Type {
+	case gjson.Number:
+		if _, err := strconv.ParseInt(r.Raw, 10, 64); err == nil {
+			return r.Raw
+		}
+		return strconv.FormatFloat(r.Float(), 'f', -1, 64)
+	case gjson.String:
+		return r.Str
+	}
+	return ""
+}
+
+// extDigest returns the AEP-0003 §9.3 digest of the JSON at path, "" when
+// the path is absent or null (nothing to digest).
+func extDigest(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	if !r.Exists() || r.Type == gjson.Null {
+		return ""
+	}
+	return redact.DigestJSON([]byte(r.Raw))
 }

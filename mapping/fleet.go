@@ -13,12 +13,54 @@ import (
 // id (VS Code's optional session_id, Kimi's subagent hooks).
 const UnknownSession = "unknown"
 
-// stateRun is the table-state key of the synthesized run that is open;
-// stateLastRun keeps the one closed last, for late terminals.
+// runLane names the two table-state keys of one lane of synthesized runs:
+// the run that is open, and the one closed last (for late terminals). A
+// session has one lane (sessionRuns); Cline keeps one per agent, since a
+// child agent runs inside its parent's task.
+type runLane struct{ open, last string }
+
+// sessionRuns is the session's own run lane.
+var sessionRuns = runLane{open: stateRun, last: stateLastRun}
+
+// stateRun is the table-state key of the session's open synthesized run;
+// stateLastRun keeps the one closed last.
 const (
 	stateRun     = "run"
 	stateLastRun = "run.last"
 )
+
+// current returns the lane's open run, "" when none is.
+func (l runLane) current(st *State) string {
+	r, _ := st.Get(l.open)
+	return r
+}
+
+// begin opens id as the lane's run ("" opens nothing).
+func (l runLane) begin(st *State, id string) {
+	if id == "" {
+		return
+	}
+	st.Del(l.last)
+	st.Set(l.open, id)
+}
+
+// end closes the lane's open run and returns its id. A terminal that finds
+// no open run is a late second terminal of the run closed last (a Stop
+// after the Interrupt, a re-fired stop hook): it names that run, and the
+// emitter's terminal exclusivity suppresses it. With no run seen at all (the
+// opener was never observed: attach mid-run), the terminal closes a run of
+// its own, named by nonce.
+func (l runLane) end(st *State, nonce string) string {
+	r := l.current(st)
+	if r == "" {
+		if r, _ = st.Get(l.last); r == "" {
+			r = nonce
+		}
+	}
+	st.Del(l.open)
+	st.Set(l.last, r)
+	return r
+}
 
 // maxPending bounds one tool's queue of unanswered requests in the pairing
 // without a call id; the oldest falls off first.
@@ -32,8 +74,8 @@ var emptyObject = []byte("{}")
 func replyEmptyObject(string) []byte { return emptyObject }
 
 // identifyBy returns a Vendor.Identify reading the moment name from
-// hookField and the session from sessionField, with a missing session sent to
-// the UnknownSession lane.
+// hookField (or the argv name the transport gave) and the session from
+// sessionField, with a missing session sent to the UnknownSession lane.
 func identifyBy(hookField, sessionField string) func(Moment) (string, string) {
 	return func(m Moment) (string, string) {
 		s := Str(m.Raw, sessionField)
@@ -44,52 +86,29 @@ func identifyBy(hookField, sessionField string) func(Moment) (string, string) {
 	}
 }
 
-// currentRun returns the synthesized run that is open, "" when none is.
-func currentRun(st *State) string {
-	r, _ := st.Get(stateRun)
-	return r
-}
+// currentRun returns the session's open synthesized run, "" when none is.
+func currentRun(st *State) string { return sessionRuns.current(st) }
 
 // drainRun closes a run left open (its terminal hook never fired: an
 // interrupt the vendor does not report, a crash) as run.cancelled with no
 // claim of who cancelled it. It returns nothing when no run is open.
 func drainRun(st *State) []Draft {
-	r := currentRun(st)
-	if r == "" {
+	if currentRun(st) == "" {
 		return nil
 	}
-	st.Del(stateRun)
-	st.Set(stateLastRun, r)
-	return []Draft{{Type: "run.cancelled", Run: r, Data: map[string]any{}}}
+	return []Draft{{Type: "run.cancelled", Run: sessionRuns.end(st, ""), Data: map[string]any{}}}
 }
 
 // openRun drains a stale run, then opens a new one whose id is the moment's
 // nonce, and returns the drained terminals and the new run id.
 func openRun(m Moment, st *State) ([]Draft, string) {
 	drained := drainRun(st)
-	if m.Nonce != "" {
-		st.Set(stateRun, m.Nonce)
-	}
+	sessionRuns.begin(st, m.Nonce)
 	return drained, m.Nonce
 }
 
-// closeRun ends the open run and returns its id. A terminal that finds no
-// open run is a late second terminal of the run closed last (a Stop after
-// the Interrupt, a re-fired stop hook): it names that run, and the emitter's
-// terminal exclusivity suppresses it. With no run seen at all (the prompt was
-// never observed), the terminal gets a fresh run of its own from the nonce.
-func closeRun(m Moment, st *State) string {
-	r := currentRun(st)
-	if r == "" {
-		if last, ok := st.Get(stateLastRun); ok {
-			return last
-		}
-		return m.Nonce
-	}
-	st.Del(stateRun)
-	st.Set(stateLastRun, r)
-	return r
-}
+// closeRun ends the session's open run and returns its id (runLane.end).
+func closeRun(m Moment, st *State) string { return sessionRuns.end(st, m.Nonce) }
 
 // inRun sets the open run on drafts that carry none.
 func inRun(st *State, ds ...Draft) []Draft {
@@ -106,7 +125,23 @@ func inRun(st *State, ds ...Draft) []Draft {
 // vendor reason normalized onto the schema enum (exit, clear, logout, ...
 // are "normal"; hooks.go's sessionEndReason).
 func sessionEnd(st *State, reason string) []Draft {
-	return append(drainRun(st), Draft{Type: "session.ended", Data: Data("reason", sessionEndReason(reason))})
+	ds := append(dismissPending(st), drainRun(st)...)
+	return append(ds, Draft{Type: "session.ended", Data: Data("reason", sessionEndReason(reason))})
+}
+
+// sessionStarted is session.started for a Claude-Code-shaped SessionStart:
+// the client name, the vendor's source as the trigger, the model and the
+// permission mode (a fleet-relevant security posture) at metadata, the cwd
+// for the gate to drop or redact; extra appends vendor-specific pairs.
+func sessionStarted(agent string, raw []byte, extra ...any) Draft {
+	kv := append([]any{
+		"client", map[string]any{"name": agent},
+		"trigger", Str(raw, "source"),
+		"gen_ai.request.model", Str(raw, "model"),
+		"permission_mode", Str(raw, "permission_mode"),
+		"cwd", Str(raw, "cwd"),
+	}, extra...)
+	return Draft{Type: "session.started", Data: Data(kv...)}
 }
 
 // toolRequested is tool.requested for the call: the args digest always, the
@@ -115,7 +150,7 @@ func toolRequested(raw []byte, name, callID, argsPath string) Draft {
 	return Draft{Type: "tool.requested", Subject: name, Data: Data(
 		"tool", ToolRef(name, callID),
 		"args_digest", extDigest(raw, argsPath),
-		"args", extValue(raw, argsPath),
+		"args", Value(raw, argsPath),
 	)}
 }
 
@@ -125,7 +160,7 @@ func toolCompleted(raw []byte, name, callID, resultPath string) Draft {
 	return Draft{Type: "tool.completed", Subject: name, Data: Data(
 		"tool", ToolRef(name, callID),
 		"result_digest", extDigest(raw, resultPath),
-		"result", extValue(raw, resultPath),
+		"result", Value(raw, resultPath),
 	)}
 }
 
@@ -136,6 +171,19 @@ func toolFailed(name, callID, errType, errMsg string) Draft {
 		"tool", ToolRef(name, callID),
 		"error", Data("type", errType, "message", errMsg),
 	)}
+}
+
+// withData adds the key/value pairs to d's payload the way Data builds one
+// (nil values and empty strings omitted): a vendor's extra facts on a shared
+// draft, e.g. duration_ms on a tool outcome.
+func withData(d Draft, kv ...any) Draft {
+	if d.Data == nil {
+		d.Data = map[string]any{}
+	}
+	for k, v := range Data(kv...) {
+		d.Data[k] = v
+	}
+	return d
 }
 
 // pendingKey is the table-state key of the queue of requests of one tool
@@ -182,13 +230,6 @@ func pairClose(st *State, name, argsDigest string) string {
 		return ""
 	}
 	return items[0]
-}
-
-// fallback is the vendor's mechanical extension event for a moment with no
-// core mapping: x.{vendor}.session.{snake_case(hook)} with an empty payload
-// (nothing of an unknown payload is known to be metadata-safe).
-func fallback(vendor, hook string) Draft {
-	return Draft{Type: Fallback(vendor, "session", hook), Data: map[string]any{}}
 }
 
 // promptRun opens a synthesized run at a prompt boundary (draining a stale

@@ -26,18 +26,13 @@ func Hermes() Vendor {
 		Summary:  "Hermes Agent shell hooks: per-turn runs, three-way tool split, observed approval and clarify cards",
 		Identify: hermesIdentify,
 		Map:      hermesMap,
-		Reply:    hermesReply,
+		Reply:    replyEmptyObject,
 	}
 }
 
 // hermesSentinel is the telemetry_schema_version the table was verified
 // against (tag v2026.7.7.2); any other value is the re-verify trigger.
 const hermesSentinel = "hermes.observer.v1"
-
-// hermesNeutral is the observe-only reply: no block, no context.
-var hermesNeutral = []byte("{}")
-
-func hermesReply(string) []byte { return hermesNeutral }
 
 // hermesIdentify reads session_id. The approval hooks carry session_id ""
 // and only extra.session_key: on the CLI surface that key IS the session
@@ -316,7 +311,7 @@ func hermesPreTool(raw []byte, run string, st *State) []Draft {
 		Data: Data(
 			"tool", ToolRef(name, callID),
 			"args_digest", redact.DigestJSON(hermesRawOrNull(raw, "tool_input")),
-			"args", extValue(raw, "tool_input"),
+			"args", Value(raw, "tool_input"),
 		),
 	}}
 	if name != "clarify" {
@@ -425,14 +420,8 @@ func hermesPostTool(raw []byte, run string, st *State) []Draft {
 	var d Draft
 	switch status {
 	case "error":
-		typ := Str(raw, "extra.error_type")
-		if typ == "" {
-			typ = "tool_error"
-		}
-		d = Draft{Type: "tool.failed", Data: Data(
-			"tool", ref, "duration_ms", dur,
-			"error", Data("type", typ, "message", Str(raw, "extra.error_message")),
-		)}
+		d = withData(toolFailed(name, callID, firstNonEmpty(Str(raw, "extra.error_type"), "tool_error"),
+			Str(raw, "extra.error_message")), "duration_ms", dur)
 	case "blocked":
 		// A blocking policy hook, no human loop. The design record carries
 		// the block message as rule at redacted+, but the registry annotates
@@ -440,11 +429,7 @@ func hermesPostTool(raw []byte, run string, st *State) []Draft {
 		// message is not carried.
 		d = Draft{Type: "tool.denied", Data: Data("tool", ref, "duration_ms", dur, "by", "policy")}
 	default:
-		d = Draft{Type: "tool.completed", Data: Data(
-			"tool", ref, "duration_ms", dur,
-			"result_digest", extDigest(raw, "extra.result"),
-			"result", extValue(raw, "extra.result"),
-		)}
+		d = withData(toolCompleted(raw, name, callID, "extra.result"), "duration_ms", dur)
 		if status != "" && status != "ok" {
 			d.Data["status"] = status // a future status, stated rather than guessed
 		}

@@ -16,8 +16,7 @@ import (
 // top of fleet.go's runs and tool events: the attention lifecycle (permission
 // cards, AskUserQuestion and MCP-elicitation forms, their honest settlement
 // when a later hook or the session's end makes them moot), the Notification
-// split, SessionEnd reason normalization, and x.* extension events with
-// declared field levels.
+// split, and SessionEnd reason normalization.
 //
 // Pending attention requests live in the table state under
 // attnPendingPrefix+key (value: the run the request was raised in), the key
@@ -446,7 +445,7 @@ func elicitationResult(raw []byte, st *State) []Draft {
 	if Str(raw, "action") != "accept" {
 		return []Draft{settleAttention(st, key, "dismissed", "")}
 	}
-	values, _ := extValue(raw, "content").(map[string]any)
+	values, _ := Value(raw, "content").(map[string]any)
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -520,6 +519,47 @@ func choiceValue(v any, f formSpec) (any, bool) {
 	return v, isChoice(v)
 }
 
+// claudeShapedTool maps the moments the Claude-Code-shaped tables (Claude
+// Code, Qwen Code) share verbatim: the tool trio paired by tool_use_id,
+// whose outcome also settles a permission card pending for the call
+// (is_interrupt on a failure types it "interrupt"), and the subagent pair.
+// ok is false for any other hook.
+func claudeShapedTool(hook string, raw []byte, st *State) (ds []Draft, ok bool) {
+	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	switch hook {
+	case "PreToolUse":
+		return inRun(st, toolRequested(raw, tool, call, "tool_input")), true
+	case "PostToolUse":
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolCompleted(raw, tool, call, "tool_response"))...), true
+	case "PostToolUseFailure":
+		errType := "tool_error"
+		if gjson.GetBytes(raw, "is_interrupt").Bool() {
+			errType = "interrupt"
+		}
+		return inRun(st, append(settleToolAttention(raw, st),
+			toolFailed(tool, call, errType, errorText(raw, "error")))...), true
+	case "SubagentStart":
+		return inRun(st, subagent("delegation.subagent.started", raw)), true
+	case "SubagentStop":
+		return inRun(st, subagent("delegation.subagent.stopped", raw)), true
+	}
+	return nil, false
+}
+
+// errorText returns the error at path as text: a string verbatim, any other
+// JSON as its raw spelling.
+func errorText(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	if r.Type == gjson.String {
+		return r.Str
+	}
+	if r.Exists() && r.Type != gjson.Null {
+		return r.Raw
+	}
+	return ""
+}
+
 // notificationStatus is the Claude-Code-shaped Notification split: the
 // permission_prompt and elicitation_dialog notifications repeat what the
 // first-class PermissionRequest / Elicitation hooks already raised as
@@ -548,30 +588,4 @@ func sessionEndReason(reason string) string {
 		return reason
 	}
 	return ""
-}
-
-// extField names one top-level field an x.* event carries and its level.
-type extField struct {
-	name  string
-	level redact.Level
-}
-
-// extensionEvent is the mechanical x.{agent}.session.{snake} event of a
-// documented hook without a core mapping, carrying the named payload fields
-// with their declared levels (metadata for structural tokens, redacted for
-// paths and labels).
-func extensionEvent(agent, hook string, raw []byte, fields ...extField) Draft {
-	d := Draft{Type: Fallback(agent, "session", hook), Data: map[string]any{}}
-	for _, f := range fields {
-		v := extValue(raw, f.name)
-		if v == nil {
-			continue
-		}
-		d.Data[f.name] = v
-		if d.Levels == nil {
-			d.Levels = map[string]redact.Level{}
-		}
-		d.Levels[f.name] = f.level
-	}
-	return d
 }

@@ -132,8 +132,9 @@ func kimiPromptText(raw []byte) string {
 }
 
 // kimiPermission is the table-state key remembering an observed permission
-// request until its result arrives.
-func kimiPermission(call string) string { return "perm:" + call }
+// request until its result arrives: the shared pending-attention entry, so
+// a session that ends first dismisses it (AEP-0002 §7 rule 2).
+func kimiPermission(call string) string { return attnPendingPrefix + "attn:" + call }
 
 // kimiPermissionRequest observes the vendor's own approval prompt opening:
 // kind permission, answered out of band, no options claimed (the vendor's TUI
@@ -155,7 +156,7 @@ func kimiPermissionRequest(raw []byte, st *State, tool, call string) Draft {
 	if call != "" {
 		d.Mark = "attn:" + call
 		d.CauseRef = "tool:" + call
-		st.Set(kimiPermission(call), tool)
+		st.Set(kimiPermission(call), currentRun(st))
 	}
 	return d
 }

@@ -1,9 +1,5 @@
 package mapping
 
-import (
-	"github.com/tidwall/gjson"
-)
-
 // Qwen is the AEP-0002 Annex A.4 table for Qwen Code hooks: sixteen hooks,
 // the Claude-Code-shaped sibling. Runs are synthesized per UserPromptSubmit
 // (no turn id is documented) and tool_use_id pairs the tool events;
@@ -13,7 +9,7 @@ import (
 func Qwen() Vendor {
 	return Vendor{
 		Name:     "qwen-code",
-		Summary:  "Qwen Code hooks (settings.json), with the permission control loop",
+		Summary:  "Qwen Code hooks (settings.json), the Claude Code family rules, observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      mapQwen,
 		Reply:    replyEmptyObject,
@@ -24,17 +20,13 @@ func mapQwen(m Moment, st *State) ([]Draft, error) {
 	const vendor = "qwen-code"
 	raw := m.Raw
 	hook := HookField(m, "hook_event_name")
-	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	if ds, ok := claudeShapedTool(hook, raw, st); ok {
+		return ds, nil
+	}
 	switch hook {
 	case "SessionStart":
 		// permission_mode is a fleet-relevant security posture (yolo!).
-		return []Draft{{Type: "session.started", Data: Data(
-			"client", map[string]any{"name": vendor},
-			"trigger", Str(raw, "source"),
-			"gen_ai.request.model", Str(raw, "model"),
-			"permission_mode", Str(raw, "permission_mode"),
-			"cwd", Str(raw, "cwd"),
-		)}}, nil
+		return []Draft{sessionStarted(vendor, raw)}, nil
 	case "SessionEnd":
 		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
@@ -54,24 +46,8 @@ func mapQwen(m Moment, st *State) ([]Draft, error) {
 			"reason", reason,
 			"error", omitEmpty(Data("message", Str(raw, "error_details"))),
 		))...), nil
-	case "PreToolUse":
-		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
-	case "PostToolUse":
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolCompleted(raw, tool, call, "tool_response"))...), nil
-	case "PostToolUseFailure":
-		errType := "tool_error"
-		if gjson.GetBytes(raw, "is_interrupt").Bool() {
-			errType = "interrupt"
-		}
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolFailed(tool, call, errType, Str(raw, "error")))...), nil
 	case "PermissionRequest":
 		return permissionRequest(vendor, raw, currentRun(st), st), nil
-	case "SubagentStart":
-		return inRun(st, subagent("delegation.subagent.started", raw)), nil
-	case "SubagentStop":
-		return inRun(st, subagent("delegation.subagent.stopped", raw)), nil
 	case "PreCompact":
 		// The paired concept is stated once, at PostCompact.
 		return nil, nil

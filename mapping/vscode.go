@@ -24,13 +24,7 @@ func mapVSCode(m Moment, st *State) ([]Draft, error) {
 	switch hook {
 	case "SessionStart":
 		// The vendor's timestamp and transcript_path do not ride.
-		return []Draft{{Type: "session.started", Data: Data(
-			"client", map[string]any{"name": "vscode"},
-			"trigger", Str(raw, "source"),
-			"gen_ai.request.model", Str(raw, "model"),
-			"agent_type", Str(raw, "agent_type"),
-			"cwd", Str(raw, "cwd"),
-		)}}, nil
+		return []Draft{sessionStarted("vscode", raw, "agent_type", Str(raw, "agent_type"))}, nil
 	case "UserPromptSubmit":
 		return promptRun(m, st, Str(raw, "prompt")), nil
 	case "Stop":

@@ -41,8 +41,10 @@ func TestRunnerFailOpen(t *testing.T) {
 	base := mapping.Vendor{
 		Name:     "t",
 		Identify: func(m mapping.Moment) (string, string) { return mapping.HookField(m, "hook"), "s" },
-		Map:      func(mapping.Moment, *mapping.State) ([]mapping.Draft, error) { return []mapping.Draft{{Type: "progress.status"}}, nil },
-		Reply:    func(string) []byte { return reply },
+		Map: func(mapping.Moment, *mapping.State) ([]mapping.Draft, error) {
+			return []mapping.Draft{{Type: "progress.status"}}, nil
+		},
+		Reply: func(string) []byte { return reply },
 	}
 	panicky := base
 	panicky.Map = func(mapping.Moment, *mapping.State) ([]mapping.Draft, error) { panic("secret content in a panic") }

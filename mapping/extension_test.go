@@ -75,7 +75,7 @@ func TestExtHelpers(t *testing.T) {
 		{"step null", extStep(raw, "n"), ""},
 		{"digest null", extDigest(raw, "n"), ""},
 		{"digest absent", extDigest(raw, "x"), ""},
-		{"value null", extValue(raw, "n"), nil},
+		{"value null", Value(raw, "n"), nil},
 		{"dotted", extDottedType("cline", "some_future_hook"), "x.cline.some.future.hook"},
 		{"dotted one word", extDottedType("hermes", "verify"), "x.hermes.hook.verify"},
 		{"dotted camel", extDottedType("hermes", "PreVerify"), "x.hermes.pre.verify"},

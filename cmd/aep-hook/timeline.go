@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// TimelineCmd is `aep-hook timeline FILE...`: a human-readable view of AEP
+// JSONL logs.
+type TimelineCmd struct {
+	Files []string `arg:"" optional:"" help:"AEP JSONL log files (default: stdin)." type:"path"`
+}
+
+// Run prints one line per event: time, position, type, subject and the key
+// payload facts, indented under its run.
+func (c *TimelineCmd) Run(s *Streams) error {
+	if len(c.Files) == 0 {
+		return timeline(s.In, s.Out)
+	}
+	for _, f := range c.Files {
+		r, err := os.Open(f)
+		if err != nil {
+			return exitError{code: 1, msg: err.Error()}
+		}
+		fmt.Fprintf(s.Out, "%s\n", f)
+		err = timeline(r, s.Out)
+		r.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type tlEvent struct {
+	Type     string         `json:"type"`
+	Subject  string         `json:"subject"`
+	Time     string         `json:"time"`
+	Run      string         `json:"run"`
+	Step     string         `json:"step"`
+	Seq      *int64         `json:"seq"`
+	Epoch    *int64         `json:"epoch"`
+	Severity string         `json:"severity"`
+	Capture  string         `json:"capture"`
+	Data     map[string]any `json:"data"`
+}
+
+func timeline(r io.Reader, w io.Writer) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 32<<20)
+	runs := map[string]int{}
+	for n := 1; sc.Scan(); n++ {
+		var e tlEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
+			fmt.Fprintf(w, "  line %d: not an AEP event\n", n)
+			continue
+		}
+		t := e.Time
+		if i := strings.IndexByte(t, 'T'); i >= 0 {
+			t = strings.TrimSuffix(t[i+1:], "Z")
+		}
+		pos := "      "
+		if e.Seq != nil {
+			pos = fmt.Sprintf("%2d:%-3d", deref(e.Epoch), *e.Seq)
+		}
+		indent := ""
+		if e.Run != "" {
+			if _, ok := runs[e.Run]; !ok {
+				runs[e.Run] = len(runs) + 1
+			}
+			indent = fmt.Sprintf("  run %d  ", runs[e.Run])
+		}
+		fmt.Fprintf(w, "  %s %s %s%-28s %s%s\n", t, pos, indent, e.Type, e.Subject, facts(e))
+	}
+	return sc.Err()
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// facts picks the payload members worth a glance, all structural.
+func facts(e tlEvent) string {
+	var parts []string
+	keys := make([]string, 0, len(e.Data))
+	for k := range e.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := e.Data[k].(type) {
+		case string:
+			if k == "prompt" || strings.HasSuffix(k, "_digest") {
+				continue
+			}
+			if len(v) > 40 {
+				v = v[:40] + "…"
+			}
+			parts = append(parts, k+"="+v)
+		case float64, bool:
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	if e.Severity != "" && e.Severity != "info" {
+		parts = append(parts, "severity="+e.Severity)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "  (" + strings.Join(parts, " ") + ")"
+}
