@@ -1,0 +1,16 @@
+// Package acp is the stdio tee for the Agent Client Protocol: configured as
+// an editor's agent command, it spawns the real agent, relays the editor's
+// stdin to the agent and the agent's stdout back byte for byte (stderr is
+// inherited untouched), and observes the newline-delimited JSON-RPC of both
+// directions on the side.
+//
+// The relay never waits on observation: each chunk is written on as it
+// arrives, and complete lines are copied into a bounded queue that never
+// blocks but drops, and counts, what it cannot hold; a line longer than the bound or not JSON
+// passes through unobserved and is recorded as a failure. One observer
+// goroutine joins responses to their requests by JSON-RPC id per direction,
+// wraps each message in the moment shape of the ACP mapping table (kind,
+// method, id, the session of the joined request, the tee's token) and hands
+// it to the caller's handler, normally the shim emitter. The agent's exit
+// status is the tee's; interrupt and terminate signals are forwarded to it.
+package acp

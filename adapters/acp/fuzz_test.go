@@ -1,0 +1,112 @@
+package acp
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// FuzzWrap feeds arbitrary lines through the observer's classification and
+// the moment wrapper: whatever a peer sends, a classified message wraps to
+// valid JSON whose params/result/error are the line's own.
+func FuzzWrap(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`,
+		`{"jsonrpc":"2.0","id":"x\"y","error":{"code":-1,"message":"no"}}`,
+		`{"method":"session/update","params":{"sessionId":"\u2028"}}`,
+		`[1,2]`, `{}`, `{"id":null,"result":1}`, `not json`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !gjson.ValidBytes(line) {
+			return
+		}
+		j := newJoiner()
+		for _, d := range []Direction{ClientToAgent, AgentToClient} {
+			msg, err := j.classify(d, line)
+			if err != nil {
+				continue
+			}
+			w := Wrap(msg, "tee\"token", line)
+			if !gjson.ValidBytes(w) {
+				t.Fatalf("wrapped moment is not JSON: %s", w)
+			}
+			if gjson.GetBytes(w, "kind").String() != msg.Kind {
+				t.Fatalf("kind lost: %s", w)
+			}
+			for _, p := range []string{"params", "result", "error"} {
+				if a, b := gjson.GetBytes(line, p).Raw, gjson.GetBytes(w, p).Raw; a != b {
+					t.Fatalf("%s changed: %q vs %q", p, a, b)
+				}
+			}
+		}
+	})
+}
+
+// FuzzRelay relays arbitrary bytes in arbitrary chunks: the output is the
+// input, byte for byte, and the observed lines are its newline-separated
+// lines (bounded ones only).
+func FuzzRelay(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n{\"b\":2}\n"), uint8(3), uint8(16))
+	f.Add([]byte("no newline"), uint8(1), uint8(4))
+	f.Add([]byte("\r\n\n  \nxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nshort\n"), uint8(5), uint8(8))
+	f.Fuzz(func(t *testing.T, in []byte, chunk, max uint8) {
+		st := &Stats{}
+		q := newQueue(len(in)+1, 1<<30, st)
+		var out bytes.Buffer
+		r := &relay{src: &chunked{b: in, n: int(chunk) + 1}, dst: &out, q: q, max: int(max) + 1, stats: st}
+		if err := r.run(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), in) {
+			t.Fatalf("relay altered the stream")
+		}
+		var want [][]byte
+		tooLong := 0
+		for _, l := range bytes.Split(in, []byte{'\n'}) {
+			if len(l) > int(max)+1 {
+				tooLong++
+				continue
+			}
+			l = bytes.TrimSuffix(l, []byte{'\r'})
+			if len(bytes.TrimSpace(l)) > 0 {
+				want = append(want, l)
+			}
+		}
+		close(q.ch)
+		var got [][]byte
+		for it := range q.ch {
+			if it.line != nil {
+				got = append(got, it.line)
+			}
+		}
+		if len(got) != len(want) || int(st.TooLong.Load()) != tooLong {
+			t.Fatalf("lines %d (too long %d), want %d (%d)", len(got), st.TooLong.Load(), len(want), tooLong)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("line %d: %q want %q", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// chunked reads b n bytes at a time.
+type chunked struct {
+	b []byte
+	n int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := min(c.n, len(p), len(c.b))
+	copy(p, c.b[:k])
+	c.b = c.b[k:]
+	return k, nil
+}

@@ -1,0 +1,241 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// Defaults for a Tee's zero fields.
+const (
+	DefaultMaxLine    = 8 << 20
+	DefaultQueueLines = 1024
+	DefaultQueueBytes = 64 << 20
+	DefaultDrain      = 2 * time.Second
+)
+
+// Exit statuses of the tee itself, as a shell reports them.
+const (
+	ExitNotFound  = 127 // the agent command does not exist
+	ExitCannotRun = 126 // it exists but could not be started
+)
+
+// Tee runs one agent behind the relay. Zero fields take the defaults.
+type Tee struct {
+	// Command is the agent program and its arguments.
+	Command []string
+	// Env and Dir are the agent's environment and working directory; nil
+	// and "" inherit the tee's.
+	Env []string
+	Dir string
+	// Stdin is the editor's side of the client→agent direction; Stdout
+	// receives the agent→client direction; Stderr is the agent's stderr
+	// (an *os.File is inherited by the agent directly).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Handle receives each observed message as an ACP moment; nil only
+	// frames and counts.
+	Handle Handler
+	// Errors records internal failures; nil discards them.
+	Errors Recorder
+	// Deltas keeps message and thought chunks (the --deltas opt-in).
+	Deltas bool
+	// MaxLine bounds an observed line; a longer one passes through
+	// unobserved and is recorded as a failure.
+	MaxLine int
+	// QueueLines and QueueBytes bound the observer's backlog; a line that
+	// does not fit is dropped from observation (never from the relay).
+	QueueLines int
+	QueueBytes int64
+	// Drain bounds how long the tee keeps observing what is queued after
+	// the agent exits: transparency outranks delivery.
+	Drain time.Duration
+	// Signals are forwarded to the agent (main subscribes SIGINT/SIGTERM).
+	Signals <-chan os.Signal
+	// Token qualifies run ids across tee restarts; "" mints one.
+	Token string
+	// Nonce mints each moment's nonce; nil uses ULIDs.
+	Nonce func() string
+}
+
+// Result is what a finished tee reports.
+type Result struct {
+	// ExitCode is the agent's exit status (128+N when signal N ended it).
+	ExitCode int
+	// Drained is false when observation was cut short by the drain bound.
+	Drained bool
+	Stats   *Stats
+}
+
+// Run starts the agent, relays both directions until the agent exits and
+// its stdout is drained, and returns its exit status. Cancelling ctx kills
+// the agent. An agent that cannot be started yields ExitNotFound or
+// ExitCannotRun with the error.
+func (t *Tee) Run(ctx context.Context) (Result, error) {
+	st := &Stats{}
+	res := Result{Stats: st, Drained: true}
+	if len(t.Command) == 0 {
+		return Result{ExitCode: ExitCannotRun, Stats: st}, errors.New("acp tee: no agent command given")
+	}
+	cmd := exec.Command(t.Command[0], t.Command[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stderr = t.Env, t.Dir, t.Stderr
+	toAgent, err := cmd.StdinPipe()
+	if err != nil {
+		return Result{ExitCode: ExitCannotRun, Stats: st}, fmt.Errorf("acp tee: agent stdin: %w", err)
+	}
+	fromAgent, err := cmd.StdoutPipe()
+	if err != nil {
+		return Result{ExitCode: ExitCannotRun, Stats: st}, fmt.Errorf("acp tee: agent stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		code := ExitCannotRun
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = ExitNotFound
+		}
+		return Result{ExitCode: code, Stats: st}, fmt.Errorf("acp tee: start %s: %w", t.Command[0], err)
+	}
+
+	q := newQueue(orInt(t.QueueLines, DefaultQueueLines), orInt64(t.QueueBytes, DefaultQueueBytes), st)
+	maxLine := orInt(t.MaxLine, DefaultMaxLine)
+	obs := &observer{q: q, join: newJoiner(), handle: t.Handle, errs: t.Errors, stats: st,
+		tee: t.Token, deltas: t.Deltas, nonce: t.Nonce, maxLine: maxLine}
+	if obs.tee == "" {
+		obs.tee = shim.NewIDs().New(time.Now())
+	}
+	if obs.nonce == nil {
+		ids := shim.NewIDs()
+		obs.nonce = func() string { return ids.New(time.Now()) }
+	}
+	stop := make(chan struct{})
+	observed := make(chan struct{})
+	go func() {
+		defer close(observed)
+		obs.run(stop)
+	}()
+
+	stdin, stdout := t.Stdin, t.Stdout
+	if stdin == nil {
+		stdin = eof{}
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	in := &relay{dir: ClientToAgent, src: stdin, dst: toAgent, q: q, max: maxLine, stats: st}
+	out := &relay{dir: AgentToClient, src: fromAgent, dst: stdout, q: q, max: maxLine, stats: st}
+	go func() {
+		// The editor's EOF is the agent's EOF; a failed write means the
+		// agent is gone, which Wait reports.
+		in.run()
+		toAgent.Close()
+	}()
+	outDone := make(chan error, 1)
+	go func() { outDone <- out.run() }()
+
+	waited := make(chan struct{})
+	go forward(ctx, cmd.Process, t.Signals, waited)
+
+	outErr := <-outDone
+	if outErr != nil {
+		// The editor stopped reading: the agent sees its stdout close, as
+		// it would without the tee.
+		fromAgent.Close()
+	}
+	werr := cmd.Wait()
+	close(waited)
+	res.ExitCode = exitCode(cmd.ProcessState)
+
+	close(stop)
+	timer := time.NewTimer(orDur(t.Drain, DefaultDrain))
+	defer timer.Stop()
+	select {
+	case <-observed:
+	case <-timer.C:
+		res.Drained = false
+	}
+	if n := st.Dropped.Load(); n > 0 && t.Errors != nil {
+		t.Errors.Record(shim.Failure{Adapter: "acp", Stage: "queue", Lost: int(n),
+			Error: fmt.Sprintf("observer queue full: %d lines relayed but not observed", n)})
+	}
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) {
+		return res, fmt.Errorf("acp tee: wait for agent: %w", werr)
+	}
+	return res, nil
+}
+
+// run observes queued items until stop, then what is still queued.
+func (o *observer) run(stop <-chan struct{}) {
+	for {
+		select {
+		case it := <-o.q.ch:
+			o.q.taken(it)
+			o.observe(it)
+		case <-stop:
+			for {
+				select {
+				case it := <-o.q.ch:
+					o.q.taken(it)
+					o.observe(it)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// forward relays signals to the agent and kills it when ctx ends, until
+// the agent has been waited for.
+func forward(ctx context.Context, p *os.Process, sigs <-chan os.Signal, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			p.Kill()
+			return
+		case s, ok := <-sigs:
+			if !ok {
+				sigs = nil
+				continue
+			}
+			if err := p.Signal(s); err != nil {
+				// Platforms without the signal (os.Interrupt on Windows):
+				// the agent ends as an interrupted process would.
+				p.Kill()
+			}
+		}
+	}
+}
+
+func orInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func orInt64(v, def int64) int64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func orDur(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// eof is an empty stdin.
+type eof struct{}
+
+func (eof) Read([]byte) (int, error) { return 0, io.EOF }

@@ -1,0 +1,212 @@
+package agui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// Defaults for a Proxy's zero fields.
+const (
+	DefaultMaxEvent    = 8 << 20
+	DefaultQueueEvents = 1024
+	DefaultMaxInput    = 1 << 20
+)
+
+// Handler receives each observed event as a moment of the AG-UI table; it
+// is called from one goroutine per stream, in stream order.
+type Handler func(mapping.Moment) error
+
+// Recorder keeps internal failures (shim.ErrorLog satisfies it).
+type Recorder interface {
+	Record(shim.Failure) bool
+}
+
+// Stats counts what the proxy saw; read it with the atomic loads.
+type Stats struct {
+	Streams  atomic.Int64 // event-stream responses observed
+	Events   atomic.Int64 // events framed
+	Dropped  atomic.Int64 // events the full queue could not take
+	TooLong  atomic.Int64 // events over the bound, relayed unobserved
+	Invalid  atomic.Int64 // events that are not JSON objects, relayed unobserved
+	Observed atomic.Int64 // events handed to the handler
+	Failed   atomic.Int64 // handler errors
+}
+
+// Proxy is the AG-UI tee: an http.Handler forwarding to Upstream.
+type Proxy struct {
+	// Upstream is the AG-UI agent's base URL; request paths are joined to
+	// it.
+	Upstream *url.URL
+	// Handle receives the observed events; nil only frames and counts.
+	Handle Handler
+	// Errors records internal failures; nil discards them.
+	Errors Recorder
+	// Deltas keeps token-delta events (the --deltas opt-in).
+	Deltas bool
+	// MaxEvent bounds one observed event's data; a longer event passes
+	// through unobserved and is recorded as a failure.
+	MaxEvent int
+	// QueueEvents bounds each stream's observation backlog; an event that
+	// does not fit is dropped from observation (never from the stream).
+	QueueEvents int
+	// MaxInput bounds how much of a JSON request body (the run input) is
+	// read for its threadId and runId.
+	MaxInput int64
+	// Transport reaches the upstream; nil uses a private clone of
+	// http.DefaultTransport (its own connection pool).
+	Transport http.RoundTripper
+	// Nonce mints each moment's nonce; nil uses ULIDs.
+	Nonce func() string
+
+	once    sync.Once
+	rp      *httputil.ReverseProxy
+	streams sync.WaitGroup
+	stats   Stats
+}
+
+// Stats returns the proxy's counters.
+func (p *Proxy) Stats() *Stats { return &p.stats }
+
+// Wait blocks until every stream opened so far has been observed to its
+// end (its body closed and its queue drained).
+func (p *Proxy) Wait() { p.streams.Wait() }
+
+// ServeHTTP forwards r to the upstream and relays the response.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.once.Do(p.init)
+	p.rp.ServeHTTP(w, r)
+}
+
+// scopeKey carries a request's stream scope from Rewrite to ModifyResponse.
+type scopeKey struct{}
+
+// scope is the identity a stream's events inherit: from the run input,
+// then from RUN_STARTED.
+type scope struct {
+	thread, run string
+}
+
+func (p *Proxy) init() {
+	if p.Nonce == nil {
+		ids := shim.NewIDs()
+		p.Nonce = func() string { return ids.New(time.Now()) }
+	}
+	tr := p.Transport
+	if tr == nil {
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			tr = dt.Clone()
+		}
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// The request goes on as the UI sent it (hop-by-hop headers
+			// aside, as for any proxy): no X-Forwarded-* is added.
+			pr.SetURL(p.Upstream)
+			sc := p.readInput(pr.Out)
+			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), scopeKey{}, sc))
+		},
+		FlushInterval:  -1,
+		Transport:      tr,
+		ModifyResponse: p.observe,
+		ErrorHandler:   p.fail,
+	}
+}
+
+// readInput reads the head of a JSON request body (the AG-UI run input)
+// for its threadId and runId and puts the bytes back unchanged.
+func (p *Proxy) readInput(out *http.Request) scope {
+	if out.Body == nil || out.Body == http.NoBody || out.Method != http.MethodPost {
+		return scope{}
+	}
+	if mt, _, _ := mime.ParseMediaType(out.Header.Get("Content-Type")); mt != "application/json" {
+		return scope{}
+	}
+	limit := p.MaxInput
+	if limit <= 0 {
+		limit = DefaultMaxInput
+	}
+	head, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
+	body := out.Body
+	out.Body = readCloser{io.MultiReader(bytes.NewReader(head), body), body}
+	if err != nil || int64(len(head)) > limit {
+		return scope{}
+	}
+	return scope{thread: str(head, "threadId"), run: str(head, "runId")}
+}
+
+// readCloser reads r and closes c.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (rc readCloser) Close() error { return rc.c.Close() }
+
+// observe wraps an event-stream response body with the stream's observer.
+func (p *Proxy) observe(resp *http.Response) error {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "text/event-stream" || resp.Body == nil {
+		return nil
+	}
+	sc, _ := resp.Request.Context().Value(scopeKey{}).(scope)
+	p.stats.Streams.Add(1)
+	s := newStream(p, sc)
+	p.streams.Add(1)
+	go func() {
+		defer p.streams.Done()
+		s.run()
+	}()
+	resp.Body = &teeBody{rc: resp.Body, s: s}
+	return nil
+}
+
+// fail answers an upstream failure with 502, as a direct connection to a
+// dead agent would fail, and records it unless the client went away.
+func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+		return
+	}
+	if p.Errors != nil {
+		p.Errors.Record(shim.Failure{Adapter: "agui", Stage: "upstream", Error: fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)})
+	}
+	w.WriteHeader(http.StatusBadGateway)
+}
+
+// teeBody relays the upstream body unchanged, framing it on the way.
+type teeBody struct {
+	rc     io.ReadCloser
+	s      *stream
+	closed sync.Once
+}
+
+func (b *teeBody) Read(buf []byte) (int, error) {
+	n, err := b.rc.Read(buf)
+	if n > 0 {
+		b.s.parser.feed(buf[:n])
+	}
+	if err != nil {
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *teeBody) Close() error {
+	err := b.rc.Close()
+	b.finish()
+	return err
+}
+
+func (b *teeBody) finish() { b.closed.Do(func() { close(b.s.done) }) }

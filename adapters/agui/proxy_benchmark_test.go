@@ -1,0 +1,97 @@
+package agui_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aep-hook/aep-hook/adapters/agui"
+)
+
+// benchEvents is the run each benchmark request streams: RUN_STARTED, 200
+// text deltas, RUN_FINISHED, each flushed on its own.
+func benchEvents() []string {
+	evs := []string{"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t_bench\",\"runId\":\"r_bench\"}\n\n"}
+	for i := range 200 {
+		evs = append(evs, fmt.Sprintf("data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"token %d of the answer \"}\n\n", i))
+	}
+	return append(evs, "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t_bench\",\"runId\":\"r_bench\"}\n\n")
+}
+
+func benchUpstream(evs []string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for _, e := range evs {
+			io.WriteString(w, e)
+			f.Flush()
+		}
+	}))
+}
+
+// streamRun posts one run to base and reads its events, returning the time
+// to the first event and to the last.
+func streamRun(b *testing.B, c *http.Client, base string, n int) (first, all time.Duration) {
+	t0 := time.Now()
+	resp, err := c.Post(base+"/run", "application/json", strings.NewReader(`{"threadId":"t_bench","runId":"r_bench","messages":[]}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for i := range n {
+		if _, err := readEvent(br); err != nil {
+			b.Fatalf("event %d: %v", i, err)
+		}
+		if i == 0 {
+			first = time.Since(t0)
+		}
+	}
+	return first, time.Since(t0)
+}
+
+func benchStreams(b *testing.B, base string, n int) {
+	c := &http.Client{Transport: &http.Transport{}}
+	var first, all time.Duration
+	for b.Loop() {
+		f, a := streamRun(b, c, base, n)
+		first += f
+		all += a
+	}
+	b.ReportMetric(float64(first.Microseconds())/float64(b.N), "µs-first-event")
+	b.ReportMetric(float64(all.Nanoseconds())/1e3/float64(b.N)/float64(n), "µs/event")
+}
+
+// BenchmarkAguiProxy streams a run through the proxy, observed through the
+// real emitter (deltas off, as by default).
+func BenchmarkAguiProxy(b *testing.B) {
+	evs := benchEvents()
+	up := benchUpstream(evs)
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	p := &agui.Proxy{Upstream: u, Handle: newEmitter(discardSink{})}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	benchStreams(b, srv.URL, len(evs))
+	p.Wait()
+}
+
+// BenchmarkAguiProxyBaseline streams the same run straight from the agent.
+func BenchmarkAguiProxyBaseline(b *testing.B) {
+	evs := benchEvents()
+	up := benchUpstream(evs)
+	defer up.Close()
+	benchStreams(b, up.URL, len(evs))
+}
+
+// discardSink is a sink that keeps nothing.
+type discardSink struct{}
+
+func (discardSink) Write(string, string, [][]byte) error { return nil }
