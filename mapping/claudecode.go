@@ -101,7 +101,7 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 		return nil, nil
 	case "PostCompact":
 		// compact_summary has no session.compacted field and does not ride.
-		return []Draft{{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}}, nil
+		return []Draft{{Type: "session.compacted", Run: currentRun(st), Data: Data("trigger", Str(raw, "trigger"))}}, nil
 	case "TaskCreated", "TaskCompleted":
 		typ, status := "progress.task.planned", ""
 		if hook == "TaskCompleted" {

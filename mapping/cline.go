@@ -46,7 +46,8 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 		}
 		var ds []Draft
 		if parent != "" && agentID != "" {
-			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Data: map[string]any{}})
+			// The delegation belongs to the parent's open run.
+			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Run: clineRuns(parent).current(st), Data: map[string]any{}})
 		}
 		run = m.Nonce
 		lane.begin(st, run)
@@ -70,7 +71,7 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 		}
 		ds := []Draft{d}
 		if parent != "" && agentID != "" {
-			ds = append(ds, Draft{Type: "delegation.subagent.stopped", Subject: agentID, Data: map[string]any{}})
+			ds = append(ds, Draft{Type: "delegation.subagent.stopped", Subject: agentID, Run: clineRuns(parent).current(st), Data: map[string]any{}})
 		}
 		return ds, nil
 

@@ -5,15 +5,16 @@ const codexAgent = "codex"
 
 // Codex is the AEP-0002 Annex A.2 table for Codex hooks (ten hooks onto ten
 // core types). The Codex thread (session_id) is the AEP session and its
-// turn_id the AEP run. Codex fires no hook when the user interrupts a turn,
-// so a run still open when a prompt of a different turn arrives drains as
-// run.cancelled first (the interrupt-drain rule). Codex has no tool-failure
+// turn_id the AEP run. Older Codex fires no hook when the user interrupts a
+// turn, so a run still open when a prompt of a different turn arrives drains
+// as run.cancelled first (the interrupt-drain rule); newer Codex's Interrupt
+// hook closes the turn as run.cancelled{by:user} directly. Codex has no tool-failure
 // hook: non-zero exits land on tool.completed. Unknown hooks fall back to
 // x.codex.session.{snake_case(hook)}.
 func Codex() Vendor {
 	return Vendor{
 		Name:     codexAgent,
-		Summary:  "Codex hooks (hooks.json / config.toml), all ten hooks",
+		Summary:  "Codex hooks (hooks.json / config.toml): the ten of Annex A.2 plus Interrupt",
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      mapCodex,
 		Reply:    codexReply,
@@ -84,11 +85,23 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		d := subagent(typ, raw)
 		d.Run = run
 		return []Draft{d}, nil
+	case "Interrupt":
+		// Beyond Annex A.2's ten: newer Codex fires Interrupt when the user
+		// interrupts an active turn. It closes that turn as the user's
+		// cancellation (as Kimi Code's Interrupt does) instead of leaving it
+		// to the drain at the next prompt; pending requests are dismissed
+		// first (AEP-0002 §7 rule 2).
+		ds := dismissPending(st)
+		if currentRun(st) == run {
+			st.Del(stateRun)
+		}
+		return append(ds, Draft{Type: "run.cancelled", Run: run, Data: map[string]any{"by": "user"}}), nil
 	case "PreCompact":
 		// Documented deviation: session.compacted fires once, at PostCompact.
 		return nil, nil
 	case "PostCompact":
-		return []Draft{{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}}, nil
+		// Inside the open turn, when one is open, like the fleet's tables.
+		return []Draft{{Type: "session.compacted", Run: currentRun(st), Data: Data("trigger", Str(raw, "trigger"))}}, nil
 	}
 	return []Draft{fallback(codexAgent, hook)}, nil
 }
