@@ -163,7 +163,7 @@ func TestFileStoreRecovery(t *testing.T) {
 	for range 3 {
 		emit(t, e, `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
 	}
-	statePath := filepath.Join(home, "state", "test-agent", "s.json")
+	statePath := filepath.Join(home, "state", "test-agent", "s.state")
 	positions := func() [][2]float64 {
 		b, _ := os.ReadFile(log.Path("test-agent", "s"))
 		var out [][2]float64

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,30 +27,40 @@ type FileStore struct {
 	Now func() time.Time
 }
 
-func (s *FileStore) paths(agent, session string) (dir, state, lock string) {
+func (s *FileStore) paths(agent, session string) (dir, state string) {
 	dir = filepath.Join(s.Dir, SafeName(agent))
-	base := SafeName(session)
-	return dir, filepath.Join(dir, base+".json"), filepath.Join(dir, base+".lock")
+	return dir, filepath.Join(dir, SafeName(session)+".state")
 }
 
-// Locked implements Store.
+// Locked implements Store. The state file is its own lock: it is opened
+// once, locked, read, and rewritten in place through the same descriptor
+// (no temporary file: creating an inode per hook costs more than the rest of
+// the hook). A write torn by a crash leaves a file that does not parse, which
+// load treats as corrupt and recovers from with a higher epoch, so a torn
+// write never leads to a reused position.
 func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
-	dir, statePath, lockPath := s.paths(agent, session)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
+	dir, path := s.paths(agent, session)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		}
 	}
-	lf, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
+		return fmt.Errorf("state open: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
 		return fmt.Errorf("state lock: %w", err)
 	}
-	defer lf.Close()
-	if err := lockFile(lf); err != nil {
-		return fmt.Errorf("state lock: %w", err)
-	}
-	defer unlockFile(lf)
+	defer unlockFile(f)
 
-	st := s.load(agent, session, statePath)
-	tx := &Tx{State: st, save: func() error { return writeAtomic(statePath, st) }}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Errorf("state read: %w", err)
+	}
+	st := s.load(agent, session, b)
+	tx := &Tx{State: st, save: func() error { return rewrite(f, st) }}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -59,17 +70,17 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	return tx.Save()
 }
 
-// load reads a session's state. A missing file starts after the session's
-// log (a higher epoch) or at epoch 0 when there is no log; a corrupt file
-// does the same, or seeds the epoch from the clock when no log survives, so
-// a position is never reused (AEP-0001 §7.2).
-func (s *FileStore) load(agent, session, path string) *SessionState {
-	b, err := os.ReadFile(path)
+// load decodes a session's state. An empty file (a new session, or one
+// whose state was lost) starts after the session's log (a higher epoch), or
+// at epoch 0 when there is no log; a corrupt file does the same, or seeds the
+// epoch from the clock when no log survives, so a position is never reused
+// (AEP-0001 §7.2).
+func (s *FileStore) load(agent, session string, b []byte) *SessionState {
 	st := &SessionState{}
-	if err == nil && json.Unmarshal(b, st) == nil && st.Epoch >= 0 && st.Next >= 0 {
+	if len(b) > 0 && json.Unmarshal(b, st) == nil && st.Epoch >= 0 && st.Next >= 0 {
 		return st
 	}
-	corrupt := err == nil || !errors.Is(err, fs.ErrNotExist)
+	corrupt := len(b) > 0
 	st = &SessionState{}
 	if s.Last != nil {
 		if p, ok := s.Last(agent, session); ok {
@@ -83,25 +94,16 @@ func (s *FileStore) load(agent, session, path string) *SessionState {
 	return st
 }
 
-// writeAtomic replaces path with v's JSON via a temporary file and rename.
-func writeAtomic(path string, v any) error {
+// rewrite replaces the content of the locked state file with v's JSON.
+func rewrite(f *os.File, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("state encode: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*")
-	if err != nil {
+	if _, err := f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("state write: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("state write: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("state write: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := f.Truncate(int64(len(b))); err != nil {
 		return fmt.Errorf("state write: %w", err)
 	}
 	return nil
