@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
@@ -407,7 +408,9 @@ const (
 	hermesGatewayRegex = `^\[user did not respond within \d+m\]$`
 )
 
-var hermesGatewayTimeout = regexp.MustCompile(hermesGatewayRegex)
+// hermesGatewayTimeout compiles on first use: every hook process of every
+// vendor links this table, and only Hermes approvals need the pattern.
+var hermesGatewayTimeout = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(hermesGatewayRegex) })
 
 // hermesPostTool is the three-way split on status, plus the clarify card's
 // terminal classified from the result.
@@ -478,7 +481,7 @@ func hermesClarifyOutcome(raw []byte, st *State, mark, callID string) []Draft {
 	}
 	resp := strings.TrimSpace(*out.Response)
 	switch {
-	case resp == hermesCLITimeout || hermesGatewayTimeout.MatchString(resp):
+	case resp == hermesCLITimeout || hermesGatewayTimeout().MatchString(resp):
 		return []Draft{hermesTerminal(st, mark, callID, true)}
 	case resp == "" || resp == hermesCLICancel || resp == hermesUndelivered:
 		return []Draft{hermesTerminal(st, mark, callID, false)}
