@@ -15,15 +15,21 @@ export AEP_SCHEMA_DIR := $(abspath $(SHARED)/aep-spec/schemas)
 export AEP_OTLP_PINS := $(abspath $(SHARED)/aep-spec/conformance/fixtures/otlp)
 endif
 
-.PHONY: build test bench demo fuzz lint cross clean
+.PHONY: build build-grpc test bench demo fuzz lint cross clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aep-hook
+
+# The second build: adds OTLP/gRPC to `aep-hook otel`. Kept out of the
+# default binary because linking gRPC slows every hook process's start.
+build-grpc:
+	$(GO) build -trimpath -tags grpc -ldflags '$(LDFLAGS)' -o bin/aep-hook-grpc ./cmd/aep-hook
 
 # Unit, conformance, process and fuzz-seed tests, under the race detector,
 # then the per-vendor conformance report.
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -tags grpc ./adapters/otlp/
 	@$(GO) test -count=1 -run '^TestConformance$$' -v ./mapping/ | grep '^conformance:' || true
 
 bench: build
@@ -44,6 +50,7 @@ fuzz:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags grpc ./adapters/otlp/ ./cmd/aep-hook/
 
 cross:
 	@set -e; for p in $(PLATFORMS); do \

@@ -16,7 +16,7 @@ import (
 type MapCmd struct {
 	CaptureFlags
 	Adapter string `arg:"" help:"The adapter (vendor table) to map with."`
-	Hook    string `help:"The moment name, for vendors that pass it on the command line (Antigravity)." placeholder:"NAME"`
+	Hook    string `help:"The moment name, for vendors that pass it on the command line (Antigravity); without it each line may be {\"hook\": NAME, \"input\": PAYLOAD}." placeholder:"NAME"`
 	Mode    string `help:"Channel posture for sidecar tables: companion or primary." enum:",companion,primary" default:""`
 	Deltas  bool   `help:"Keep token-delta moments (stream tables)."`
 	Session string `help:"Session id to assume when a moment names none." hidden:""`
@@ -64,7 +64,16 @@ func (c *MapCmd) Run(s *Streams) error {
 			units = v.Split(units[0])
 		}
 		for i, raw := range units {
-			m := mapping.Moment{Hook: c.Hook, Raw: raw, Nonce: fmt.Sprintf("n%06d.%d", n, i), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
+			hook := c.Hook
+			if v.HookFromArgv && hook == "" {
+				// The vendor names moments on its command line: a line may
+				// carry the name beside the payload, {"hook": NAME, "input": {...}},
+				// so a whole session can be replayed (the demo format).
+				if h, in := gjson.GetBytes(raw, "hook"), gjson.GetBytes(raw, "input"); h.Type == gjson.String && in.IsObject() {
+					hook, raw = h.Str, []byte(in.Raw)
+				}
+			}
+			m := mapping.Moment{Hook: hook, Raw: raw, Nonce: fmt.Sprintf("n%06d.%d", n, i), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
 			if _, err := em.Handle(v, m); err != nil {
 				fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
 				bad++

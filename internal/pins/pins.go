@@ -371,6 +371,13 @@ func resolve(s string, ids [][]string) string {
 	return ids[n-1][e-1]
 }
 
+// Compare checks the encoded events of one step against want: type and data
+// always, subject and step unless want is DataOnly, cause where stated.
+// ids are the emitted ids per step so far, for "@N.M" references.
+func Compare(step int, want []Expect, lines [][]byte, ids [][]string) []string {
+	return compare(step, want, lines, ids)
+}
+
 func compare(step int, want []Expect, lines [][]byte, ids [][]string) []string {
 	var diffs []string
 	gs := make([]got, len(lines))

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// TestMapVerbPins runs every entry of every implemented vendor's Annex A pin
+// file through the real `aep-hook map` command, as a user trying a mapping
+// would: one invocation per entry, the pinned input as one line on stdin,
+// the entry's hook, mode, deltas and capture posture as flags. Vendors whose
+// pins presume runtime state (Seed: Antigravity's seen conversation and open
+// run) show their first-sight events first, so for them the pinned events
+// must be the tail of the output; every other vendor's output must equal the
+// pin exactly.
+func TestMapVerbPins(t *testing.T) {
+	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
+	if !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("conformance pins not found; mandatory under CI=true")
+		}
+		t.Skip("conformance pins not found")
+	}
+	for _, v := range mapping.Vendors() {
+		cases, _, err := pins.LoadPins(dir, v.Name)
+		if err != nil {
+			continue // a vendor the pins do not cover
+		}
+		for _, c := range cases {
+			t.Run(v.Name+"/"+c.Name, func(t *testing.T) {
+				s := c.Steps[0]
+				args := []string{"aep-hook", "map", v.Name, "--capture", c.Policy.Default.String()}
+				for _, o := range c.Policy.Overrides {
+					args = append(args, "--capture-override", o.Pattern+"="+o.Level.String())
+				}
+				var line bytes.Buffer
+				if len(s.Join) > 0 && string(s.Join) != "null" {
+					// The join the pin presumes, as the earlier moment that
+					// makes it: a PreToolUse for the same step, named as joined.
+					line.WriteString(joinMoment(t, s.Input, s.Join))
+				}
+				in := s.Input
+				if v.HookFromArgv {
+					in = json.RawMessage(`{"hook":` + strconvQuote(s.Hook) + `,"input":` + string(s.Input) + `}`)
+				} else if s.Hook != "" {
+					args = append(args, "--hook", s.Hook)
+				}
+				if c.Mode != "" {
+					args = append(args, "--mode", string(c.Mode))
+				}
+				if c.Deltas {
+					args = append(args, "--deltas")
+				}
+				if err := json.Compact(&line, in); err != nil {
+					t.Fatal(err)
+				}
+				line.WriteByte('\n')
+				var out, errb bytes.Buffer
+				code := run(args, Streams{In: &line, Out: &out, Err: &errb}, func(string) string { return "" })
+				if code != 0 {
+					t.Fatalf("map exit %d: %s", code, errb.String())
+				}
+				var lines [][]byte
+				for _, l := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+					if len(l) > 0 {
+						lines = append(lines, append(l, '\n'))
+					}
+				}
+				if v.Seed != nil && len(lines) > len(s.Expected) {
+					lines = lines[len(lines)-len(s.Expected):]
+				}
+				if diffs := pins.Compare(1, s.Expected, lines, nil); len(diffs) > 0 {
+					t.Errorf("%s\n(map %s)", strings.Join(diffs, "\n"), strings.Join(args[2:], " "))
+				}
+			})
+		}
+	}
+}
+
+// joinMoment is the Antigravity PreToolUse line that a pin's join stands
+// for: the same conversation and step, the joined tool name.
+func joinMoment(t *testing.T, input, join json.RawMessage) string {
+	t.Helper()
+	var in, j map[string]any
+	if json.Unmarshal(input, &in) != nil || json.Unmarshal(join, &j) != nil {
+		t.Fatal("bad join pin")
+	}
+	pre := map[string]any{"conversationId": in["conversationId"], "stepIdx": in["stepIdx"], "toolCall": map[string]any{"name": j["name"]}}
+	b, _ := json.Marshal(map[string]any{"hook": "PreToolUse", "input": pre})
+	return string(b) + "\n"
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
