@@ -54,14 +54,17 @@ func (l *ErrorLog) Record(f Failure) bool {
 	}
 	b = append(b, '\n')
 	for _, p := range []string{l.Path, l.Fallback} {
-		if p != "" && appendFile(p, b) == nil {
+		if p != "" && AppendFile(p, b) == nil {
 			return true
 		}
 	}
 	return false
 }
 
-func appendFile(path string, b []byte) error {
+// AppendFile appends b to path in one write, creating the file (0600) and
+// its folders (0700) as needed: the error log's and the delivery
+// rejects' way to keep a record line.
+func AppendFile(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}

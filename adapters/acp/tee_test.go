@@ -3,82 +3,23 @@ package acp_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
 func TestMain(m *testing.M) {
 	runStub()
 	os.Exit(m.Run())
-}
-
-// logSink keeps every line per session; when gate is non-nil each write
-// first waits for it to close (a sink stuck on a slow disk).
-type logSink struct {
-	gate chan struct{}
-	mu   sync.Mutex
-	got  map[string][][]byte
-}
-
-func (s *logSink) Write(_, session string, lines [][]byte) error {
-	if s.gate != nil {
-		<-s.gate
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.got == nil {
-		s.got = map[string][][]byte{}
-	}
-	s.got[session] = append(s.got[session], lines...)
-	return nil
-}
-
-func (s *logSink) types(session string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.got[session] {
-		var e struct {
-			Type string `json:"type"`
-		}
-		json.Unmarshal(l, &e)
-		out = append(out, e.Type)
-	}
-	return out
-}
-
-// failures records the tee's internal failures.
-type failures struct {
-	mu sync.Mutex
-	fs []shim.Failure
-}
-
-func (f *failures) Record(x shim.Failure) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fs = append(f.fs, x)
-	return true
-}
-
-func (f *failures) stages() map[string]int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m := map[string]int{}
-	for _, x := range f.fs {
-		m[x.Stage]++
-	}
-	return m
 }
 
 func stubCmd(t *testing.T, dir, role string, extra ...string) []string {
@@ -89,7 +30,7 @@ func stubCmd(t *testing.T, dir, role string, extra ...string) []string {
 // session runs the stub editor against the real tee around the stub agent
 // and returns the tee's result after checking both directions byte for
 // byte.
-func session(t *testing.T, sink *logSink, queue int, release func()) (acp.Result, *failures) {
+func session(t *testing.T, sink *sinktest.Sink, queue int, release func()) (acp.Result, *sinktest.Failures) {
 	t.Helper()
 	dir := t.TempDir()
 	editorIn, teeOut, err := os.Pipe() // tee stdout → editor stdin
@@ -112,7 +53,7 @@ func session(t *testing.T, sink *logSink, queue int, release func()) (acp.Result
 	em := &shim.Emitter{Host: "test", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
 		Store: shim.NewMemStore(), Sink: sink, IDs: shim.NewIDs()}
 	v := mapping.ACP()
-	fails := &failures{}
+	fails := &sinktest.Failures{}
 	tee := &acp.Tee{
 		Command:    []string{os.Args[0]},
 		Env:        append(os.Environ(), stubCmd(t, dir, "agent", exitEnv+"=3")...),
@@ -172,7 +113,7 @@ func same(t *testing.T, dir, a, b string) {
 }
 
 func TestTeeSession(t *testing.T) {
-	sink := &logSink{}
+	sink := &sinktest.Sink{}
 	res, fails := session(t, sink, 0, nil)
 	if res.ExitCode != 3 {
 		t.Errorf("exit code %d, want the agent's 3", res.ExitCode)
@@ -194,15 +135,15 @@ func TestTeeSession(t *testing.T) {
 		"x.acp.session.cancel",
 		"run.cancelled",
 	}
-	if got := sink.types("sess_stub"); !reflect.DeepEqual(got, want) {
+	if got := sink.Types("sess_stub"); !reflect.DeepEqual(got, want) {
 		t.Errorf("session log:\n got  %v\n want %v", got, want)
 	}
-	if got := sink.types(mapping.UnknownSession); !reflect.DeepEqual(got, []string{"x.acp.initialize.event", "x.acp.session.new"}) {
+	if got := sink.Types(mapping.UnknownSession); !reflect.DeepEqual(got, []string{"x.acp.initialize.event", "x.acp.session.new"}) {
 		t.Errorf("unknown-session log: %v", got)
 	}
-	st := fails.stages()
+	st := fails.Stages()
 	if st["parse"] != 2 {
-		t.Errorf("parse failures %d, want 2 (the malformed and the 10 MB line): %v", st["parse"], fails.fs)
+		t.Errorf("parse failures %d, want 2 (the malformed and the 10 MB line): %v", st["parse"], fails.All())
 	}
 	if n := res.Stats.TooLong.Load(); n != 1 {
 		t.Errorf("too-long lines %d, want 1", n)
@@ -210,22 +151,14 @@ func TestTeeSession(t *testing.T) {
 	if n := res.Stats.Dropped.Load(); n != 0 {
 		t.Errorf("dropped %d", n)
 	}
-	checkLinks(t, sink.got["sess_stub"])
+	checkLinks(t, sink.Events("sess_stub"))
 }
 
 // checkLinks verifies the joins the tee and the emitter make: the run ids
 // from the prompt request ids, and the permission answer's subject.
-func checkLinks(t *testing.T, lines [][]byte) {
+func checkLinks(t *testing.T, evs []sinktest.Event) {
 	t.Helper()
-	type ev struct {
-		ID, Type, Run, Subject, Cause string
-	}
-	var evs []ev
-	for _, l := range lines {
-		var e ev
-		json.Unmarshal(l, &e)
-		evs = append(evs, e)
-	}
+	type ev = sinktest.Event
 	byType := map[string][]ev{}
 	for _, e := range evs {
 		byType[e.Type] = append(byType[e.Type], e)
@@ -250,7 +183,7 @@ func checkLinks(t *testing.T, lines [][]byte) {
 // is dropped and counted.
 func TestTeeBlockedSink(t *testing.T) {
 	gate := make(chan struct{})
-	sink := &logSink{gate: gate}
+	sink := &sinktest.Sink{Gate: gate}
 	res, fails := session(t, sink, 2, func() { close(gate) })
 	if res.ExitCode != 3 {
 		t.Errorf("exit code %d", res.ExitCode)
@@ -258,8 +191,8 @@ func TestTeeBlockedSink(t *testing.T) {
 	if res.Stats.Dropped.Load() == 0 {
 		t.Error("a stuck sink with a 2-line queue dropped nothing")
 	}
-	if fails.stages()["queue"] != 1 {
-		t.Errorf("no queue failure recorded: %v", fails.fs)
+	if fails.Stages()["queue"] != 1 {
+		t.Errorf("no queue failure recorded: %v", fails.All())
 	}
 }
 

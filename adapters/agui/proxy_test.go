@@ -10,80 +10,15 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/agui"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/shim"
 )
-
-// logSink keeps every line per session; a non-nil gate holds each write
-// until it closes (a sink stuck on a slow disk).
-type logSink struct {
-	gate chan struct{}
-	mu   sync.Mutex
-	got  map[string][][]byte
-}
-
-func (s *logSink) Write(_, session string, lines [][]byte) error {
-	if s.gate != nil {
-		<-s.gate
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.got == nil {
-		s.got = map[string][][]byte{}
-	}
-	s.got[session] = append(s.got[session], lines...)
-	return nil
-}
-
-type logged struct {
-	Type    string `json:"type"`
-	Run     string `json:"run"`
-	Step    string `json:"step"`
-	Subject string `json:"subject"`
-	Data    map[string]any
-}
-
-func (s *logSink) events(session string) []logged {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []logged
-	for _, l := range s.got[session] {
-		var e logged
-		json.Unmarshal(l, &e)
-		out = append(out, e)
-	}
-	return out
-}
-
-type failures struct {
-	mu sync.Mutex
-	fs []shim.Failure
-}
-
-func (f *failures) Record(x shim.Failure) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.fs = append(f.fs, x)
-	return true
-}
-
-func (f *failures) count(stage string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, x := range f.fs {
-		if x.Stage == stage {
-			n++
-		}
-	}
-	return n
-}
 
 // runEvents is a whole AG-UI run as the agent streams it; the first event
 // comes before RUN_STARTED and inherits the run input's identity.
@@ -161,14 +96,14 @@ func readEvent(r *bufio.Reader) (string, error) {
 	}
 }
 
-func runThrough(t *testing.T, sink *logSink, queue int, release func()) (*agui.Proxy, *failures) {
+func runThrough(t *testing.T, sink *sinktest.Sink, queue int, release func()) (*agui.Proxy, *sinktest.Failures) {
 	t.Helper()
 	evs := runEvents()
 	up := &upstream{events: evs, ack: make(chan struct{}), body: make(chan []byte, 1), header: make(chan http.Header, 1)}
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
 	u, _ := url.Parse(upSrv.URL)
-	fails := &failures{}
+	fails := &sinktest.Failures{}
 	p := &agui.Proxy{Upstream: u, Handle: newEmitter(sink), Errors: fails, QueueEvents: queue}
 	srv := httptest.NewServer(p)
 	defer srv.Close()
@@ -215,10 +150,10 @@ func runThrough(t *testing.T, sink *logSink, queue int, release func()) (*agui.P
 }
 
 func TestProxyRun(t *testing.T) {
-	sink := &logSink{}
+	sink := &sinktest.Sink{}
 	p, fails := runThrough(t, sink, 0, nil)
 	var got []string
-	for _, e := range sink.events("t1") {
+	for _, e := range sink.Events("t1") {
 		got = append(got, e.Type+"|"+e.Run+"|"+e.Step+"|"+e.Subject)
 	}
 	want := []string{
@@ -236,15 +171,15 @@ func TestProxyRun(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("log:\n got  %v\n want %v", got, want)
 	}
-	for _, e := range sink.events("t1") {
+	for _, e := range sink.Events("t1") {
 		if e.Type == "tool.completed" {
 			if tool, _ := e.Data["tool"].(map[string]any); tool["name"] != "search" {
 				t.Errorf("tool name not joined: %v", e.Data)
 			}
 		}
 	}
-	if n := fails.count("parse"); n != 2 {
-		t.Errorf("parse failures %d, want 2 (not JSON, 10 MB): %v", n, fails.fs)
+	if n := fails.Stages()["parse"]; n != 2 {
+		t.Errorf("parse failures %d, want 2 (not JSON, 10 MB): %v", n, fails.All())
 	}
 	if n := p.Stats().Dropped.Load(); n != 0 {
 		t.Errorf("dropped %d", n)
@@ -253,13 +188,13 @@ func TestProxyRun(t *testing.T) {
 
 func TestProxyBlockedSink(t *testing.T) {
 	gate := make(chan struct{})
-	sink := &logSink{gate: gate}
+	sink := &sinktest.Sink{Gate: gate}
 	p, fails := runThrough(t, sink, 1, func() { close(gate) })
 	if p.Stats().Dropped.Load() == 0 {
 		t.Error("a stuck sink with a 1-event queue dropped nothing")
 	}
-	if fails.count("queue") != 1 {
-		t.Errorf("queue failure not recorded: %v", fails.fs)
+	if fails.Stages()["queue"] != 1 {
+		t.Errorf("queue failure not recorded: %v", fails.All())
 	}
 }
 
@@ -267,7 +202,7 @@ func TestProxyUpstreamDown(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	u, _ := url.Parse(dead.URL)
 	dead.Close()
-	fails := &failures{}
+	fails := &sinktest.Failures{}
 	srv := httptest.NewServer(&agui.Proxy{Upstream: u, Errors: fails})
 	defer srv.Close()
 	resp, err := srv.Client().Post(srv.URL+"/run", "application/json", strings.NewReader(`{}`))
@@ -278,8 +213,8 @@ func TestProxyUpstreamDown(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("status %d, want 502", resp.StatusCode)
 	}
-	if fails.count("upstream") != 1 {
-		t.Errorf("failures: %v", fails.fs)
+	if fails.Stages()["upstream"] != 1 {
+		t.Errorf("failures: %v", fails.All())
 	}
 }
 

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/aep-hook/aep-hook/redact"
+
+	"github.com/aep-hook/aep-hook/internal/pins"
 )
 
 // update rewrites the demo goldens: go test ./cmd/aep-hook -run TestDemoSessions -update
@@ -23,46 +22,14 @@ var update = flag.Bool("update", false, "rewrite fixtures/demo/*.golden from the
 // demoDir holds the bundled vendor sessions `make demo` plays.
 const demoDir = "../../fixtures/demo"
 
-// demoMoment is one demo line: a raw vendor payload, or {"hook": NAME,
-// "input": PAYLOAD} for a vendor that names the moment on the command line.
-type demoMoment struct {
-	hook  string
-	input []byte
-}
-
 // loadDemo reads one demo session file, one moment per non-empty line.
-func loadDemo(t *testing.T, path string) []demoMoment {
+func loadDemo(t *testing.T, path string) []pins.DemoMoment {
 	t.Helper()
-	f, err := os.Open(path)
+	ms, err := pins.LoadDemo(path)
 	if err != nil {
-		t.Fatalf("open demo: %v", err)
+		t.Fatalf("demo: %v", err)
 	}
-	defer f.Close()
-	var out []demoMoment
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		if !json.Valid(line) {
-			t.Fatalf("%s:%d: not JSON", path, n)
-		}
-		var w struct {
-			Hook  string          `json:"hook"`
-			Input json.RawMessage `json:"input"`
-		}
-		if json.Unmarshal(line, &w) == nil && w.Hook != "" && len(w.Input) > 0 {
-			out = append(out, demoMoment{hook: w.Hook, input: w.Input})
-			continue
-		}
-		out = append(out, demoMoment{input: append([]byte(nil), line...)})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read demo: %v", err)
-	}
-	return out
+	return ms
 }
 
 // sessionLogs returns every log file under home/logs, relative to it, sorted.
@@ -97,10 +64,10 @@ func TestDemoSessions(t *testing.T) {
 			env := hookEnv(home, tmp)
 			for i, m := range loadDemo(t, file) {
 				args := []string{vendor}
-				if m.hook != "" {
-					args = append(args, m.hook)
+				if m.Hook != "" {
+					args = append(args, m.Hook)
 				}
-				if r := runHook(t, env, m.input, args...); r.code != 0 || r.stderr != "" {
+				if r := runHook(t, env, m.Input, args...); r.code != 0 || r.stderr != "" {
 					t.Fatalf("line %d: exit %d stderr %q", i+1, r.code, r.stderr)
 				}
 			}

@@ -4,9 +4,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/aep-hook/aep-hook/internal/pins"
 )
 
 func main() {
@@ -25,41 +25,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
-}
-
-// Moment is one demo line: a raw vendor payload, or {"hook": NAME, "input":
-// PAYLOAD} for vendors that name the moment on the command line.
-type Moment struct {
-	Hook  string
-	Input []byte
-}
-
-// Load reads a demo session file.
-func Load(path string) ([]Moment, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []Moment
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var w struct {
-			Hook  string          `json:"hook"`
-			Input json.RawMessage `json:"input"`
-		}
-		if json.Unmarshal(line, &w) == nil && w.Hook != "" && len(w.Input) > 0 {
-			out = append(out, Moment{Hook: w.Hook, Input: w.Input})
-			continue
-		}
-		out = append(out, Moment{Input: append([]byte(nil), line...)})
-	}
-	return out, sc.Err()
 }
 
 func run(bin, dir, home string) error {
@@ -77,7 +42,7 @@ func run(bin, dir, home string) error {
 	}
 	for _, f := range files {
 		vendor := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		ms, err := Load(f)
+		ms, err := pins.LoadDemo(f)
 		if err != nil {
 			return err
 		}

@@ -481,3 +481,40 @@ func contains(xs []string, s string) bool {
 
 // ErrNoDir reports a missing pin folder.
 var ErrNoDir = errors.New("conformance folder not found")
+
+// DemoMoment is one line of a demo session file (fixtures/demo/*.jsonl): a
+// raw vendor payload, or {"hook": NAME, "input": PAYLOAD} for a vendor that
+// names the moment on its command line.
+type DemoMoment struct {
+	Hook  string
+	Input []byte
+}
+
+// LoadDemo reads a demo session file, one moment per non-empty line. A line
+// that is not JSON is an error naming its line number.
+func LoadDemo(path string) ([]DemoMoment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []DemoMoment
+	for n, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if !json.Valid([]byte(line)) {
+			return nil, fmt.Errorf("%s:%d: not JSON", path, n+1)
+		}
+		var w struct {
+			Hook  string          `json:"hook"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal([]byte(line), &w) == nil && w.Hook != "" && len(w.Input) > 0 {
+			out = append(out, DemoMoment{Hook: w.Hook, Input: w.Input})
+			continue
+		}
+		out = append(out, DemoMoment{Input: []byte(line)})
+	}
+	return out, nil
+}

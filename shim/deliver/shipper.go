@@ -500,28 +500,13 @@ func (s *Shipper) putAside(d Destination, rel string, at int64, line []byte, sta
 	}
 	b, _ := json.Marshal(r)
 	path := RejectedPath(s.Home, d)
-	err := appendLine(path, append(b, '\n'))
+	err := shim.AppendFile(path, append(b, '\n'))
 	s.stats.update(d, func(sd *statusDelta) { sd.rejected++ })
 	msg := fmt.Sprintf("event at %s:%d refused by %s (status %d); kept in %s", rel, at, d.Raw, status, path)
 	if err != nil {
 		msg = fmt.Sprintf("event at %s:%d refused by %s (status %d); could not keep it: %v", rel, at, d.Raw, status, err)
 	}
 	s.record(shim.Failure{Stage: "deliver", Error: msg, Lost: 1})
-}
-
-func appendLine(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
 }
 
 // backoff is the delay before retry attempt n: exponential, jittered,
