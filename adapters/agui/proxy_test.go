@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/agui"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
-	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
