@@ -228,3 +228,37 @@ func TestFileStoreConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestFileStoreSweep(t *testing.T) {
+	home := t.TempDir()
+	log := &JSONL{Root: filepath.Join(home, "logs")}
+	st := &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last}
+	e := testEmitter(log, st)
+	for _, s := range []string{"old", "fresh", "held"} {
+		emit(t, e, `{"session":"`+s+`","drafts":[{"Type":"progress.status"}]}`)
+	}
+	dir := filepath.Join(home, "state", "test-agent")
+	past := time.Now().Add(-48 * time.Hour)
+	for _, s := range []string{"old", "held"} {
+		os.Chtimes(filepath.Join(dir, s+".state"), past, past)
+	}
+	held, _ := os.OpenFile(filepath.Join(dir, "held.state"), os.O_RDWR, 0)
+	defer held.Close()
+	if err := lockFile(held); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Sweep("test-agent", 24*time.Hour, 10); n != 1 {
+		t.Fatalf("swept %d, want 1 (old; fresh is recent, held is locked)", n)
+	}
+	unlockFile(held)
+	for s, want := range map[string]bool{"old": false, "fresh": true, "held": true} {
+		if _, err := os.Stat(filepath.Join(dir, s+".state")); (err == nil) != want {
+			t.Errorf("%s.state present = %v, want %v", s, err == nil, want)
+		}
+	}
+	// the swept session comes back in a higher epoch, after its log
+	res := emit(t, e, `{"session":"old","drafts":[{"Type":"progress.status"}]}`)
+	if ep := *res.Events[0].Epoch; ep != 1 {
+		t.Errorf("returning session epoch %d, want 1", ep)
+	}
+}

@@ -108,3 +108,40 @@ func rewrite(f *os.File, v any) error {
 	}
 	return nil
 }
+
+// Sweep removes the state files of agent's sessions idle for longer than
+// maxAge, at most max of them, skipping any that is locked. Sessions may
+// never end (AEP-0002 §4.1), so state is bounded by recency rather than by
+// session.ended; the logs are kept. A swept session that comes back starts a
+// higher epoch from its log, so no position is ever reused.
+func (s *FileStore) Sweep(agent string, maxAge time.Duration, max int) int {
+	dir, _ := s.paths(agent, "")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	cutoff := time.Now().Add(-maxAge)
+	removed := 0
+	for _, e := range ents {
+		if removed >= max {
+			break
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) || filepath.Ext(e.Name()) != ".state" {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if tryLockFile(f) {
+			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) && os.Remove(p) == nil {
+				removed++
+			}
+			unlockFile(f)
+		}
+		f.Close()
+	}
+	return removed
+}

@@ -19,3 +19,8 @@ func lockFile(f *os.File) error {
 }
 
 func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// tryLockFile takes the exclusive lock only if it is free now.
+func tryLockFile(f *os.File) bool {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}

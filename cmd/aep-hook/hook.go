@@ -77,7 +77,33 @@ func (c *HookCmd) run(s *Streams) int {
 	if rec != nil {
 		c.deliverAfterHook(cfg, c.vendor.Name, rec.Logs(), c.getenv)
 	}
+	sweepOccasionally(r.Emitter, agentName(c.vendor))
 	return code
+}
+
+// Sessions may never end, so idle session state is swept by recency: about
+// one hook in sweepEvery, after its reply, removes up to sweepMax state
+// files of its agent untouched for sweepAge (the logs stay).
+const (
+	sweepEvery = 256
+	sweepAge   = 30 * 24 * time.Hour
+	sweepMax   = 32
+)
+
+func sweepOccasionally(em *shim.Emitter, agent string) {
+	fs, ok := em.Store.(*shim.FileStore)
+	if !ok || time.Now().UnixNano()%sweepEvery != 0 {
+		return
+	}
+	fs.Sweep(agent, sweepAge, sweepMax)
+}
+
+// agentName is the AEP agent a table's events carry.
+func agentName(v mapping.Vendor) string {
+	if v.Agent != "" {
+		return v.Agent
+	}
+	return v.Name
 }
 
 // deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.
