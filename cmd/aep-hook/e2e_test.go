@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // bin is the aep-hook binary built once for the process tests.
@@ -238,5 +242,46 @@ func TestMultiCall(t *testing.T) {
 	}
 	if evs := readLog(t, filepath.Join(home, "logs", "codex", "s-link.jsonl")); len(evs) != 1 || evs[0]["type"] != "tool.requested" {
 		t.Errorf("events %v", evs)
+	}
+}
+
+// TestTruncatedPayloadEveryVendor: for every hook vendor, a pinned payload
+// cut in half, and one that is not JSON at all, get that vendor's neutral
+// reply, exit 0 and silence on stderr, and the failure is recorded.
+func TestTruncatedPayloadEveryVendor(t *testing.T) {
+	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
+	for _, v := range mapping.Vendors() {
+		if v.Transport != "" {
+			continue
+		}
+		payload := []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","tool_input":{"command":"echo hi"}}`)
+		if ok {
+			if cases, _, err := pins.LoadPins(dir, v.Name); err == nil && len(cases) > 0 {
+				payload = cases[0].Steps[0].Input
+			}
+		}
+		for name, in := range map[string][]byte{"truncated": payload[:len(payload)/2], "not JSON": []byte("hello\x00world")} {
+			t.Run(v.Name+"/"+name, func(t *testing.T) {
+				home := t.TempDir()
+				args := []string{v.Name}
+				hook := ""
+				if v.HookFromArgv {
+					hook = "PreToolUse"
+					args = append(args, hook)
+				}
+				r := runHook(t, hookEnv(home, t.TempDir()), in, args...)
+				want := ""
+				if v.Reply != nil {
+					want = string(v.Reply(hook))
+				}
+				if r.code != 0 || r.stdout != want || r.stderr != "" {
+					t.Fatalf("exit %d stdout %q stderr %q; want 0, %q, silence", r.code, r.stdout, r.stderr, want)
+				}
+				fs, err := shim.ReadFailures(filepath.Join(home, "internal", "errors.jsonl"))
+				if err != nil || len(fs) != 1 || fs[0].Stage != "parse" {
+					t.Errorf("failures %+v (%v), want one parse failure", fs, err)
+				}
+			})
+		}
 	}
 }
