@@ -20,7 +20,7 @@ type Emitter struct {
 	Store    Store
 	Sink     Sink
 	Now      func() time.Time // nil means time.Now
-	IDs      *IDs             // nil means a fresh NewIDs
+	IDs      *IDs             // nil means a fresh NewIDs per call
 }
 
 // Result says what one moment produced.
@@ -152,8 +152,9 @@ func (e *Emitter) now() time.Time {
 
 // build turns drafts into envelopes, assigning positions from st.
 func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *SessionState) ([]Event, int) {
-	if e.IDs == nil {
-		e.IDs = NewIDs()
+	ids := e.IDs
+	if ids == nil {
+		ids = NewIDs() // never stored: an emitter is shared across goroutines
 	}
 	evs := make([]Event, 0, len(drafts))
 	suppressed := 0
@@ -172,7 +173,7 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		t := e.now().UTC()
 		ev := Event{
 			AEP:      Version,
-			ID:       e.IDs.New(t),
+			ID:       ids.New(t),
 			Type:     d.Type,
 			Subject:  d.Subject,
 			Time:     t.Format("2006-01-02T15:04:05.000Z"),
