@@ -28,7 +28,7 @@ type Result struct {
 	Hook       string
 	Session    string
 	Events     []Event
-	Suppressed int // terminals dropped because their unit was already closed
+	Suppressed int // starts and terminals dropped: the run already started, or its unit already closed
 	// Err is the moment's own mapping failure in a batch (HandleBatch); the
 	// other moments of the batch are still emitted.
 	Err error
@@ -162,6 +162,14 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		sess := session
 		if d.Session != "" {
 			sess = d.Session
+		}
+		if d.Type == "run.started" && d.Run != "" {
+			// A run starts once: a second start for the same run (a
+			// re-delivered moment, an echoing peer) is not a new run.
+			if _, started := st.Refs.Get("run:" + d.Run); started {
+				suppressed++
+				continue
+			}
 		}
 		if closeKey := terminalKey(d); closeKey != "" {
 			if _, done := st.Refs.Get(closeKey); done {

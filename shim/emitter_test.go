@@ -127,8 +127,8 @@ func TestTerminalExclusivity(t *testing.T) {
 	sink := &lines{}
 	e := testEmitter(sink, NewMemStore())
 	emit(t, e, `{"session":"s","drafts":[{"Type":"run.started","Run":"r"},{"Type":"run.finished","Run":"r"}]}`)
-	res := emit(t, e, `{"session":"s","drafts":[{"Type":"run.cancelled","Run":"r"},{"Type":"session.ended"},{"Type":"session.ended"}]}`)
-	if res.Suppressed != 2 || len(sink.out) != 3 {
+	res := emit(t, e, `{"session":"s","drafts":[{"Type":"run.started","Run":"r"},{"Type":"run.cancelled","Run":"r"},{"Type":"session.ended"},{"Type":"session.ended"}]}`)
+	if res.Suppressed != 3 || len(sink.out) != 3 {
 		t.Fatalf("suppressed %d, lines %d: %v", res.Suppressed, len(sink.out), sink.out)
 	}
 }
