@@ -8,6 +8,9 @@ package hook
 import (
 	"fmt"
 	"io"
+	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -32,54 +35,65 @@ type Runner struct {
 	// Setup, when non-nil, is a configuration failure main already fell
 	// back from (e.g. an invalid capture level → metadata); it is recorded.
 	Setup error
-}
-
-type outcome struct {
-	hook string
+	// Exit ends the process when the deadline passes first, after the
+	// neutral reply is written; nil means os.Exit.
+	Exit func(code int)
 }
 
 // Run handles one invocation and returns the exit status, which is always 0:
 // the agent must never notice the hook. argvHook is the moment name given
 // on the command line ("" when the payload names it).
+//
+// The work runs on the calling goroutine (a hand-off to another would cost
+// the hook thread wake-ups on every run); the deadline is a watchdog that
+// fires only when the work overruns: it records the overrun, writes the
+// neutral reply and exits 0, whatever the work is stuck on (a hung disk, a
+// stdin that never closes).
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 	deadline := r.Deadline
 	if deadline <= 0 {
 		deadline = DefaultDeadline
 	}
+	exit := r.Exit
+	if exit == nil {
+		exit = os.Exit
+	}
 	if r.Setup != nil {
 		r.record(shim.Failure{Hook: argvHook, Stage: "config", Error: r.Setup.Error()})
 	}
-	done := make(chan outcome, 1)
-	go func() {
-		o := outcome{hook: argvHook}
+	var hookName atomic.Value // the moment's name, once known, for the reply
+	hookName.Store(argvHook)
+	var replied sync.Once
+	reply := func() {
+		replied.Do(func() {
+			if r.Vendor.Reply != nil {
+				if b := r.Vendor.Reply(hookName.Load().(string)); len(b) > 0 {
+					out.Write(b)
+				}
+			}
+		})
+	}
+	watchdog := time.AfterFunc(deadline, func() {
+		r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "deadline", Error: fmt.Sprintf("hook not finished after %s; replied neutrally", deadline)})
+		reply()
+		exit(0)
+	})
+	func() {
 		defer func() {
 			if p := recover(); p != nil {
 				// The panic value may quote content: record its type only.
-				r.record(shim.Failure{Hook: o.hook, Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
+				r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
 			}
-			done <- o
 		}()
-		o.hook = r.handle(argvHook, in)
+		r.handle(argvHook, in, func(h string) { hookName.Store(h) })
 	}()
-	timer := time.NewTimer(deadline)
-	defer timer.Stop()
-	hook := argvHook
-	select {
-	case o := <-done:
-		hook = o.hook
-	case <-timer.C:
-		r.record(shim.Failure{Hook: argvHook, Stage: "deadline", Error: fmt.Sprintf("hook not finished after %s; replied neutrally", deadline)})
-	}
-	if r.Vendor.Reply != nil {
-		if b := r.Vendor.Reply(hook); len(b) > 0 {
-			out.Write(b)
-		}
-	}
+	watchdog.Stop()
+	reply()
 	return 0
 }
 
 // handle reads, maps and emits; it returns the moment's name for the reply.
-func (r *Runner) handle(argvHook string, in io.Reader) string {
+func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) {
 	max := r.MaxInput
 	if max <= 0 {
 		max = DefaultMaxInput
@@ -87,26 +101,32 @@ func (r *Runner) handle(argvHook string, in io.Reader) string {
 	raw, err := io.ReadAll(io.LimitReader(in, max+1))
 	if err != nil {
 		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: "read stdin: " + errText(err), Bytes: len(raw)})
-		return argvHook
+		return
 	}
 	if int64(len(raw)) > max {
 		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: fmt.Sprintf("payload larger than %d bytes; not mapped", max), Bytes: len(raw)})
-		return argvHook
+		return
 	}
 	if !gjson.ValidBytes(raw) {
 		r.record(shim.Failure{Hook: argvHook, Stage: "parse", Error: "payload is not valid JSON; not mapped", Bytes: len(raw)})
-		return argvHook
+		return
+	}
+	hook := argvHook
+	if r.Vendor.Identify != nil {
+		if h, _ := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: raw}); h != "" {
+			hook = h
+			seen(h) // the reply may depend on it, even if the rest overruns
+		}
 	}
 	if r.Emitter == nil {
-		r.record(shim.Failure{Hook: argvHook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})
-		return argvHook
+		r.record(shim.Failure{Hook: hook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})
+		return
 	}
 	m := mapping.Moment{Hook: argvHook, Raw: raw, Nonce: shim.NewIDs().New(time.Now())}
 	res, err := r.Emitter.Handle(r.Vendor, m)
 	if err != nil {
-		r.record(shim.Failure{Hook: res.Hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: max0(len(res.Events))})
+		r.record(shim.Failure{Hook: hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: max0(len(res.Events))})
 	}
-	return res.Hook
 }
 
 func (r *Runner) record(f shim.Failure) {

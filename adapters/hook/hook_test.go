@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/aep-hook/aep-hook/internal/pins"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -176,4 +177,38 @@ func (c *checkSink) Write(_, _ string, ls [][]byte) error {
 		}
 	}
 	return nil
+}
+
+// TestRunnerDeadline: when the work hangs (a stuck disk, a mapping that
+// never returns), the watchdog records the overrun, writes the reply for the
+// moment's name exactly once and exits 0.
+func TestRunnerDeadline(t *testing.T) {
+	stuck := make(chan struct{})
+	v := mapping.Vendor{
+		Name:     "t",
+		Identify: func(m mapping.Moment) (string, string) { return mapping.HookField(m, "hook"), "s" },
+		Map: func(mapping.Moment, *mapping.State) ([]mapping.Draft, error) {
+			<-stuck
+			return nil, nil
+		},
+		Reply: func(hook string) []byte { return []byte("reply:" + hook) },
+	}
+	logPath := filepath.Join(t.TempDir(), "errors.jsonl")
+	var out bytes.Buffer
+	exited := make(chan int, 1)
+	r := Runner{Vendor: v, Emitter: memEmitter(&discard{}), Errors: &shim.ErrorLog{Path: logPath},
+		Deadline: 20 * time.Millisecond,
+		Exit:     func(code int) { exited <- code; close(stuck) }}
+	if code := r.Run("", bytes.NewReader([]byte(`{"hook":"Stop"}`)), &out); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if code := <-exited; code != 0 {
+		t.Fatalf("watchdog exit %d", code)
+	}
+	if out.String() != "reply:Stop" {
+		t.Fatalf("stdout %q, want the reply for Stop once", out.String())
+	}
+	if fs := failures(t, logPath); len(fs) != 1 || fs[0].Stage != "deadline" || fs[0].Hook != "Stop" {
+		t.Fatalf("failures %+v", fs)
+	}
 }
