@@ -70,19 +70,25 @@ func BenchmarkAcpTeeBaseline(b *testing.B) {
 	env := echoEnv(b)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = env
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
+		cmd, in, out := startEcho(b, env)
 		go func() { io.Copy(in, bytes.NewReader(data)); in.Close() }()
 		io.Copy(io.Discard, out)
 		if err := cmd.Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// startEcho starts the echoing stub agent with its pipes.
+func startEcho(b *testing.B, env []string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = env
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return cmd, in, out
 }
 
 // pingPong sends one line at a time into w and waits for it on r,
@@ -110,13 +116,7 @@ func p50(d []time.Duration) float64 {
 
 // directRTT measures round trips straight through the echo agent.
 func directRTT(b *testing.B, env []string, n int) []time.Duration {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = env
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	cmd, in, out := startEcho(b, env)
 	rtts := pingPong(b, in, bufio.NewReader(out), n)
 	in.Close()
 	cmd.Wait()

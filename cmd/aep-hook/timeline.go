@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // TimelineCmd is `aep-hook timeline FILE...`: a human-readable view of AEP
@@ -37,25 +39,12 @@ func (c *TimelineCmd) Run(s *Streams) error {
 	return nil
 }
 
-type tlEvent struct {
-	Type     string         `json:"type"`
-	Subject  string         `json:"subject"`
-	Time     string         `json:"time"`
-	Run      string         `json:"run"`
-	Step     string         `json:"step"`
-	Seq      *int64         `json:"seq"`
-	Epoch    *int64         `json:"epoch"`
-	Severity string         `json:"severity"`
-	Capture  string         `json:"capture"`
-	Data     map[string]any `json:"data"`
-}
-
 func timeline(r io.Reader, w io.Writer) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 32<<20)
 	runs := map[string]int{}
 	for n := 1; sc.Scan(); n++ {
-		var e tlEvent
+		var e shim.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
 			fmt.Fprintf(w, "  line %d: not an AEP event\n", n)
 			continue
@@ -88,7 +77,7 @@ func deref(p *int64) int64 {
 }
 
 // facts picks the payload members worth a glance, all structural.
-func facts(e tlEvent) string {
+func facts(e shim.Event) string {
 	var parts []string
 	keys := make([]string, 0, len(e.Data))
 	for k := range e.Data {
