@@ -203,16 +203,17 @@ func (s *Shipper) runWorker(ctx context.Context, w *worker) error {
 		case <-w.wake:
 		}
 		for _, rel := range w.take() {
-			_, err := s.ShipLog(ctx, w.d, rel)
+			pr, err := s.ShipLog(ctx, w.d, rel)
 			if ctx.Err() != nil {
 				return nil
 			}
 			if err == nil {
-				if fi, serr := os.Stat(filepath.Join(s.LogRoot, filepath.FromSlash(rel))); serr == nil {
-					w.mu.Lock()
-					w.seen[rel] = fi.Size()
-					w.mu.Unlock()
-				}
+				// Delivered up to the cursor, not up to the file's size
+				// now: a writer may have appended since the pass ended,
+				// and its notification must not be taken for old news.
+				w.mu.Lock()
+				w.seen[rel] = pr.Offset
+				w.mu.Unlock()
 				continue
 			}
 			var busy errBusy

@@ -163,3 +163,36 @@ func TestFollowWithHooks(t *testing.T) {
 	c.check()
 	wantDelivered(t, c.received(), ids)
 }
+
+// TestShipLogOffset: a pass reports the offset it delivered through, which
+// follow records as delivered, so lines appended after a pass are never
+// mistaken for delivered ones (they lie beyond the offset, whatever the
+// file's size is by the time follow looks).
+func TestShipLogOffset(t *testing.T) {
+	c := newCollector(t)
+	d := c.dest(t)
+	s := newShipper(t, d)
+	rel := LogRel("codex", "off")
+	path := filepath.Join(s.LogRoot, filepath.FromSlash(rel))
+	ids := writeLog(t, s.LogRoot, "codex", "off", 0, 3, nil)
+	for round := range 2 {
+		pr, err := s.ShipLog(context.Background(), d, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(path)
+		if pr.Offset != fi.Size() {
+			t.Fatalf("round %d: offset %d, want the log's size %d", round, pr.Offset, fi.Size())
+		}
+		// A writer appends after the pass: the reported offset stays behind
+		// the new lines.
+		ids = append(ids, writeLog(t, s.LogRoot, "codex", "off", 3+2*round, 2, nil)...)
+		if fi2, _ := os.Stat(path); pr.Offset >= fi2.Size() {
+			t.Fatalf("round %d: offset %d covers lines appended after the pass", round, pr.Offset)
+		}
+	}
+	if _, err := s.ShipLog(context.Background(), d, rel); err != nil {
+		t.Fatal(err)
+	}
+	wantDelivered(t, c.received(), ids)
+}

@@ -130,6 +130,10 @@ type Progress struct {
 	Rejected  int // lines put aside
 	Dropped   int // debug/info lines skipped under backpressure
 	Busy      bool
+	// Offset is the log offset the cursor stood at when the pass ended:
+	// everything before it is delivered (or put aside or dropped). Lines a
+	// writer appended during or after the pass lie beyond it.
+	Offset int64
 }
 
 // LogRel is the path of (agent, session)'s log relative to the log root,
@@ -262,8 +266,7 @@ type batch struct {
 // (destination, log) lock. The cursor moves only past lines the destination
 // accepted (or that were put aside or dropped), so a crash at any point
 // only causes redelivery.
-func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (Progress, error) {
-	var pr Progress
+func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (pr Progress, err error) {
 	logPath := filepath.Join(s.LogRoot, filepath.FromSlash(rel))
 	curPath, lockP := cursorPaths(s.Home, d, rel)
 
@@ -293,6 +296,7 @@ func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (Progr
 	defer f.Close()
 
 	cur := loadCursor(curPath)
+	defer func() { pr.Offset = cur.Offset }()
 	snd := s.sender(d)
 	var failingSince time.Time
 	attempt := 0
