@@ -245,8 +245,12 @@ func TestFleetIdentifyAndReply(t *testing.T) {
 				t.Errorf("%s Identify(%s) = %q, %q; want %q, %q", v.Name, tc.raw, h, s, tc.hook, tc.session)
 			}
 		}
-		if got := string(v.Reply("PreToolUse")); got != "{}" {
-			t.Errorf("%s Reply = %q, want {}", v.Name, got)
+		want := "{}"
+		if v.Name == "kimi-code" {
+			want = "" // any stdout reaches Kimi's model (TestKimiCodeReplyIsEmpty)
+		}
+		if got := string(v.Reply("PreToolUse")); got != want {
+			t.Errorf("%s Reply = %q, want %q", v.Name, got, want)
 		}
 		if _, ok := Lookup(v.Name); !ok {
 			t.Errorf("%s not registered", v.Name)

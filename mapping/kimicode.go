@@ -19,7 +19,11 @@ func KimiCode() Vendor {
 		Summary:  "Kimi Code CLI external hooks (global config.toml), observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      mapKimiCode,
-		Reply:    replyEmptyObject,
+		// Kimi Code adds a hook's stdout to the model's input whenever it
+		// is not JSON with a "message": even "{}" becomes a
+		// <hook_result> user message. Only an empty stdout (exit 0) is
+		// neutral on every event.
+		Reply: func(string) []byte { return nil },
 	}
 }
 

@@ -77,3 +77,17 @@ func TestKimiCodeMap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { fleetRun(t, KimiCode(), tc.steps) })
 	}
 }
+
+// TestKimiCodeReplyIsEmpty: Kimi Code 2.1.0 turns any hook stdout that is not
+// JSON with a "message" (even "{}") into a user message to the model, so the
+// neutral reply is no bytes at all, on every event it fires.
+func TestKimiCodeReplyIsEmpty(t *testing.T) {
+	for _, h := range []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "UserPromptQueued",
+		"TurnStarted", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+		"PermissionResult", "Stop", "StopFailure", "Interrupt", "SubagentStart", "SubagentStop",
+		"PreCompact", "PostCompact", "Notification", "SessionHeartbeat", "TaskStarted", ""} {
+		if b := KimiCode().Reply(h); len(b) != 0 {
+			t.Errorf("Reply(%s) = %q, want empty", h, b)
+		}
+	}
+}
