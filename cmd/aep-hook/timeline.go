@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -19,7 +20,8 @@ type TimelineCmd struct {
 }
 
 // Run prints one line per event: time, position, type, subject and the key
-// payload facts, indented under its run.
+// payload facts, indented under its run. Every value from the log passes
+// printable.String, so no field can drive the terminal.
 func (c *TimelineCmd) Run(s *Streams) error {
 	if len(c.Files) == 0 {
 		return timeline(s.In, s.Out)
@@ -27,9 +29,9 @@ func (c *TimelineCmd) Run(s *Streams) error {
 	for _, f := range c.Files {
 		r, err := os.Open(f)
 		if err != nil {
-			return exitError{code: 1, msg: err.Error()}
+			return exitError{code: 1, msg: printable.String(err.Error())}
 		}
-		fmt.Fprintf(s.Out, "%s\n", f)
+		fmt.Fprintf(s.Out, "%s\n", printable.String(f))
 		err = timeline(r, s.Out)
 		r.Close()
 		if err != nil {
@@ -64,7 +66,8 @@ func timeline(r io.Reader, w io.Writer) error {
 			}
 			indent = fmt.Sprintf("  run %d  ", runs[e.Run])
 		}
-		fmt.Fprintf(w, "  %s %s %s%-28s %s%s\n", t, pos, indent, e.Type, e.Subject, facts(e))
+		fmt.Fprintf(w, "  %s %s %s%-28s %s%s\n", printable.String(t), pos, indent,
+			printable.String(e.Type), printable.String(e.Subject), facts(e))
 	}
 	return sc.Err()
 }
@@ -90,16 +93,13 @@ func facts(e shim.Event) string {
 			if k == "prompt" || strings.HasSuffix(k, "_digest") {
 				continue
 			}
-			if len(v) > 40 {
-				v = v[:40] + "…"
-			}
-			parts = append(parts, k+"="+v)
+			parts = append(parts, printable.String(k)+"="+printable.Clip(v, 40))
 		case float64, bool:
-			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+			parts = append(parts, fmt.Sprintf("%s=%v", printable.String(k), v))
 		}
 	}
 	if e.Severity != "" && e.Severity != "info" {
-		parts = append(parts, "severity="+e.Severity)
+		parts = append(parts, "severity="+printable.String(e.Severity))
 	}
 	if len(parts) == 0 {
 		return ""
