@@ -31,5 +31,5 @@ func ParseLevel(s string) (Level, error) {
 			return Level(i), nil
 		}
 	}
-	return Metadata, fmt.Errorf("capture level %q: want none, metadata, redacted or full", clip(s))
+	return Metadata, fmt.Errorf("capture level %q: want none, metadata, redacted or full", Setting(s))
 }

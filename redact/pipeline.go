@@ -251,7 +251,7 @@ func parseValue(s string, i int, noDash bool) (span, bool) {
 		en = bareEnd(s, i)
 	}
 	v := s[st:en]
-	if v == "" || (noDash && v[0] == '-') || strings.HasPrefix(v, "[REDACTED") {
+	if v == "" || (noDash && v[0] == '-') || strings.HasPrefix(v, "[REDACTED") || !hasAlnum(v) {
 		return span{}, false
 	}
 	switch strings.ToLower(v) {
@@ -272,6 +272,18 @@ func parseValue(s string, i int, noDash bool) (span, bool) {
 		return span{j, e}, true
 	}
 	return span{st, en}, true
+}
+
+// hasAlnum reports whether s holds a letter or digit (any non-ASCII byte
+// counts): a value of ASCII punctuation alone ("/", "***", "-") is a
+// placeholder, not a credential.
+func hasAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isAlnum(s[i]) || s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // bareEnd returns the end of an unquoted value starting at i.

@@ -17,25 +17,17 @@ type Override struct {
 func ParseOverride(s string) (Override, error) {
 	pat, lvl, ok := strings.Cut(strings.TrimSpace(s), "=")
 	if !ok {
-		return Override{}, fmt.Errorf("capture override %q: want CATEGORY_GLOB=LEVEL", clip(s))
+		return Override{}, fmt.Errorf("capture override %q: want CATEGORY_GLOB=LEVEL", Setting(s))
 	}
 	pat = strings.TrimSpace(pat)
 	if !validPattern(pat) {
-		return Override{}, fmt.Errorf("capture override %q: pattern must be a type, a prefix ending in .*, or *", clip(s))
+		return Override{}, fmt.Errorf("capture override %q: pattern must be a type, a prefix ending in .*, or *", Setting(s))
 	}
 	l, err := ParseLevel(strings.TrimSpace(lvl))
 	if err != nil {
-		return Override{}, fmt.Errorf("capture override for %q: %w", clip(pat), err)
+		return Override{}, fmt.Errorf("capture override for %q: %w", Setting(pat), err)
 	}
 	return Override{Pattern: pat, Level: l}, nil
-}
-
-// clip bounds a configuration value quoted in an error message.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 func validPattern(p string) bool {

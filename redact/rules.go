@@ -172,7 +172,7 @@ func rules() []rule {
 		{
 			id:       "url-credentials",
 			keywords: []string{"://"},
-			pattern:  `(?i)\b[a-z][a-z0-9+.\-]*://[^\s/?#@:"'<>]*:([^\s/?#@"'<>]+)@`,
+			pattern:  `(?i)\b[a-z][a-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?#@"'<>]+)@`,
 			back:     32, fwd: 256,
 			groups: []int{1},
 			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379"},

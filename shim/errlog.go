@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/aep-hook/aep-hook/redact"
 )
 
 // Failure is one internal failure, as recorded in the error log. It never
@@ -44,7 +46,10 @@ func FallbackErrorPath() string {
 }
 
 // Record appends f, stamping its time. It reports whether any copy was kept.
+// The message passes redact.Diagnostic first, so a setting it quotes (an
+// AEP_OUT URL with a token in its query) never reaches the log.
 func (l *ErrorLog) Record(f Failure) bool {
+	f.Error, f.Hook = redact.Diagnostic(f.Error), redact.Diagnostic(f.Hook)
 	if f.Time == "" {
 		f.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}

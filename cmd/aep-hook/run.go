@@ -9,6 +9,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -116,10 +117,10 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	if err != nil {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
-			fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+			fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(err.Error()))
 			return 2
 		}
-		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+		fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(err.Error()))
 		return 2
 	}
 	if ctx == nil || ctx.Command() == "" {
@@ -129,11 +130,11 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 		var ee exitError
 		if errors.As(err, &ee) {
 			if ee.msg != "" {
-				fmt.Fprintf(s.Err, "aep-hook: %s\n", ee.msg)
+				fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(ee.msg))
 			}
 			return ee.code
 		}
-		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
+		fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(err.Error()))
 		return 1
 	}
 	return 0
