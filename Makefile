@@ -1,4 +1,4 @@
-# aep-hook: make build | test | bench | demo | fuzz | lint | cross
+# aep-hook: make build | test | bench | demo | fuzz | lint | cross | real
 GO      ?= go
 SHARED  ?= ../shared
 PINS    := $(SHARED)/aep-spec/conformance/fixtures/mappings
@@ -15,7 +15,7 @@ export AEP_SCHEMA_DIR := $(abspath $(SHARED)/aep-spec/schemas)
 export AEP_OTLP_PINS := $(abspath $(SHARED)/aep-spec/conformance/fixtures/otlp)
 endif
 
-.PHONY: build build-grpc test bench demo fuzz lint cross clean
+.PHONY: build build-grpc test bench demo fuzz lint cross clean real
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aep-hook
@@ -31,6 +31,14 @@ test:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -tags grpc ./adapters/otlp/
 	@$(GO) test -count=1 -run '^TestConformance$$' -v ./mapping/ | grep '^conformance:' || true
+
+# Re-record the real-agent sessions (installs the pinned agent CLIs from the
+# npm registry into $AEP_REAL_CACHE, default ~/.cache/aep-hook/realagents), then
+# replay every recorded fixture; prints per agent "scenarios passed/total".
+# AGENT=name and SCENARIO=name narrow it.
+real:
+	$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents
+	bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO))
 
 bench: build
 	$(GO) run ./internal/bench -bin $(BIN)

@@ -1,0 +1,67 @@
+// Command realagents is the real-agent harness behind `make real`:
+//
+//	realagents record [-agent NAME] [-scenario NAME]   install, drive, record fixtures, replay
+//	realagents replay [-agent NAME]                     replay the committed fixtures
+//	realagents hook AGENT [ARGS...]                     the recorder registered as the hook command
+//
+// It prints, per agent, "scenarios passed/total".
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/aep-hook/aep-hook/internal/realagents"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "hook" {
+		os.Exit(realagents.RecordHook(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: realagents record|replay|hook ...")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	agent := fs.String("agent", "", "only this agent")
+	scenario := fs.String("scenario", "", "only this scenario")
+	root := fs.String("root", ".", "the repository root")
+	bin := fs.String("bin", "", "the aep-hook binary (default: build one into the cache)")
+	fs.Parse(os.Args[2:])
+	h := &realagents.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Log: os.Stdout}
+	self, err := os.Executable()
+	if err != nil {
+		fail(err)
+	}
+	h.Self = self
+	h.AEPHook = *bin
+	if h.AEPHook == "" {
+		h.AEPHook = filepath.Join(h.Cache, "bin", "aep-hook")
+		cmd := exec.Command("go", "build", "-o", h.AEPHook, "./cmd/aep-hook")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = *root, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fail(fmt.Errorf("build aep-hook: %w", err))
+		}
+	}
+	switch os.Args[1] {
+	case "record":
+		if err := h.RecordAll(*agent, *scenario); err != nil {
+			fail(err)
+		}
+		fallthrough
+	case "replay":
+		if !h.ReplayAll(*agent, *scenario) {
+			os.Exit(1)
+		}
+	default:
+		fail(fmt.Errorf("unknown command %q", os.Args[1]))
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "realagents:", err)
+	os.Exit(1)
+}

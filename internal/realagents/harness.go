@@ -1,0 +1,251 @@
+package realagents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// Agent is one vendor CLI the harness drives.
+type Agent struct {
+	// Name is the aep-hook adapter (and fixtures folder) name.
+	Name string
+	// Package and Version pin the npm package; Bin is its command.
+	Package, Version, Bin string
+	// API is the wire format of its fake model server.
+	API fakemodel.API
+	// Setup writes the agent's configuration and the hook registration
+	// into the run's temporary home and workspace, and adds the
+	// environment the agent needs.
+	Setup func(r *Run) error
+	// Scenarios are the sessions recorded for it.
+	Scenarios []Scenario
+}
+
+// Scenario is one scripted session.
+type Scenario struct {
+	Name        string
+	Description string
+	// Mode is "headless" or "tmux".
+	Mode string
+	// Facts are what the session really does, for the truth checker.
+	Facts truth.Facts
+	// Model answers the agent's model requests.
+	Model fakemodel.Script
+	// Drive runs the agent through the session.
+	Drive func(r *Run) error
+}
+
+// Harness holds what every run shares.
+type Harness struct {
+	// Cache is the install cache (AEP_REAL_CACHE, default
+	// ~/.cache/aep-hook/realagents).
+	Cache string
+	// Fixtures is the repository's fixtures folder.
+	Fixtures string
+	// AEPHook is the aep-hook binary hook firings are piped into.
+	AEPHook string
+	// Self is the harness binary, registered as `Self hook <agent>`.
+	Self string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Run is one scenario being recorded.
+type Run struct {
+	H        *Harness
+	Agent    *Agent
+	Scenario *Scenario
+	// Dir is the run's temporary root; Home the agent's HOME; Work the
+	// workspace (the agent's cwd).
+	Dir, Home, Work string
+	// Model is the fake model server.
+	Model *fakemodel.Server
+	// Env is the agent's environment.
+	Env []string
+	// Notes collects what the driver observed, for the log.
+	Notes []string
+}
+
+// HookCommand is the command line registered as the agent's hook: the
+// recorder wrapping `aep-hook <agent> [args...]`.
+func (r *Run) HookCommand(args ...string) string {
+	return strings.Join(append([]string{r.H.Self, "hook", r.Agent.Name}, args...), " ")
+}
+
+// AgentBin is the installed agent command.
+func (r *Run) AgentBin() string {
+	return filepath.Join(r.H.Cache, r.Agent.Name+"-"+r.Agent.Version, "node_modules", ".bin", r.Agent.Bin)
+}
+
+// Setenv adds or replaces one environment variable of the agent.
+func (r *Run) Setenv(k, v string) {
+	for i, kv := range r.Env {
+		if strings.HasPrefix(kv, k+"=") {
+			r.Env[i] = k + "=" + v
+			return
+		}
+	}
+	r.Env = append(r.Env, k+"="+v)
+}
+
+// WriteJSON writes v as JSON to path (relative paths are under Home).
+func (r *Run) WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return r.WriteFile(path, string(b))
+}
+
+// WriteFile writes text to path (relative paths are under Home).
+func (r *Run) WriteFile(path, text string) error {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.Home, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}
+
+// Exec runs the agent headless in Work with stdin, bounded by timeout,
+// and returns its combined output.
+func (r *Run) Exec(timeout time.Duration, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.AgentBin(), args...)
+	cmd.Dir, cmd.Env = r.Work, r.Env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	r.Notes = append(r.Notes, fmt.Sprintf("exec %s: %v", strings.Join(args, " "), err))
+	if ctx.Err() != nil {
+		return out.String(), fmt.Errorf("%s timed out after %s", r.Agent.Bin, timeout)
+	}
+	return out.String(), nil
+}
+
+// Firings returns the moments recorded so far, by name.
+func (r *Run) Firings() []string {
+	fs, _ := collectFirings(r.Dir, &Rewriter{})
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Hook()
+	}
+	return names
+}
+
+// WaitFiring waits until the moment hook has fired at least n times.
+func (r *Run) WaitFiring(hook string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c := 0
+		for _, h := range r.Firings() {
+			if h == hook {
+				c++
+			}
+		}
+		if c >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s fired %d times, want %d, within %s (fired: %s)", hook, c, n, timeout, strings.Join(r.Firings(), " "))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Record runs one scenario of agent a and writes its fixture.
+func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
+	dir, err := os.MkdirTemp("", "aep-real-")
+	if err != nil {
+		return Fixture{}, err
+	}
+	defer os.RemoveAll(dir)
+	r := &Run{H: h, Agent: a, Scenario: s, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "home", "proj")}
+	for _, d := range []string{r.Home, r.Work, filepath.Join(dir, "aep")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return Fixture{}, err
+		}
+	}
+	logf, err := os.Create(filepath.Join(dir, "model.log"))
+	if err != nil {
+		return Fixture{}, err
+	}
+	defer logf.Close()
+	r.Model, err = fakemodel.Start(a.API, s.Model, logf)
+	if err != nil {
+		return Fixture{}, err
+	}
+	defer r.Model.Close()
+	r.Env = []string{
+		"HOME=" + r.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
+		"TMPDIR=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(r.Home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(r.Home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(r.Home, ".cache"),
+		"XDG_STATE_HOME=" + filepath.Join(r.Home, ".local", "state"),
+		"AEP_HOME=" + filepath.Join(dir, "aep"), "AEP_HOST=real-host",
+		EnvRecordDir + "=" + dir, EnvAEPHook + "=" + h.AEPHook,
+		"NO_COLOR=1", "CI=", "NODE_NO_WARNINGS=1",
+	}
+	if err := a.Setup(r); err != nil {
+		return Fixture{}, fmt.Errorf("%s setup: %w", a.Name, err)
+	}
+	driveErr := s.Drive(r)
+	rw := &Rewriter{}
+	rw.Add(r.Work, "/home/user/proj")
+	// Claude Code names project folders by the cwd with "/" spelled "-".
+	rw.Add(strings.ReplaceAll(r.Work, "/", "-"), "-home-user-proj")
+	rw.Add(r.Home, "/home/user")
+	rw.Add(dir, "/tmp/real")
+	if hd, err := os.UserHomeDir(); err == nil && len(hd) > 1 {
+		rw.Add(hd+"/", "/home/user/")
+	}
+	if hn, err := os.Hostname(); err == nil && len(hn) >= 4 {
+		rw.Add(hn, "host")
+	}
+	rw.Add(strings.TrimPrefix(r.Model.URL, "http://"), "127.0.0.1:PORT")
+	fs, err := collectFirings(dir, rw)
+	if err != nil {
+		return Fixture{}, err
+	}
+	fmt.Fprintf(h.Log, "  %s/%s: %d firings: %s\n", a.Name, s.Name, len(fs), hookEvents(fs))
+	for _, n := range r.Notes {
+		fmt.Fprintf(h.Log, "    note: %s\n", n)
+	}
+	if os.Getenv("AEP_REAL_KEEP") != "" {
+		keep := filepath.Join(h.Cache, "runs", a.Name+"-"+s.Name)
+		os.RemoveAll(keep)
+		os.MkdirAll(filepath.Dir(keep), 0o755)
+		exec.Command("cp", "-a", dir, keep).Run()
+	}
+	if driveErr != nil {
+		return Fixture{}, fmt.Errorf("%s/%s: %w", a.Name, s.Name, driveErr)
+	}
+	if len(fs) == 0 {
+		return Fixture{}, fmt.Errorf("%s/%s: no hook fired", a.Name, s.Name)
+	}
+	fx := Fixture{
+		Dir: filepath.Join(h.Fixtures, a.Name, "recorded", s.Name),
+		Scenario: scenarioFile(a, s),
+		Firings:  fs,
+	}
+	return fx, nil
+}
+
+// scenarioFile is the description a recorded scenario carries.
+func scenarioFile(a *Agent, s *Scenario) ScenarioFile {
+	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: s.Facts}
+}

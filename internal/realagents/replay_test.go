@@ -1,0 +1,75 @@
+package realagents
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// bin is the aep-hook binary the replays run, built once.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aep-real-replay-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "aep-hook")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/aep-hook").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// schemas loads the AEP schemas, skipping (failing under CI=true) without
+// them.
+func schemas(t *testing.T) *truth.Schemas {
+	t.Helper()
+	dir, ok := truth.SchemaDir()
+	if !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("AEP schemas not found (AEP_SCHEMA_DIR); mandatory under CI=true")
+		}
+		t.Log("AEP schemas not found (AEP_SCHEMA_DIR): events not schema-checked")
+		return nil
+	}
+	s, err := truth.LoadSchemas(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestReplayRecorded replays every recorded real-agent session in
+// fixtures/<agent>/recorded/ through the real binary, one process per
+// firing, and holds the whole record to what really happened.
+func TestReplayRecorded(t *testing.T) {
+	fxs, err := LoadFixtures(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fxs) == 0 {
+		t.Fatal("no recorded fixtures under fixtures/*/recorded")
+	}
+	sch := schemas(t)
+	for _, fx := range fxs {
+		t.Run(fx.Scenario.Agent+"/"+fx.Scenario.Name, func(t *testing.T) {
+			t.Parallel()
+			r := Replay(bin, fx, t.TempDir(), sch)
+			for _, p := range r.Problems {
+				t.Error(p)
+			}
+			if !r.OK() {
+				t.Logf("record: %s", truth.Summary(r.Logs))
+			}
+		})
+	}
+}

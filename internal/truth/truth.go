@@ -1,0 +1,254 @@
+// Package truth checks that a whole AEP record tells what really happened in
+// a session: one run per vendor turn, no run or tool call with two terminals
+// or (where the vendor gave a signal) none, no run.cancelled without an
+// interrupt, one session.started per AEP session, compactions only when
+// they happened, answers recorded as answers, and every event valid against
+// the AEP schemas. The facts come from whoever drove the session (the
+// real-agent harness knows what its scenario did); the record comes from the
+// logs aep-hook wrote.
+//
+// It is test equipment: the real-agent replay, the tee and stream harnesses
+// use it; nothing in the aep-hook binary links it.
+package truth
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Facts are what really happened in a recorded session. Zero values assert
+// absence (no interrupt, no compaction, ...): a fact the scenario cannot
+// know is marked with -1 ("any").
+type Facts struct {
+	// Turns is the number of turns the human started (runs with trigger
+	// user in the root sessions).
+	Turns int `json:"turns"`
+	// AgentTurns is the number of turns the agent started itself
+	// (trigger agent: a task notification, a scheduled wake-up).
+	AgentTurns int `json:"agent_turns,omitempty"`
+	// Interrupts is the number of user interrupts: the most run.cancelled
+	// events the record may hold.
+	Interrupts int `json:"interrupts,omitempty"`
+	// Sessions is the number of AEP sessions the record should open (one
+	// session.started each; a resume of an ended session is a new one).
+	Sessions int `json:"sessions"`
+	// Compactions is the number of context compactions that happened.
+	Compactions int `json:"compactions,omitempty"`
+	// Answers is the number of questions the human answered.
+	Answers int `json:"answers,omitempty"`
+	// Failures is the number of turns that ended in a failure the vendor
+	// reported (run.failed).
+	Failures int `json:"failures,omitempty"`
+	// Subagents is the number of subagents the agent delegated to.
+	Subagents int `json:"subagents,omitempty"`
+	// OpenRuns is the number of runs the vendor gives no terminal signal
+	// for (they may stay open).
+	OpenRuns int `json:"open_runs,omitempty"`
+	// OpenTools is the number of tool calls the vendor gives no outcome
+	// for (a rejected call with no hook).
+	OpenTools int `json:"open_tools,omitempty"`
+	// Ended is the number of AEP sessions whose end the vendor signalled
+	// (session.ended events).
+	Ended int `json:"ended"`
+}
+
+// Any marks a fact the scenario cannot know.
+const Any = -1
+
+// Event is one decoded AEP event.
+type Event = map[string]any
+
+// Log is one session's record, in file order.
+type Log struct {
+	Name   string // the log's path or name, for messages
+	Events []Event
+}
+
+func str(e Event, k string) string {
+	s, _ := e[k].(string)
+	return s
+}
+
+func data(e Event) map[string]any {
+	d, _ := e["data"].(map[string]any)
+	return d
+}
+
+// Check returns every way the logs contradict the facts or the schemas
+// (nil schemas skip schema validation). An empty result means the record
+// is true.
+func Check(logs []Log, f Facts, schemas *Schemas) []string {
+	var bad []string
+	errf := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
+
+	type runInfo struct {
+		log, trigger string
+		terminals    []string
+	}
+	runs := map[string]*runInfo{} // session/run → info
+	var runOrder []string
+	tools := map[string][]string{} // session/call → terminals
+	toolReq := map[string]bool{}
+	var toolOrder []string
+	count := map[string]int{}
+	userTurns, agentTurns, sessions, answeredResolved := 0, 0, 0, 0
+	children := map[string]bool{} // child sessions named by a parent's lineage
+
+	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
+	for _, lg := range logs {
+		for i, e := range lg.Events {
+			at := fmt.Sprintf("%s event %d (%s)", lg.Name, i+1, str(e, "type"))
+			if schemas != nil {
+				for _, err := range schemas.Validate(e) {
+					errf("%s: schema: %s", at, err)
+				}
+			}
+			typ := str(e, "type")
+			count[typ]++
+			sess, run := str(e, "session"), str(e, "run")
+			key := sess + "/" + run
+			switch typ {
+			case "session.started":
+				if first, dup := started[sess]; dup {
+					errf("%s: second session.started in one AEP session (first at %s)", at, first)
+				}
+				if ended[sess] {
+					errf("%s: session.started after session.ended", at)
+				}
+				started[sess] = at
+				sessions++
+				if p, ok := data(e)["parent"].(map[string]any); ok && p["session"] != nil {
+					children[sess] = true
+				}
+			case "session.ended":
+				if ended[sess] {
+					errf("%s: second session.ended", at)
+				}
+				ended[sess] = true
+			case "run.started":
+				if ended[sess] {
+					errf("%s: run.started after session.ended: the session was still running", at)
+				}
+				if run == "" {
+					errf("%s: run.started without a run", at)
+					break
+				}
+				if _, dup := runs[key]; dup {
+					errf("%s: second run.started for run %s", at, run)
+					break
+				}
+				trig, _ := data(e)["trigger"].(string)
+				runs[key] = &runInfo{log: lg.Name, trigger: trig}
+				runOrder = append(runOrder, key)
+			case "run.finished", "run.failed", "run.cancelled":
+				ri := runs[key]
+				if ri == nil {
+					errf("%s: %s closes run %q that never started", at, typ, run)
+					ri = &runInfo{log: lg.Name}
+					runs[key] = ri
+					runOrder = append(runOrder, key)
+				}
+				ri.terminals = append(ri.terminals, typ)
+			case "tool.requested", "tool.completed", "tool.failed", "tool.denied":
+				if run == "" {
+					errf("%s: tool event outside any run", at)
+				} else if runs[key] == nil {
+					errf("%s: tool event in run %q that never started", at, run)
+				}
+				tool, _ := data(e)["tool"].(map[string]any)
+				call, _ := tool["call_id"].(string)
+				if call == "" {
+					break
+				}
+				ck := sess + "/" + call
+				if typ == "tool.requested" {
+					if toolReq[ck] {
+						errf("%s: second tool.requested for call %s", at, call)
+					}
+					toolReq[ck] = true
+					toolOrder = append(toolOrder, ck)
+				} else {
+					tools[ck] = append(tools[ck], typ)
+				}
+			case "attention.resolved":
+				if data(e)["resolution"] == "answered" {
+					answeredResolved++
+				}
+			}
+		}
+	}
+	for _, k := range runOrder {
+		ri := runs[k]
+		if !children[strings.SplitN(k, "/", 2)[0]] {
+			switch ri.trigger {
+			case "user":
+				userTurns++
+			case "agent":
+				agentTurns++
+			}
+		}
+		if len(ri.terminals) > 1 {
+			errf("%s: run %s has %d terminals: %s", ri.log, k, len(ri.terminals), strings.Join(ri.terminals, ", "))
+		}
+	}
+	open := 0
+	for _, k := range runOrder {
+		if len(runs[k].terminals) == 0 {
+			open++
+		}
+	}
+	if f.OpenRuns != Any && open > f.OpenRuns {
+		errf("%d run(s) never reached a terminal; the vendor signals all but %d", open, f.OpenRuns)
+	}
+	openTools := 0
+	for _, k := range toolOrder {
+		switch n := len(tools[k]); {
+		case n == 0:
+			openTools++
+		case n > 1:
+			errf("tool call %s has %d terminals: %s", k, n, strings.Join(tools[k], ", "))
+		}
+	}
+	if f.OpenTools != Any && openTools > f.OpenTools {
+		errf("%d tool call(s) never reached a terminal; the vendor signals all but %d", openTools, f.OpenTools)
+	}
+	expect := func(what string, got, want int) {
+		if want != Any && got != want {
+			errf("%s: record says %d, really %d", what, got, want)
+		}
+	}
+	expect("turns the human started (run.started trigger user)", userTurns, f.Turns)
+	expect("turns the agent started (run.started trigger agent)", agentTurns, f.AgentTurns)
+	if f.Interrupts != Any && count["run.cancelled"] > f.Interrupts {
+		errf("run.cancelled: record says %d, but the user interrupted %d time(s)", count["run.cancelled"], f.Interrupts)
+	}
+	expect("compactions (session.compacted)", count["session.compacted"], f.Compactions)
+	expect("answers (attention.answered)", count["attention.answered"], f.Answers)
+	expect("answered requests (attention.resolved answered)", answeredResolved, f.Answers)
+	expect("failed turns (run.failed)", count["run.failed"], f.Failures)
+	expect("subagents (delegation.subagent.started)", count["delegation.subagent.started"], f.Subagents)
+	expect("AEP sessions (session.started)", sessions, f.Sessions)
+	expect("ended sessions (session.ended)", count["session.ended"], f.Ended)
+	return bad
+}
+
+// Summary counts the record's event types, for messages: "run.started×2 ...".
+func Summary(logs []Log) string {
+	c := map[string]int{}
+	for _, l := range logs {
+		for _, e := range l.Events {
+			c[str(e, "type")]++
+		}
+	}
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, c[k])
+	}
+	return strings.Join(parts, " ")
+}

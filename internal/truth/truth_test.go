@@ -1,0 +1,154 @@
+package truth
+
+import (
+	"strings"
+	"testing"
+)
+
+// ev builds an event of typ in session s, run r, with data kv.
+func ev(typ, s, r string, kv ...any) Event {
+	e := Event{"type": typ, "session": s}
+	if r != "" {
+		e["run"] = r
+	}
+	d := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		d[kv[i].(string)] = kv[i+1]
+	}
+	e["data"] = d
+	return e
+}
+
+func tool(typ, s, r, call string) Event {
+	return ev(typ, s, r, "tool", map[string]any{"name": "Bash", "call_id": call})
+}
+
+// TestCheck: each case is a record and the facts it is held to; want lists
+// substrings of the violations expected (none for a true record).
+func TestCheck(t *testing.T) {
+	turn := []Event{
+		ev("session.started", "s", ""),
+		ev("run.started", "s", "r1", "trigger", "user"),
+		tool("tool.requested", "s", "r1", "c1"),
+		tool("tool.completed", "s", "r1", "c1"),
+		ev("run.finished", "s", "r1"),
+		ev("session.ended", "s", ""),
+	}
+	cases := []struct {
+		name  string
+		evs   []Event
+		facts Facts
+		want  []string
+	}{
+		{"a true turn", turn, Facts{Turns: 1, Sessions: 1, Ended: 1}, nil},
+		{"more turns than the human started", turn, Facts{Turns: 2, Sessions: 1, Ended: 1}, []string{"turns the human started"}},
+		{"cancelled without an interrupt", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.cancelled", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1}, []string{"run.cancelled: record says 1"}},
+		{"cancelled after an interrupt", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.cancelled", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Interrupts: 1}, nil},
+		{"two terminals", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.finished", "s", "r1"),
+			ev("run.failed", "s", "r1", "reason", "x"),
+		}, Facts{Turns: 1, Sessions: 1, Failures: 1}, []string{"has 2 terminals"}},
+		{"a run left open", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+		}, Facts{Turns: 1, Sessions: 1}, []string{"never reached a terminal"}},
+		{"a run the vendor never closes", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+		}, Facts{Turns: 1, Sessions: 1, OpenRuns: 1}, nil},
+		{"second session.started", []Event{
+			ev("session.started", "s", ""),
+			ev("session.started", "s", ""),
+		}, Facts{Sessions: 2}, []string{"second session.started"}},
+		{"started again after the end", []Event{
+			ev("session.started", "s", ""),
+			ev("session.ended", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Ended: 1}, []string{"run.started after session.ended"}},
+		{"tool event outside a run", []Event{
+			ev("session.started", "s", ""),
+			tool("tool.requested", "s", "", "c1"),
+			tool("tool.completed", "s", "", "c1"),
+		}, Facts{Sessions: 1}, []string{"outside any run", "outside any run"}},
+		{"tool call never closed", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			tool("tool.requested", "s", "r1", "c1"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1}, []string{"tool call(s) never reached"}},
+		{"phantom compaction", []Event{
+			ev("session.started", "s", ""),
+			ev("session.compacted", "s", "", "trigger", "auto"),
+		}, Facts{Sessions: 1}, []string{"compactions"}},
+		{"answer recorded as dismissal", []Event{
+			ev("session.started", "s", ""),
+			ev("attention.resolved", "s", "", "resolution", "dismissed"),
+		}, Facts{Sessions: 1, Answers: 1}, []string{"answers (attention.answered)", "answered requests"}},
+		{"child session runs are not the human's turns", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.finished", "s", "r1"),
+			ev("session.started", "c", "", "parent", map[string]any{"session": "s"}),
+			ev("run.started", "c", "r2", "trigger", "user"),
+			ev("run.finished", "c", "r2"),
+		}, Facts{Turns: 1, Sessions: 2}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Check([]Log{{Name: "log", Events: c.evs}}, c.facts, nil)
+			if len(got) != len(c.want) {
+				t.Fatalf("got %d violations, want %d:\n%s", len(got), len(c.want), strings.Join(got, "\n"))
+			}
+			for i, w := range c.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("violation %d = %q, want it to mention %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestSchemas validates a good and a bad event against the spec's schemas.
+func TestSchemas(t *testing.T) {
+	dir, ok := SchemaDir()
+	if !ok {
+		t.Skip("AEP schemas not found (AEP_SCHEMA_DIR)")
+	}
+	s, err := LoadSchemas(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := Event{"aep": "0.1", "id": "01J", "type": "run.cancelled", "time": "2026-01-01T00:00:00.000Z",
+		"source": "aep://h/agent/a/session/s", "agent": "a", "session": "s", "seq": 0, "run": "r",
+		"data": map[string]any{"by": "user"}}
+	if bad := s.Validate(good); len(bad) != 0 {
+		t.Errorf("valid event rejected: %v", bad)
+	}
+	wrong := Event{}
+	for k, v := range good {
+		wrong[k] = v
+	}
+	wrong["data"] = map[string]any{"by": "gremlins"}
+	if bad := s.Validate(wrong); len(bad) != 1 || !strings.HasPrefix(bad[0], "data:") {
+		t.Errorf("bad payload: got %v, want one data violation", bad)
+	}
+	unknown := Event{}
+	for k, v := range good {
+		unknown[k] = v
+	}
+	unknown["type"] = "run.exploded"
+	if bad := s.Validate(unknown); len(bad) != 1 || !strings.Contains(bad[0], "not registered") {
+		t.Errorf("unregistered type: got %v", bad)
+	}
+}
