@@ -33,7 +33,9 @@ var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostT
 	"PermissionRequest": true, "PermissionDenied": true, "BeforeTool": true, "AfterTool": true}
 
 // call is a scripted tool call.
-func call(name string, args any) fakemodel.ToolCall { return fakemodel.ToolCall{Name: name, Args: args} }
+func call(name string, args any) fakemodel.ToolCall {
+	return fakemodel.ToolCall{Name: name, Args: args}
+}
 
 // say is a scripted text answer.
 func say(text string) fakemodel.Reply { return fakemodel.Reply{Text: text} }

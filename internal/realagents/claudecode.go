@@ -60,6 +60,6 @@ func claudeSetup(r *Run) error {
 	return r.WriteJSON(".claude.json", obj{
 		"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
 		"customApiKeyResponses": obj{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
-		"projects": obj{r.Work: obj{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
+		"projects":              obj{r.Work: obj{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
 	})
 }

@@ -238,7 +238,7 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 		return Fixture{}, fmt.Errorf("%s/%s: no hook fired", a.Name, s.Name)
 	}
 	fx := Fixture{
-		Dir: filepath.Join(h.Fixtures, a.Name, "recorded", s.Name),
+		Dir:      filepath.Join(h.Fixtures, a.Name, "recorded", s.Name),
 		Scenario: scenarioFile(a, s),
 		Firings:  fs,
 	}
