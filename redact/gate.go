@@ -73,6 +73,11 @@ type gater struct {
 	ceiling        Level
 	p              *Pipeline
 	agent, subject string
+	// hop marks a mechanical down-leveling pass (Downlevel): no pipeline
+	// runs, redacted fields of a redacted-source event are kept as they
+	// are, and a full content field is dropped rather than turned into its
+	// redacted twin.
+	hop bool
 }
 
 // untyped gates a payload the registry has no annotations for by its
@@ -96,7 +101,7 @@ func (g gater) leaf(v any, l Level) (any, bool) {
 	switch {
 	case l > g.ceiling:
 		return nil, false
-	case l == Redacted && g.ceiling == Redacted:
+	case l == Redacted && g.ceiling == Redacted && !g.hop:
 		return g.p.Value(v), true
 	}
 	return v, true
@@ -109,7 +114,13 @@ func (g gater) object(data map[string]any, spec fields, idx int) map[string]any 
 	for k, v := range data {
 		f := spec[k]
 		if f == nil {
-			out[k] = v // unannotated member: metadata (AEP-0002 §5.1 rule 4)
+			// unannotated member: metadata (AEP-0002 §5.1 rule 4); a hop
+			// keeps it only where it is structural
+			if !g.hop || g.ceiling > Metadata {
+				out[k] = v
+			} else if x, ok := structuralValue(v, k); ok {
+				out[k] = x
+			}
 			continue
 		}
 		switch {
@@ -118,7 +129,7 @@ func (g gater) object(data map[string]any, spec fields, idx int) map[string]any 
 				out[k] = x
 			}
 		case f.twin != "":
-			if _, derived := data[f.twin]; derived {
+			if _, derived := data[f.twin]; derived && !g.hop {
 				continue // produced from the original below
 			}
 			if x, keep := g.leaf(v, f.level); keep {
@@ -129,7 +140,9 @@ func (g gater) object(data map[string]any, spec fields, idx int) map[string]any 
 			case Full:
 				out[k] = v
 			case Redacted:
-				out[f.pair] = g.p.Value(v)
+				if !g.hop {
+					out[f.pair] = g.p.Value(v)
+				}
 			}
 		case f.props != nil:
 			if x, keep := g.nested(f, v); keep {
@@ -200,7 +213,7 @@ func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool
 		}
 		out := make(map[string]any, len(m))
 		for k, x := range m {
-			if structural(x) {
+			if scalar(x) {
 				out[k] = x
 			}
 		}
@@ -212,12 +225,14 @@ func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool
 	return nil, false
 }
 
-// structural reports whether an answer.values entry is structural at
-// metadata: numbers, booleans and arrays (multi-select choice ids). Strings
-// may be free text and are dropped.
-func structural(v any) bool {
+// scalar reports whether v is a number or a boolean: the only values that
+// are structural at metadata without a schema to vouch for them. Strings
+// and lists of strings may be free text (an answer.values list is a
+// multi-select only when the request's choices say so, which a mapping
+// states through Content.Meta).
+func scalar(v any) bool {
 	switch v.(type) {
-	case float64, float32, int, int64, int32, uint, uint64, uint32, json.Number, bool, []any, []string:
+	case float64, float32, int, int64, int32, uint, uint64, uint32, json.Number, bool:
 		return true
 	}
 	return false

@@ -57,7 +57,7 @@ func TestGate(t *testing.T) {
 			Meta: map[string]any{"prompt": "claude-code asks 2 questions", "kind": "ignored"}},
 			Metadata, `{"fields":[{"choices":[{"id":"1","label":"1"},{"id":"2","label":"2"}],"id":"1","label":"1","other":true,"required":true,"type":"select"},{"id":"env","label":"env","type":"string"}],"kind":"form","prompt":"claude-code asks 2 questions","respond_via":["control"]}`},
 		{"answer values metadata", Content{Type: "attention.answered", Data: mustJSON(t, `{"answer":{"text":"free","values":{"a":"free text","b":2,"c":true,"d":["x","y"],"e":{"k":"v"}}},"via":"oob"}`)},
-			Metadata, `{"answer":{"values":{"b":2,"c":true,"d":["x","y"]}},"via":"oob"}`},
+			Metadata, `{"answer":{"values":{"b":2,"c":true}},"via":"oob"}`},
 		{"answer values all strings", Content{Type: "attention.answered", Data: mustJSON(t, `{"answer":{"values":{"1":"ship them both"}}}`)},
 			Metadata, `{"answer":{}}`},
 		{"answer Meta", Content{Type: "attention.answered", Data: mustJSON(t, `{"answer":{"values":{"1":"3"}}}`), Meta: map[string]any{"answer": map[string]any{"values": map[string]any{"1": "3"}}}},

@@ -125,6 +125,12 @@ func (p *Pipeline) value(v any, cred bool) any {
 	return v
 }
 
+// secretHits returns the spans rule (a) finds in s.
+func (p *Pipeline) secretHits(s string) []span {
+	p.init()
+	return p.secretSpans(s)
+}
+
 // span is a half-open byte range of the input.
 type span struct{ start, end int }
 

@@ -16,9 +16,7 @@ func Diagnostic(s string) string {
 		return s
 	}
 	s = replaceSpans(s, urlSecretSpans(s), secretMark)
-	p := diagPipeline()
-	p.init()
-	return replaceSpans(s, p.secretSpans(s), secretMark)
+	return replaceSpans(s, diagPipeline().secretHits(s), secretMark)
 }
 
 // diagPipeline is the pipeline Diagnostic runs: secrets only. It is built

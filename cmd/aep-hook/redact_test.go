@@ -72,3 +72,26 @@ func TestDownlevelCmd(t *testing.T) {
 		t.Error("accepted a bad ceiling")
 	}
 }
+
+// TestDownlevelCmdDistrustsClaims is the issue's case: a free-text prompt
+// on an event with no capture attribute, or one claiming metadata, does not
+// survive `downlevel --ceiling metadata`; neither does free text in a list
+// of answer values.
+func TestDownlevelCmdDistrustsClaims(t *testing.T) {
+	head := `{"aep":"0.1","id":"01J","type":"attention.requested","subject":"Bash","time":"2026-07-03T10:15:04.221Z","source":"aep://h/agent/claude-code/session/s","agent":"claude-code","session":"s","seq":1`
+	data := `"data":{"kind":"permission","prompt":"mysql -u root -pHUNTER2 prod"}}`
+	answered := `{"aep":"0.1","id":"01K","type":"attention.answered","time":"2026-07-03T10:15:05.221Z","source":"aep://h/agent/claude-code/session/s","agent":"claude-code","session":"s","seq":2,"capture":"metadata","data":{"answer":{"values":{"1":["HUNTER2 is my pin"],"2":3}}}}`
+	in := head + "," + data + "\n" + head + `,"capture":"metadata",` + data + "\n" + answered + "\n"
+	c := DownlevelCmd{Ceiling: "metadata"}
+	out, _, err := runCmd(t, c.Run, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "HUNTER2") {
+		t.Errorf("free text survived:\n%s", out)
+	}
+	want := `"capture":"metadata","data":{"kind":"permission","prompt":"claude-code requests permission: Bash"}}`
+	if strings.Count(out, want) != 2 || !strings.Contains(out, `"values":{"2":3}`) {
+		t.Errorf("stdout:\n%s", out)
+	}
+}
