@@ -8,53 +8,33 @@ import (
 
 // ACP is the AEP-0002 Annex A.13 table for the Agent Client Protocol
 // (editor↔agent newline-delimited JSON-RPC), observed read-only through the
-// stdio tee. One moment is one JSON-RPC message, wrapped by the tee as
-//
-//	{"kind": "request"|"response"|"notification", "method": M,
-//	 "id": RPC_ID, "sessionId": S, "tee": T,
-//	 "params": ... | "result": ... | "error": ...}
-//
-// where a response carries the method and session of the request it answers
-// (the tee joins them by JSON-RPC id per direction) and tee is the tee
-// process's own token, qualifying run ids across tee restarts. The
-// session/prompt turn is the run (its request id is the run id), stopReason
-// picks the terminal, tool_call/tool_call_update statuses fork onto the tool
-// trio, the editor's permission gate is observed read-only, plans stay in
-// x.acp.* as counts, and message/thought chunks are suppressed unless the
-// moment opts into deltas.
+// stdio tee (TransportACP). One moment is one JSON-RPC message in Raw; the
+// tee's facts say its kind, method and id, the session it names (for a
+// response, the session and method of the request it answers, joined by
+// JSON-RPC id per direction) and the tee's own token (Facts.Instance), which
+// qualifies run ids across tee restarts. The session/prompt turn is the run
+// (its request id is the run id), stopReason picks the terminal,
+// tool_call/tool_call_update statuses fork onto the tool trio, the editor's
+// permission gate is observed read-only, plans stay in x.acp.* as counts,
+// and message/thought chunks are suppressed unless the moment opts into
+// deltas.
 func ACP() Vendor {
 	return Vendor{
 		Name:      "acp",
 		Summary:   "Agent Client Protocol stdio tee: prompt-turn runs, tool status forks, the read-only permission gate",
-		Transport: "tee",
+		Transport: TransportACP,
 		Identify:  acpIdentify,
 		Map:       acpMap,
 	}
 }
 
-// acpKind returns the moment's kind: the wrapper's, else the JSON-RPC shape
-// (a bare message given to `aep-hook map`).
-func acpKind(raw []byte) string {
-	if k := Str(raw, "kind"); k != "" {
-		return k
-	}
-	r := gjson.GetManyBytes(raw, "method", "id")
-	switch {
-	case r[0].Exists() && r[1].Exists():
-		return "request"
-	case r[0].Exists():
-		return "notification"
-	}
-	return "response"
-}
-
 func acpIdentify(m Moment) (string, string) {
-	raw := m.Raw
-	hook := acpKind(raw) + ":" + Str(raw, "method")
-	for _, p := range []string{"params.sessionId", "sessionId", "result.sessionId"} {
-		if s := Str(raw, p); s != "" {
-			return hook, s
-		}
+	hook := m.Facts.Kind.String() + ":" + m.Facts.Method
+	if s := m.Facts.Session; s != "" {
+		return hook, s
+	}
+	if s := Str(m.Raw, "result.sessionId"); s != "" {
+		return hook, s
 	}
 	return hook, UnknownSession
 }
@@ -70,15 +50,6 @@ func acpPermKey(id string) string { return "acp.perm:" + id }
 // acpAttnMark is the emitter reference of a permission request's event.
 func acpAttnMark(id string) string { return "acp.attn:" + id }
 
-// acpRPCID returns the JSON-RPC id as a string ("" when absent).
-func acpRPCID(raw []byte) string {
-	r := gjson.GetBytes(raw, "id")
-	if !r.Exists() || r.Type == gjson.Null {
-		return ""
-	}
-	return r.String()
-}
-
 // acpRunID is the run id of the prompt turn with rpc id id: the wire id,
 // qualified by the tee's token when the tee gave one; the nonce when the
 // moment has no id at all.
@@ -86,7 +57,7 @@ func acpRunID(m Moment, id string) string {
 	if id == "" {
 		return m.Nonce
 	}
-	if t := Str(m.Raw, "tee"); t != "" {
+	if t := m.Facts.Instance; t != "" {
 		return t + ":" + id
 	}
 	return id
@@ -94,11 +65,10 @@ func acpRunID(m Moment, id string) string {
 
 func acpMap(m Moment, st *State) ([]Draft, error) {
 	raw := m.Raw
-	method := Str(raw, "method")
-	id := acpRPCID(raw)
+	method, id := m.Facts.Method, m.Facts.ID
 	cur, _ := st.Get(acpCurRun)
-	switch acpKind(raw) {
-	case "response":
+	switch m.Facts.Kind {
+	case KindResponse:
 		return acpResponse(m, st, method, id), nil
 	default:
 		switch method {

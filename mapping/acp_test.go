@@ -1,8 +1,11 @@
-package mapping
+package mapping_test
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/aep-hook/aep-hook/adapters"
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 // step is one moment of a stateful table test and the types it yields.
@@ -12,12 +15,12 @@ type teeStep struct {
 	want   []string
 }
 
-func runTeeSteps(t *testing.T, v Vendor, steps []teeStep) []Draft {
+func runTeeSteps(t *testing.T, v mapping.Vendor, steps []teeStep) []mapping.Draft {
 	t.Helper()
-	st := &State{}
-	var all []Draft
+	st := &mapping.State{}
+	var all []mapping.Draft
 	for i, s := range steps {
-		ds, err := v.Map(Moment{Raw: []byte(s.raw), Nonce: "n", Deltas: s.deltas}, st)
+		ds, err := v.Map(decode(t, v, s.raw, s.deltas), st)
 		if err != nil {
 			t.Fatalf("step %d: %v", i+1, err)
 		}
@@ -37,7 +40,7 @@ func runTeeSteps(t *testing.T, v Vendor, steps []teeStep) []Draft {
 // finds its run through the request id, the tool keeps the name of its
 // tool_call, and the permission answer refers to its request.
 func TestACPTurn(t *testing.T) {
-	ds := runTeeSteps(t, ACP(), []teeStep{
+	ds := runTeeSteps(t, mapping.ACP(), []teeStep{
 		{`{"kind":"request","method":"session/prompt","id":7,"tee":"T","params":{"sessionId":"s","prompt":[]}}`, false, []string{"run.started"}},
 		{`{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"grep","status":"pending"}}}`, false, []string{"tool.requested"}},
 		{`{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"grep -r x","status":"completed"}}}`, false, []string{"tool.completed"}},
@@ -61,25 +64,29 @@ func TestACPTurn(t *testing.T) {
 	}
 }
 
-func TestACPIdentifyAndTypes(t *testing.T) {
+// decode is the moment the table's transport makes of a JSON line (as the
+// map verb and the pins harness do), with nonce "n".
+func decode(t testing.TB, v mapping.Vendor, raw string, deltas bool) mapping.Moment {
+	t.Helper()
+	ms, err := adapters.Decode(v.Transport, []byte(raw))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("decode %s: %d moments, %v", raw, len(ms), err)
+	}
+	ms[0].Nonce, ms[0].Deltas = "n", deltas
+	return ms[0]
+}
+
+func TestACPIdentify(t *testing.T) {
 	for _, c := range []struct{ raw, hook, session string }{
 		{`{"kind":"request","method":"session/prompt","params":{"sessionId":"a"}}`, "request:session/prompt", "a"},
 		{`{"kind":"response","method":"session/prompt","sessionId":"b","result":{}}`, "response:session/prompt", "b"},
 		{`{"kind":"response","method":"session/new","result":{"sessionId":"c"}}`, "response:session/new", "c"},
-		{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, "request:initialize", UnknownSession},
-		{`{"jsonrpc":"2.0","method":"x"}`, "notification:x", UnknownSession},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, "request:initialize", mapping.UnknownSession},
+		{`{"jsonrpc":"2.0","method":"x"}`, "notification:x", mapping.UnknownSession},
 	} {
-		h, s := acpIdentify(Moment{Raw: []byte(c.raw)})
+		h, s := mapping.ACP().Identify(decode(t, mapping.ACP(), c.raw, false))
 		if h != c.hook || s != c.session {
 			t.Errorf("%s: %q %q", c.raw, h, s)
-		}
-	}
-	for in, want := range map[string]string{
-		"fs/read_text_file": "x.acp.fs.read.text.file", "initialize": "x.acp.initialize.event",
-		"": "x.acp.unknown.event", "_meta/Some-Thing": "x.acp.meta.some.thing",
-	} {
-		if got := vendorEventType("acp", wireSegments(in)...); got != want {
-			t.Errorf("%q: %s want %s", in, got, want)
 		}
 	}
 }
@@ -90,16 +97,27 @@ func FuzzACPMap(f *testing.F) {
 	f.Add([]byte(`{"kind":"request","method":"session/prompt","id":1,"params":{"sessionId":"s","prompt":"x"}}`), true)
 	f.Add([]byte(`{"kind":"notification","method":"session/update","params":{"update":{"sessionUpdate":"plan","entries":{}}}}`), false)
 	f.Add([]byte(`{"kind":"response","method":"session/request_permission","id":[1],"result":null}`), false)
+	v := mapping.ACP()
 	f.Fuzz(func(t *testing.T, raw []byte, deltas bool) {
-		acpIdentify(Moment{Raw: raw})
-		ds, err := acpMap(Moment{Raw: raw, Deltas: deltas, Nonce: "n"}, &State{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range ds {
-			if d.Type == "" || d.Data == nil {
-				t.Fatalf("bad draft %+v", d)
+		ms, _ := adapters.Decode(v.Transport, raw)
+		for _, m := range ms {
+			m.Deltas, m.Nonce = deltas, "n"
+			v.Identify(m)
+			ds, err := v.Map(m, &mapping.State{})
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkDrafts(t, ds)
 		}
 	})
+}
+
+// checkDrafts fails on a draft without a type or a payload.
+func checkDrafts(t *testing.T, ds []mapping.Draft) {
+	t.Helper()
+	for _, d := range ds {
+		if d.Type == "" || d.Data == nil {
+			t.Fatalf("bad draft %+v", d)
+		}
+	}
 }

@@ -9,10 +9,11 @@ import (
 )
 
 // AGUI is the AEP-0002 Annex A.14 table for AG-UI run-event streams
-// (@ag-ui/core 0.0.57), observed by the HTTP tee proxy. One moment is one
-// event; the tee stamps each event of a stream with the stream's threadId
-// and runId when the event does not carry them (most do not), so threadId is
-// the session and runId the run, real vendor ids with no synthesis.
+// (@ag-ui/core 0.0.57), observed by the HTTP tee proxy (TransportAGUI). One
+// moment is one event in Raw; the tee's facts carry its type (Facts.Name)
+// and the stream's threadId and runId (Facts.Thread, Facts.Run: the event's
+// own, else the stream's, since most events do not carry them), so threadId
+// is the session and runId the run, real vendor ids with no synthesis.
 // Lifecycle, steps, tools and state map to core; STEP_* stamps the envelope
 // step; the tool name of a result is joined from TOOL_CALL_START; token
 // deltas are suppressed unless the moment opts into deltas; everything else
@@ -22,23 +23,22 @@ func AGUI() Vendor {
 	return Vendor{
 		Name:      "agui",
 		Summary:   "AG-UI HTTP/SSE tee: run, step, tool and state events of an agent's event stream",
-		Transport: "tee",
+		Transport: TransportAGUI,
 		Identify:  aguiIdentify,
 		Map:       aguiMap,
 	}
 }
 
 func aguiIdentify(m Moment) (string, string) {
-	s := Str(m.Raw, "threadId")
+	s := m.Facts.Thread
 	if s == "" {
 		s = UnknownSession
 	}
-	return aguiType(m.Raw), s
+	return aguiType(m.Facts.Name), s
 }
 
-// aguiType returns the event's type with deprecated aliases resolved.
-func aguiType(raw []byte) string {
-	t := Str(raw, "type")
+// aguiType returns an event type with deprecated aliases resolved.
+func aguiType(t string) string {
 	switch t {
 	case "THINKING_START", "THINKING_END":
 		return "REASONING_" + t[len("THINKING_"):]
@@ -79,8 +79,8 @@ func aguiVendorType(t string) string {
 
 func aguiMap(m Moment, st *State) ([]Draft, error) {
 	raw := m.Raw
-	t := aguiType(raw)
-	run := Str(raw, "runId")
+	t := aguiType(m.Facts.Name)
+	run := m.Facts.Run
 	step, _ := st.Get(aguiStepKey)
 	vendor := func(d map[string]any, lv map[string]redact.Level) []Draft {
 		if d == nil {

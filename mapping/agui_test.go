@@ -1,12 +1,17 @@
-package mapping
+package mapping_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/aep-hook/aep-hook/adapters"
+	"github.com/aep-hook/aep-hook/mapping"
+)
 
 // TestAGUIStream follows a stream's joins: the step stamps later events,
 // the result takes the start's tool name, message ends take the start's
 // role.
 func TestAGUIStream(t *testing.T) {
-	ds := runTeeSteps(t, AGUI(), []teeStep{
+	ds := runTeeSteps(t, mapping.AGUI(), []teeStep{
 		{`{"type":"RUN_STARTED","threadId":"t","runId":"r"}`, false, []string{"run.started"}},
 		{`{"type":"STEP_STARTED","stepName":"plan","threadId":"t","runId":"r"}`, false, []string{"run.step.started"}},
 		{`{"type":"TOOL_CALL_START","toolCallId":"c","toolCallName":"search","runId":"r"}`, false, []string{"tool.requested"}},
@@ -35,16 +40,17 @@ func FuzzAGUIMap(f *testing.F) {
 	f.Add([]byte(`{"type":"STATE_DELTA","delta":{}}`), true)
 	f.Add([]byte(`{"type":"TOOL_CALL_RESULT","content":null}`), false)
 	f.Add([]byte(`[]`), false)
+	v := mapping.AGUI()
 	f.Fuzz(func(t *testing.T, raw []byte, deltas bool) {
-		aguiIdentify(Moment{Raw: raw})
-		ds, err := aguiMap(Moment{Raw: raw, Deltas: deltas}, &State{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range ds {
-			if d.Type == "" || d.Data == nil {
-				t.Fatalf("bad draft %+v", d)
+		ms, _ := adapters.Decode(v.Transport, raw)
+		for _, m := range ms {
+			m.Deltas = deltas
+			v.Identify(m)
+			ds, err := v.Map(m, &mapping.State{})
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkDrafts(t, ds)
 		}
 	})
 }

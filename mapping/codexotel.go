@@ -8,24 +8,45 @@ import (
 
 // CodexOtel is the Codex OTel channel (AEP-0002 Annex A.2, pinned by
 // codex-otel.json): the LogRecords Codex's [otel] config exports, one per
-// moment, flattened by the OTLP sidecar (see OTelRecord). Identity: session
-// is the record's conversation.id; no runs are synthesized. Companion mode
-// (the default) emits only x.codex.otel.*; primary mode adds the core subset
-// (session.started, tool.completed/tool.failed, tool.denied for config or
-// automation denies only).
+// moment, decoded by the OTLP sidecar (Facts.Record, see OTelRecord).
+// Identity: session is the record's conversation.id; no runs are
+// synthesized. Companion mode (the default) emits only x.codex.otel.*;
+// primary mode adds the core subset (session.started,
+// tool.completed/tool.failed, tool.denied for config or automation denies
+// only). It is the receiver's default profile: a resource no vendor claims
+// comes here, to the unknown rule.
 func CodexOtel() Vendor {
 	p := codexOtelProfile()
 	return Vendor{
 		Name:      "codex-otel",
 		Agent:     "codex",
 		Summary:   "Codex OpenTelemetry log records (OTLP sidecar channel; `aep-hook otel`).",
-		Transport: "otlp",
+		Transport: TransportOTLP,
 		Identify: func(m Moment) (string, string) {
-			return otelIdentify(m.Raw, "attributes", "resource", "conversation.id")
+			return otelIdentify(m, "conversation.id", false)
 		},
-		Map:   func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
-		Split: SplitOTLPJSON,
+		Map:    func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
+		Detect: codexOtelDetect,
 	}
+}
+
+// codexOtelDetect claims a codex* service, records of the codex.* family
+// (strong) or stamped with conversation.id (weak), and, as the default
+// profile, any resource no other vendor claims.
+func codexOtelDetect(res map[string]any, rec *OTelRecord) Match {
+	if rec == nil {
+		if strings.HasPrefix(strings.ToLower(attrStr(res, "service.name")), "codex") {
+			return MatchStrong
+		}
+		return MatchFallback
+	}
+	if strings.HasPrefix(rec.name(), "codex.") {
+		return MatchStrong
+	}
+	if _, ok := rec.Attributes["conversation.id"]; ok {
+		return MatchWeak
+	}
+	return NoMatch
 }
 
 // codexOtelProfile is the Codex profile: its known event names (vendor
@@ -68,7 +89,7 @@ func codexOtelProfile() *otelProfile {
 }
 
 // codexOtelPrimary is the primary-mode core subset of the Codex channel.
-func codexOtelPrimary(r otelRec, name string) ([]Draft, bool) {
+func codexOtelPrimary(r *OTelRecord, name string) ([]Draft, bool) {
 	a := r.Attributes
 	switch name {
 	case "codex.conversation_starts":

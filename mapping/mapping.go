@@ -3,6 +3,29 @@
 // event drafts. Nothing here touches the clock, the disk, the network or
 // randomness: the adapter supplies every input (including a nonce for ids a
 // vendor does not give), and the shim emitter turns drafts into envelopes.
+//
+// The contract between adapters and tables is Moment: the vendor's payload
+// (Raw, or a decoded Facts.Record) and the typed transport facts the
+// adapter established (Facts: kind, direction, method, ids, session,
+// thread, run, the adapter instance). A table reads the facts its
+// Transport documents and the payload, and never parses anything an adapter
+// built for it. Each transport's adapter also decodes the JSON form of its
+// moments (adapters.Decode), so `aep-hook map` and the pins reach a table
+// exactly as the live adapter would.
+//
+// Adding a vendor is its table file here plus one line in Vendors():
+//
+//   - a hook vendor: Identify, Map and Reply over the payload in Raw;
+//   - a stream vendor (SSE, WebSocket, a tee): Transport names its
+//     adapter; Identify and Map read Facts (Session, Thread, Run, Name, ...)
+//     and the event in Raw;
+//   - an OTLP vendor: Transport TransportOTLP, a Detect rule (which
+//     resources and records are its), and an otelProfile (known event
+//     names, identity attributes, capture levels, the primary subset); the
+//     record arrives decoded in Facts.Record.
+//
+// Only a new transport needs code outside this package: one adapter that
+// fills the Facts its Transport constant promises.
 package mapping
 
 import (
@@ -20,13 +43,19 @@ const (
 	Primary   Mode = "primary"
 )
 
-// Moment is one vendor input: a hook firing, a stream event, a log record.
+// Moment is one vendor input: a hook firing, a JSON-RPC message, a stream
+// event, a log record.
 type Moment struct {
 	// Hook is the vendor's moment name when the transport states it outside
 	// the payload (Antigravity's argv, map --hook); "" means read it from Raw.
 	Hook string
-	// Raw is the vendor's JSON payload, read with gjson.
+	// Raw is the vendor's JSON payload, read with gjson: the hook payload,
+	// the JSON-RPC message, the event's data. It may be nil when Facts.Record
+	// carries the decoded payload instead (OTLP records).
 	Raw []byte
+	// Facts are what the transport established about the moment beyond its
+	// payload. The zero value (a hook payload) means everything is in Raw.
+	Facts Facts
 	// Nonce is a unique, time-sortable token minted by the adapter for this
 	// moment, for ids the vendor does not give (synthesized runs).
 	Nonce string
@@ -35,6 +64,135 @@ type Moment struct {
 	// Deltas asks stream vendors to keep token-delta moments.
 	Deltas bool
 }
+
+// Facts are the typed transport facts an adapter hands a table with each
+// moment: how the message travelled, what its wire called it, and the
+// identities the transport resolved (a response's session from its request,
+// a stream's thread and run). A table reads them and never parses anything
+// an adapter built for it; what the vendor itself sent stays in Raw.
+//
+// Which fields a transport fills is part of its contract, stated on its
+// Transport constant; every field a transport does not know stays zero.
+type Facts struct {
+	// Kind classifies the moment on its wire; KindNone for hook payloads.
+	Kind Kind
+	// Direction is which way the message travelled through a tee.
+	Direction Direction
+	// Method is a JSON-RPC method; for a response, the method of the request
+	// it answers ("" when no request matched).
+	Method string
+	// Name is the event's or record's own type as the transport decoded it
+	// (an AG-UI event type, an SSE event name); "" when it has none.
+	Name string
+	// ID is the message's wire id as text (a JSON-RPC number as written, a
+	// string's content); "" when it has none (a notification, a null id).
+	ID string
+	// Session, Thread and Run are identities the transport resolved, ""
+	// when it knows none: the session a JSON-RPC message (or the request a
+	// response answers) names, the thread and run a stream belongs to.
+	Session, Thread, Run string
+	// Instance is the adapter instance's own token (one tee process), which
+	// qualifies wire ids that restart with the peer (ACP's prompt-turn ids).
+	Instance string
+	// Record is the transport's decoded form of the payload when it has one:
+	// *OTelRecord for TransportOTLP. A table asserts the type its transport
+	// documents and never decodes Raw in its place.
+	Record any
+}
+
+// Kind classifies a moment on its wire.
+type Kind uint8
+
+// The moment kinds.
+const (
+	KindNone         Kind = iota // no transport facts: a hook payload
+	KindRequest                  // a JSON-RPC request (method and id)
+	KindResponse                 // a JSON-RPC response (id, result or error)
+	KindNotification             // a JSON-RPC notification (method, no id)
+	KindEvent                    // one event of a stream (SSE, WebSocket)
+	KindRecord                   // one telemetry record (an OTLP LogRecord)
+)
+
+var kindNames = [...]string{"", "request", "response", "notification", "event", "record"}
+
+// String is the kind's wire word ("request", ...; "" for KindNone).
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// ParseKind is the inverse of Kind.String for the JSON moment forms; ok is
+// false for a word that names no kind.
+func ParseKind(s string) (k Kind, ok bool) {
+	for i, n := range kindNames {
+		if n == s && i > 0 {
+			return Kind(i), true
+		}
+	}
+	return KindNone, false
+}
+
+// Direction says which way a message travelled through a tee.
+type Direction uint8
+
+// The directions; DirectionNone where the transport has no sides.
+const (
+	DirectionNone Direction = iota
+	ToAgent                 // client (editor, UI) → agent
+	FromAgent               // agent → client
+)
+
+// Transport names the adapter that feeds a table its moments, and with it
+// the Facts the table can rely on. Only TransportHook vendors get an
+// `aep-hook <name>` hook command; every vendor can be tried with
+// `aep-hook map <name>`, whose input lines the transport's adapter decodes
+// (adapters.Decode).
+type Transport uint8
+
+// The transports, one adapter package each.
+const (
+	// TransportHook is a hook command (adapters/hook): one payload on
+	// stdin, no facts.
+	TransportHook Transport = iota
+	// TransportACP is the ACP stdio tee (adapters/acp): Kind (request,
+	// response, notification), Direction, Method, ID, Session, Instance;
+	// Raw is the JSON-RPC message.
+	TransportACP
+	// TransportAGUI is the AG-UI HTTP tee (adapters/agui): Kind event,
+	// Name (the event type), Thread and Run (the event's own, else the
+	// stream's); Raw is the event.
+	TransportAGUI
+	// TransportOTLP is the OTLP sidecar receiver (adapters/otlp): Kind
+	// record and Record, an *OTelRecord; Raw is nil. OTLP vendors declare
+	// Detect, the receiver's per-resource vendor choice.
+	TransportOTLP
+)
+
+var transportNames = [...]string{"hook", "acp", "agui", "otlp"}
+
+// String names the transport by its adapter package.
+func (t Transport) String() string {
+	if int(t) < len(transportNames) {
+		return transportNames[t]
+	}
+	return "unknown"
+}
+
+// Match says how surely an OTLP resource or record belongs to a vendor
+// (Vendor.Detect). The receiver picks, per resource, a strong match on the
+// resource, else the first record any vendor matches (strong before weak),
+// else a weak match on the resource, else the vendor that takes the rest.
+type Match uint8
+
+// The match strengths, weakest first.
+const (
+	NoMatch       Match = iota
+	MatchFallback       // nothing names another vendor: this default profile takes it
+	MatchWeak           // an identity attribute the vendor stamps
+	MatchStrong         // the vendor's service name or event family
+)
 
 // Draft is one event a mapping wants emitted. The emitter fills the envelope
 // (id, time, source, seq, epoch, capture), gates Data through redact, and
@@ -79,11 +237,9 @@ type Vendor struct {
 	Agent string
 	// Summary is one line for --help.
 	Summary string
-	// Transport names how the vendor's moments arrive: "" (a hook command,
-	// the default), "tee" (ACP, AG-UI), "otlp" (sidecar records), "stream".
-	// Only hook vendors get an `aep-hook <name>` hook command; every vendor
-	// can be tried with `aep-hook map <name>`.
-	Transport string
+	// Transport is the adapter that feeds this table, and so the Facts
+	// its moments carry.
+	Transport Transport
 	// HookFromArgv says the vendor names the moment on the command line,
 	// not in the payload (Antigravity).
 	HookFromArgv bool
@@ -99,8 +255,16 @@ type Vendor struct {
 	// presumes would have (Antigravity's stepIdx join). Only the
 	// conformance harness calls it.
 	Seed func(join []byte, m Moment, st *State)
-	// Split, when set, cuts one transport unit into the moments Map takes
-	// (an OTLP/JSON ExportLogsServiceRequest into its flattened records);
-	// the map verb calls it on every input line. Nil means one moment.
-	Split func(raw []byte) [][]byte
+	// Detect, for a TransportOTLP vendor, says how surely a resource (rec
+	// nil) or one record (rec non-nil) is this vendor's (see Match). res is
+	// the resource's attributes.
+	Detect func(res map[string]any, rec *OTelRecord) Match
+}
+
+// AgentName is the AEP agent the table's events carry: Agent, else Name.
+func (v Vendor) AgentName() string {
+	if v.Agent != "" {
+		return v.Agent
+	}
+	return v.Name
 }

@@ -1,31 +1,28 @@
 package mapping
 
 import (
-	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/plog"
-
 	"github.com/aep-hook/aep-hook/redact"
 )
 
-// This file holds what the OTLP-channel tables (codexotel.go, vscodeotel.go)
-// share: the flattened record shape one OTLP LogRecord becomes (the shape the
-// pins' "input" uses), its conversion from pdata, the splitting of an
-// OTLP/JSON ExportLogsServiceRequest into records, and the one mapping
-// routine both vendor profiles run.
+// This file holds what the OTLP-channel tables (codexotel.go,
+// vscodeotel.go) share: the decoded record the OTLP receiver hands them
+// (OTelRecord, in Facts.Record), and the one mapping routine both vendor
+// profiles run. Turning pdata or OTLP/JSON into records is the receiver's
+// job (adapters/otlp); nothing here decodes.
 
-// OTelRecord is one OTLP LogRecord flattened with its resource and scope: the
-// Moment.Raw of the OTLP-channel tables. Attribute values keep their OTLP
-// types (string, int, double, bool, array, map; bytes as base64).
+// OTelRecord is one OTLP LogRecord flattened with its resource and scope:
+// the Facts.Record of TransportOTLP moments. Attribute values keep their
+// OTLP types as Go values (string, int64, float64, bool, []any,
+// map[string]any; bytes as base64 strings). The JSON form (the pins'
+// "input", the map verb's flattened records) is the struct's encoding.
+// Resource may be shared by every record of one resource: tables read it,
+// never write it.
 type OTelRecord struct {
 	Resource       map[string]any `json:"resource"`
 	Scope          map[string]any `json:"scope,omitempty"`
@@ -40,162 +37,24 @@ type OTelRecord struct {
 	SpanID         string         `json:"span_id,omitempty"`
 }
 
-// NewOTelRecord flattens lr with the attributes of its resource and scope.
-// res is the resource's attributes as a raw map (pcommon.Map.AsRaw), passed
-// in so a caller converting many records of one resource builds it once.
-func NewOTelRecord(res map[string]any, scope pcommon.InstrumentationScope, lr plog.LogRecord) OTelRecord {
-	r := OTelRecord{
-		Resource:       res,
-		Attributes:     lr.Attributes().AsRaw(),
-		EventName:      lr.EventName(),
-		SeverityText:   lr.SeverityText(),
-		SeverityNumber: int32(lr.SeverityNumber()),
-		Time:           uint64(lr.Timestamp()),
-		ObservedTime:   uint64(lr.ObservedTimestamp()),
-	}
-	if r.Resource == nil {
-		r.Resource = map[string]any{}
-	}
-	if n, v := scope.Name(), scope.Version(); n != "" || v != "" {
-		r.Scope = Data("name", n, "version", v)
-	}
-	if lr.Body().Type() != pcommon.ValueTypeEmpty {
-		r.Body = lr.Body().AsRaw()
-	}
-	if id := lr.TraceID(); !id.IsEmpty() {
-		r.TraceID = hex.EncodeToString(id[:])
-	}
-	if id := lr.SpanID(); !id.IsEmpty() {
-		r.SpanID = hex.EncodeToString(id[:])
-	}
-	return r
-}
-
-// OTelRecords flattens every LogRecord of ld, in order, into the JSON record
-// shape of OTelRecord.
-func OTelRecords(ld plog.Logs) [][]byte {
-	var out [][]byte
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		res := rl.Resource().Attributes().AsRaw()
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			lrs := sl.LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				b, err := json.Marshal(NewOTelRecord(res, sl.Scope(), lrs.At(k)))
-				if err != nil {
-					continue // unreachable: every AsRaw value encodes
-				}
-				out = append(out, b)
-			}
-		}
-	}
-	return out
-}
-
-// SplitOTLPJSON is the Split of the OTLP-channel tables: a line holding an
-// OTLP/JSON ExportLogsServiceRequest (a top-level "resourceLogs") becomes one
-// flattened record per LogRecord; any other line is taken as one record
-// already flattened. A request that does not decode is returned as is, for
-// Map to report.
-func SplitOTLPJSON(raw []byte) [][]byte {
-	if !isExportRequest(raw) {
-		return [][]byte{raw}
-	}
-	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(raw)
-	if err != nil {
-		return [][]byte{raw}
-	}
-	return OTelRecords(ld)
-}
-
-// isExportRequest reports whether raw is a JSON object with a top-level
-// "resourceLogs" (or proto-name "resource_logs") member.
-func isExportRequest(raw []byte) bool {
-	var probe struct {
-		RL  json.RawMessage `json:"resourceLogs"`
-		RL2 json.RawMessage `json:"resource_logs"`
-	}
-	if json.Unmarshal(raw, &probe) != nil {
-		return false
-	}
-	return probe.RL != nil || probe.RL2 != nil
-}
-
-// ErrOTelRecord is wrapped by every error of the OTLP-channel tables: the
-// moment is not a record they can read. Retrying the same input cannot
-// succeed, so a receiver rejects such a record rather than asking for a
-// retry.
+// ErrOTelRecord is wrapped by every error of the OTLP-channel tables and of
+// the decoders that build their records: the moment is not a record they
+// can read. Retrying the same input cannot succeed, so a receiver rejects
+// such a record rather than asking for a retry.
 var ErrOTelRecord = errors.New("unreadable OTel record")
 
-// errExportRequest is Map's answer to an unsplit export request.
-var errExportRequest = fmt.Errorf("%w: a whole OTLP ExportLogsServiceRequest; split it into records first (Vendor.Split)", ErrOTelRecord)
-
-// otelRec is a parsed OTelRecord with numbers as int64 or float64.
-type otelRec struct {
-	Resource   map[string]any
-	Attributes map[string]any
-	Body       any
-	EventName  string
-}
-
-// parseOTelRecord decodes a flattened record, keeping integers exact.
-func parseOTelRecord(raw []byte) (otelRec, error) {
-	var r struct {
-		Resource   map[string]any `json:"resource"`
-		Attributes map[string]any `json:"attributes"`
-		Body       any            `json:"body"`
-		EventName  string         `json:"event_name"`
-		RL         any            `json:"resourceLogs"`
+// otelRecord returns the moment's decoded record.
+func otelRecord(m Moment) (*OTelRecord, error) {
+	r, ok := m.Facts.Record.(*OTelRecord)
+	if !ok || r == nil {
+		return nil, fmt.Errorf("%w: the moment carries no decoded record (Facts.Record)", ErrOTelRecord)
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	if err := d.Decode(&r); err != nil {
-		return otelRec{}, fmt.Errorf("%w: %w", ErrOTelRecord, err)
-	}
-	if r.RL != nil {
-		return otelRec{}, errExportRequest
-	}
-	rec := otelRec{EventName: r.EventName, Body: numbers(r.Body)}
-	rec.Resource, _ = numbers(r.Resource).(map[string]any)
-	rec.Attributes, _ = numbers(r.Attributes).(map[string]any)
-	if rec.Resource == nil {
-		rec.Resource = map[string]any{}
-	}
-	if rec.Attributes == nil {
-		rec.Attributes = map[string]any{}
-	}
-	return rec, nil
-}
-
-// numbers replaces every json.Number in v by an int64 (integral) or float64.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbers(e)
-		}
-		return x
-	case []any:
-		for i, e := range x {
-			x[i] = numbers(e)
-		}
-		return x
-	}
-	return v
+	return r, nil
 }
 
 // name is the record's event name: the event.name attribute (the vendors'
 // convention) or the LogRecord's own event_name field.
-func (r otelRec) name() string {
+func (r *OTelRecord) name() string {
 	if s, ok := r.Attributes["event.name"].(string); ok && s != "" {
 		return s
 	}
@@ -263,12 +122,12 @@ type otelProfile struct {
 	levels map[string]redact.Level
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
-	primary func(r otelRec, name string) (drafts []Draft, handled bool)
+	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
 }
 
 // mapRecord is the Map both OTLP-channel tables run.
 func (p *otelProfile) mapRecord(m Moment) ([]Draft, error) {
-	r, err := parseOTelRecord(m.Raw)
+	r, err := otelRecord(m)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +146,7 @@ func (p *otelProfile) mapRecord(m Moment) ([]Draft, error) {
 
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
 // every non-identity attribute, gated by its declared level.
-func (p *otelProfile) companion(r otelRec, suffix string) Draft {
+func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	data := make(map[string]any, len(r.Attributes)+2)
 	levels := make(map[string]redact.Level, len(r.Attributes)+2)
 	for k, v := range r.Attributes {
@@ -319,7 +178,7 @@ func (p *otelProfile) companion(r otelRec, suffix string) Draft {
 
 // unknown is the pinned rule for foreign or future records: the event name
 // at metadata, every other non-identity attribute at full, never guessed at.
-func (p *otelProfile) unknown(r otelRec, name string) Draft {
+func (p *otelProfile) unknown(r *OTelRecord, name string) Draft {
 	data := map[string]any{}
 	for k, v := range r.Attributes {
 		if p.identity[k] || v == nil {
@@ -335,7 +194,7 @@ func (p *otelProfile) unknown(r otelRec, name string) Draft {
 
 // otelToolRef is the tool_ref of a record from its name and call-id
 // attributes.
-func otelToolRef(r otelRec, nameKey, callKey string) map[string]any {
+func otelToolRef(r *OTelRecord, nameKey, callKey string) map[string]any {
 	return ToolRef(attrStr(r.Attributes, nameKey), attrStr(r.Attributes, callKey))
 }
 
@@ -358,21 +217,20 @@ func otelFailed(a map[string]any, successKey, errorKey string) bool {
 	return hasErr
 }
 
-// otelIdentify is the Identify of the OTLP-channel tables, read without a
-// full decode: the event name, and the session from key in the first
-// section ("attributes" or "resource"), else in the second.
-func otelIdentify(raw []byte, first, second, key string) (hook, session string) {
-	k := strings.ReplaceAll(key, ".", `\.`)
-	res := gjson.GetManyBytes(raw, first+"."+k, second+"."+k, `attributes.event\.name`, "event_name")
-	for _, r := range res[:2] {
-		if r.Type == gjson.String && r.Str != "" {
-			session = r.Str
-			break
-		}
+// otelIdentify is the Identify of the OTLP-channel tables: the event name,
+// and the session from the string attribute key in the first section
+// (attributes or resource), else in the second.
+func otelIdentify(m Moment, key string, resourceFirst bool) (hook, session string) {
+	r, err := otelRecord(m)
+	if err != nil {
+		return "", ""
 	}
-	hook = res[2].Str
-	if res[2].Type != gjson.String || hook == "" {
-		hook = res[3].Str
+	first, second := r.Attributes, r.Resource
+	if resourceFirst {
+		first, second = second, first
 	}
-	return hook, session
+	if session = attrStr(first, key); session == "" {
+		session = attrStr(second, key)
+	}
+	return r.name(), session
 }

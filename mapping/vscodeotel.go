@@ -1,29 +1,52 @@
 package mapping
 
-import "github.com/aep-hook/aep-hook/redact"
+import (
+	"strings"
+
+	"github.com/aep-hook/aep-hook/redact"
+)
 
 // VSCodeOtel is the VS Code agent's OTel channel (AEP-0002 Annex A.5, pinned
 // by vscode-otel.json): the copilot_chat.* LogRecord family behind the opt-in
-// github.copilot.chat.otel.enabled setting, one record per moment, flattened
-// by the OTLP sidecar (see OTelRecord). Identity: session is the RESOURCE
-// attribute session.id (one session per exporter process); no runs are
-// synthesized. Companion mode (the default) emits only x.vscode.otel.*;
-// primary mode adds session.started and tool.completed/tool.failed. Two
-// vendor ceilings hold in both modes: tool.denied and session.ended are
-// never emitted (neither reaches this channel).
+// github.copilot.chat.otel.enabled setting, one record per moment, decoded
+// by the OTLP sidecar (Facts.Record, see OTelRecord). Identity: session is
+// the RESOURCE attribute session.id (one session per exporter process); no
+// runs are synthesized. Companion mode (the default) emits only
+// x.vscode.otel.*; primary mode adds session.started and
+// tool.completed/tool.failed. Two vendor ceilings hold in both modes:
+// tool.denied and session.ended are never emitted (neither reaches this
+// channel).
 func VSCodeOtel() Vendor {
 	p := vscodeOtelProfile()
 	return Vendor{
 		Name:      "vscode-otel",
 		Agent:     "vscode",
 		Summary:   "VS Code agent (Copilot Chat) OpenTelemetry log records (OTLP sidecar channel; `aep-hook otel`).",
-		Transport: "otlp",
+		Transport: TransportOTLP,
 		Identify: func(m Moment) (string, string) {
-			return otelIdentify(m.Raw, "resource", "attributes", "session.id")
+			return otelIdentify(m, "session.id", true)
 		},
-		Map:   func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
-		Split: SplitOTLPJSON,
+		Map:    func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
+		Detect: vscodeOtelDetect,
 	}
+}
+
+// vscodeOtelDetect claims a Copilot service and copilot_chat.* records
+// (strong), and a resource stamped with session.id (weak).
+func vscodeOtelDetect(res map[string]any, rec *OTelRecord) Match {
+	if rec == nil {
+		if strings.Contains(strings.ToLower(attrStr(res, "service.name")), "copilot") {
+			return MatchStrong
+		}
+		if _, ok := res["session.id"]; ok {
+			return MatchWeak
+		}
+		return NoMatch
+	}
+	if strings.HasPrefix(rec.name(), "copilot_chat.") {
+		return MatchStrong
+	}
+	return NoMatch
 }
 
 // vscodeOtelProfile is the VS Code profile: the known record family (vendor
@@ -63,7 +86,7 @@ func vscodeOtelProfile() *otelProfile {
 
 // vscodeOtelPrimary is the primary-mode core subset of the VS Code channel:
 // the session frame and tool-call outcomes, nothing else.
-func vscodeOtelPrimary(r otelRec, name string) ([]Draft, bool) {
+func vscodeOtelPrimary(r *OTelRecord, name string) ([]Draft, bool) {
 	a := r.Attributes
 	switch name {
 	case "copilot_chat.session.start":

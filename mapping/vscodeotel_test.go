@@ -54,7 +54,9 @@ func TestVSCodeOtelCeilings(t *testing.T) {
 	}
 	for _, in := range inputs {
 		for _, mode := range []mapping.Mode{mapping.Companion, mapping.Primary, ""} {
-			ds, err := v.Map(mapping.Moment{Raw: []byte(in), Mode: mode}, &mapping.State{})
+			m := decode(t, v, in, false)
+			m.Mode = mode
+			ds, err := v.Map(m, &mapping.State{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,14 +34,6 @@ type Result struct {
 	Err error
 }
 
-// agentOf is the AEP agent a table emits as.
-func agentOf(v mapping.Vendor) string {
-	if v.Agent != "" {
-		return v.Agent
-	}
-	return v.Name
-}
-
 // identify resolves a moment's name and session, naming the unknown lane
 // when the vendor finds none.
 func identify(v mapping.Vendor, m mapping.Moment) (mapping.Moment, string) {
@@ -111,7 +103,7 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 // positions are reserved (the state saved) before the lines are written, so
 // a crash in between leaves a gap, never a reused position.
 func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
-	agent := agentOf(v)
+	agent := v.AgentName()
 	rs := make([]Result, len(ms))
 	err := e.Store.Locked(agent, session, func(tx *Tx) error {
 		var lines [][]byte

@@ -8,9 +8,11 @@
 // arrives, and complete lines are copied into a bounded queue that never
 // blocks but drops, and counts, what it cannot hold; a line longer than the bound or not JSON
 // passes through unobserved and is recorded as a failure. One observer
-// goroutine joins responses to their requests by JSON-RPC id per direction,
-// wraps each message in the moment shape of the ACP mapping table (kind,
-// method, id, the session of the joined request, the tee's token) and hands
-// it to the caller's handler, normally the shim emitter. The agent's exit
+// goroutine takes what is queued a batch at a time, classifies each line
+// and joins responses to their requests by JSON-RPC id per direction, and
+// hands the lines to the caller's shim.Handler (normally the emitter) as
+// moments of the ACP table: Raw is the message as it travelled, and the
+// facts (mapping.TransportACP) carry its kind, direction, method, id, the
+// session of the joined request and the tee's token. The agent's exit
 // status is the tee's; interrupt and terminate signals are forwarded to it.
 package acp

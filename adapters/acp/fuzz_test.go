@@ -6,42 +6,47 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
-// FuzzWrap feeds arbitrary lines through the observer's classification and
-// the moment wrapper: whatever a peer sends, a classified message wraps to
-// valid JSON whose params/result/error are the line's own.
-func FuzzWrap(f *testing.F) {
+// FuzzDecode feeds arbitrary lines through the observer's classification
+// and the map verb's decoder: whatever a peer sends, a classified message
+// has a kind and an id that is the line's own, and the decoder hands the
+// line over unchanged with the classifier's facts.
+func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}`,
 		`{"jsonrpc":"2.0","id":"x\"y","error":{"code":-1,"message":"no"}}`,
 		`{"method":"session/update","params":{"sessionId":"\u2028"}}`,
-		`[1,2]`, `{}`, `{"id":null,"result":1}`, `not json`,
+		`{"kind":"response","method":"session/prompt","id":7,"sessionId":"s","tee":"T","result":{}}`,
+		`{"kind":"bogus"}`, `[1,2]`, `{}`, `{"id":null,"result":1}`, `not json`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		ms, derr := Decode(line)
+		if derr == nil && (len(ms) != 1 || !bytes.Equal(ms[0].Raw, line) || ms[0].Facts.Kind == mapping.KindNone) {
+			t.Fatalf("Decode(%q) = %+v", line, ms)
+		}
 		if !gjson.ValidBytes(line) {
 			return
 		}
 		j := newJoiner()
 		for _, d := range []Direction{ClientToAgent, AgentToClient} {
-			msg, err := j.classify(d, line)
+			f, err := j.classify(d, line)
 			if err != nil {
 				continue
 			}
-			w := Wrap(msg, "tee\"token", line)
-			if !gjson.ValidBytes(w) {
-				t.Fatalf("wrapped moment is not JSON: %s", w)
+			if f.Kind == mapping.KindNone || f.Direction != d.fact() {
+				t.Fatalf("facts %+v of %s", f, line)
 			}
-			if gjson.GetBytes(w, "kind").String() != msg.Kind {
-				t.Fatalf("kind lost: %s", w)
+			if id := gjson.GetBytes(line, "id"); f.ID != "" && f.ID != id.String() {
+				t.Fatalf("id %q is not the line's %s", f.ID, id.Raw)
 			}
-			for _, p := range []string{"params", "result", "error"} {
-				if a, b := gjson.GetBytes(line, p).Raw, gjson.GetBytes(w, p).Raw; a != b {
-					t.Fatalf("%s changed: %q vs %q", p, a, b)
-				}
+			if !gjson.GetBytes(line, "kind").Exists() && d == ClientToAgent && (derr != nil || ms[0].Facts.Kind != f.Kind) {
+				t.Fatalf("decoder and classifier disagree on %s: %v %+v / %+v", line, derr, ms, f)
 			}
 		}
 	})

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -20,8 +19,7 @@ type pending struct {
 }
 
 // joiner remembers each direction's open requests by JSON-RPC id, so a
-// response (which carries neither method nor session) can be wrapped with
-// the request's. It is used by the one observer goroutine only.
+// response (which carries neither method nor session) gets the request's. It is used by the one observer goroutine only.
 type joiner struct {
 	open  [2]map[string]pending
 	order [2][]string // insertion order, for bounding
@@ -65,114 +63,112 @@ func (j *joiner) answer(d Direction, id string) (pending, bool) {
 	return p, ok
 }
 
-// Message is one observed JSON-RPC message, classified and joined.
-type Message struct {
-	Dir     Direction
-	Kind    string // request, response or notification
-	Method  string // for a response, the joined request's method ("" if unmatched)
-	ID      []byte // the raw JSON-RPC id, nil for notifications
-	Session string // params.sessionId, or the joined request's
+// facts returns d as the moment fact.
+func (d Direction) fact() mapping.Direction {
+	if d == ClientToAgent {
+		return mapping.ToAgent
+	}
+	return mapping.FromAgent
 }
 
-// classify reads the JSON-RPC shape of line and joins a response to its
-// request. line must be valid JSON.
-func (j *joiner) classify(d Direction, line []byte) (Message, error) {
+// classify reads the JSON-RPC shape of line into the moment's facts and
+// joins a response to its request (its method and session). line must be
+// valid JSON.
+func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
 	r := gjson.GetManyBytes(line, "method", "id", "params.sessionId", "result", "error")
 	if !gjson.ParseBytes(line).IsObject() {
-		return Message{}, fmt.Errorf("JSON-RPC message is not an object")
+		return mapping.Facts{}, fmt.Errorf("JSON-RPC message is not an object")
 	}
-	msg := Message{Dir: d, Method: r[0].String(), Session: r[2].String()}
+	f := mapping.Facts{Direction: d.fact(), Method: r[0].String(), Session: r[2].String()}
 	hasID := r[1].Exists() && r[1].Type != gjson.Null
 	if hasID {
-		msg.ID = []byte(r[1].Raw)
+		f.ID = r[1].String()
 	}
 	switch {
 	case r[0].Exists() && hasID:
-		msg.Kind = "request"
-		j.remember(d, r[1].Raw, pending{method: msg.Method, session: msg.Session})
+		f.Kind = mapping.KindRequest
+		j.remember(d, r[1].Raw, pending{method: f.Method, session: f.Session})
 	case r[0].Exists():
-		msg.Kind = "notification"
+		f.Kind = mapping.KindNotification
 	case hasID && (r[3].Exists() || r[4].Exists()):
-		msg.Kind = "response"
+		f.Kind = mapping.KindResponse
 		if p, ok := j.answer(d, r[1].Raw); ok {
-			msg.Method, msg.Session = p.method, p.session
+			f.Method, f.Session = p.method, p.session
 		}
 	default:
-		return Message{}, fmt.Errorf("not a JSON-RPC request, response or notification")
+		return mapping.Facts{}, fmt.Errorf("not a JSON-RPC request, response or notification")
 	}
-	return msg, nil
+	return f, nil
 }
 
-// Wrap builds the ACP table's moment input for msg: the kind, method, id,
-// session and tee token beside the message's params, result or error, which
-// are copied as they are (never re-encoded).
-func Wrap(msg Message, tee string, line []byte) []byte {
-	r := gjson.GetManyBytes(line, "params", "result", "error")
-	n := 96 + len(msg.Method) + len(msg.Session) + len(tee) + len(msg.ID)
-	for _, x := range r {
-		n += len(x.Raw) + 12
+// Decode turns one JSON line of `aep-hook map` input for the ACP table into
+// its moment, as the tee would hand it over. The line is either the moment
+// form the pins use,
+//
+//	{"kind": "request"|"response"|"notification", "method": M, "id": ID,
+//	 "sessionId": S, "tee": T, "params": ... | "result": ... | "error": ...}
+//
+// whose members are the facts (a response's method and session are those of
+// the request it answers, which the tee joins; tee is Facts.Instance), or a
+// bare JSON-RPC message, classified as the tee classifies it (a response
+// then matches no request). Raw is the line itself: the table reads params,
+// result and error from it.
+func Decode(line []byte) ([]mapping.Moment, error) {
+	if !gjson.ValidBytes(line) {
+		return nil, fmt.Errorf("acp: line is not JSON")
 	}
-	b := make([]byte, 0, n)
-	b = append(b, `{"kind":`...)
-	b = appendString(b, msg.Kind)
-	if msg.Method != "" {
-		b = append(b, `,"method":`...)
-		b = appendString(b, msg.Method)
-	}
-	if msg.ID != nil {
-		b = append(b, `,"id":`...)
-		b = append(b, msg.ID...)
-	}
-	if msg.Session != "" {
-		b = append(b, `,"sessionId":`...)
-		b = appendString(b, msg.Session)
-	}
-	if tee != "" {
-		b = append(b, `,"tee":`...)
-		b = appendString(b, tee)
-	}
-	for i, name := range []string{"params", "result", "error"} {
-		if r[i].Exists() {
-			b = append(b, `,"`...)
-			b = append(b, name...)
-			b = append(b, `":`...)
-			b = append(b, r[i].Raw...)
+	r := gjson.GetManyBytes(line, "kind", "method", "id", "params.sessionId", "sessionId", "tee")
+	if r[0].Exists() {
+		k, ok := mapping.ParseKind(r[0].String())
+		if !ok || k > mapping.KindNotification {
+			return nil, fmt.Errorf("acp: kind %q: want request, response or notification", r[0].String())
 		}
+		f := mapping.Facts{Kind: k, Method: str(r[1]), Session: str(r[3]), Instance: str(r[5])}
+		if f.Session == "" {
+			f.Session = str(r[4])
+		}
+		if r[2].Exists() && r[2].Type != gjson.Null {
+			f.ID = r[2].String()
+		}
+		return []mapping.Moment{{Raw: line, Facts: f}}, nil
 	}
-	return append(b, '}')
-}
-
-func appendString(b []byte, s string) []byte {
-	q, err := json.Marshal(s)
+	f, err := newJoiner().classify(ClientToAgent, line)
 	if err != nil {
-		return append(b, `""`...)
+		return nil, fmt.Errorf("acp: %w", err)
 	}
-	return append(b, q...)
+	f.Direction = mapping.DirectionNone
+	return []mapping.Moment{{Raw: line, Facts: f}}, nil
 }
 
-// Handler receives each observed message as a moment of the ACP table. It
-// is called from one goroutine, in wire order per direction.
-type Handler func(mapping.Moment) error
+// str is a JSON string's content, "" for anything else.
+func str(r gjson.Result) string {
+	if r.Type != gjson.String {
+		return ""
+	}
+	return r.Str
+}
 
-// observer consumes the queue: it validates, classifies, joins and wraps
-// each line and hands the moment to the handler, recording failures
-// without content.
+// observer consumes the queue: it validates, classifies and joins each line
+// and hands the moments to the handler a batch at a time, recording
+// failures without content.
 type observer struct {
 	q       *queue
 	join    *joiner
-	handle  Handler
-	errs    Recorder
+	handle  shim.Handler
+	errs    shim.Recorder
 	stats   *Stats
 	tee     string
 	deltas  bool
 	nonce   func() string
 	maxLine int
+
+	batch []item           // the items being observed
+	ms    []mapping.Moment // their moments
+	src   []int            // the batch index of each moment
 }
 
-// Recorder keeps internal failures (shim.ErrorLog satisfies it).
-type Recorder interface {
-	Record(shim.Failure) bool
-}
+// maxBatch bounds the messages handed to the handler at once.
+const maxBatch = 256
 
 func (o *observer) record(f shim.Failure) {
 	f.Adapter = "acp"
@@ -181,32 +177,77 @@ func (o *observer) record(f shim.Failure) {
 	}
 }
 
-// observe handles one queued item.
-func (o *observer) observe(it item) {
+// take observes first and whatever else is already queued (up to maxBatch)
+// as one batch. The items' bytes stay counted against the queue's bound
+// until the batch is done.
+func (o *observer) take(first item) {
+	o.batch = append(o.batch[:0], first)
+gather:
+	for len(o.batch) < maxBatch {
+		select {
+		case it := <-o.q.ch:
+			o.batch = append(o.batch, it)
+		default:
+			break gather
+		}
+	}
+	o.observe(o.batch)
+	for i := range o.batch {
+		o.q.taken(o.batch[i])
+		o.batch[i] = item{}
+	}
+}
+
+// observe turns a batch of queued items into moments and hands them over.
+func (o *observer) observe(items []item) {
+	o.ms, o.src = o.ms[:0], o.src[:0]
+	for i, it := range items {
+		if f, ok := o.facts(it); ok {
+			o.ms = append(o.ms, mapping.Moment{Raw: it.line, Facts: f, Deltas: o.deltas})
+			o.src = append(o.src, i)
+		}
+	}
+	if o.handle == nil || len(o.ms) == 0 {
+		return
+	}
+	for i := range o.ms {
+		o.ms[i].Nonce = o.nonce()
+	}
+	o.stats.Observed.Add(int64(len(o.ms)))
+	results, err := o.handle(o.ms)
+	for i, m := range o.ms {
+		ferr := err
+		if i < len(results) {
+			ferr = results[i].Err
+		}
+		if ferr != nil {
+			o.stats.Failed.Add(1)
+			o.record(shim.Failure{Hook: m.Facts.Kind.String() + ":" + m.Facts.Method, Stage: "emit",
+				Bytes: len(items[o.src[i]].line), Error: ferr.Error()})
+		}
+	}
+	clear(o.ms) // the lines belong to the relay's buffers
+}
+
+// facts validates and classifies one queued item.
+func (o *observer) facts(it item) (mapping.Facts, bool) {
 	if it.line == nil {
 		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: it.tooLong,
 			Error: fmt.Sprintf("line over %d bytes passed through unobserved", o.maxLine)})
-		return
+		return mapping.Facts{}, false
 	}
 	if !gjson.ValidBytes(it.line) {
 		o.stats.Invalid.Add(1)
 		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: len(it.line),
 			Error: "line is not JSON; passed through unobserved"})
-		return
+		return mapping.Facts{}, false
 	}
-	msg, err := o.join.classify(it.dir, it.line)
+	f, err := o.join.classify(it.dir, it.line)
 	if err != nil {
 		o.stats.Invalid.Add(1)
 		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: len(it.line), Error: err.Error()})
-		return
+		return mapping.Facts{}, false
 	}
-	if o.handle == nil {
-		return
-	}
-	m := mapping.Moment{Raw: Wrap(msg, o.tee, it.line), Nonce: o.nonce(), Deltas: o.deltas}
-	o.stats.Observed.Add(1)
-	if err := o.handle(m); err != nil {
-		o.stats.Failed.Add(1)
-		o.record(shim.Failure{Hook: msg.Kind + ":" + msg.Method, Stage: "emit", Bytes: len(it.line), Error: err.Error()})
-	}
+	f.Instance = o.tee
+	return f, true
 }

@@ -39,11 +39,11 @@ type Tee struct {
 	// (an *os.File is inherited by the agent directly).
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	// Handle receives each observed message as an ACP moment; nil only
-	// frames and counts.
-	Handle Handler
+	// Handle receives the observed messages as ACP moments, a batch at a
+	// time (shim.Emitter.Handler); nil only frames and counts.
+	Handle shim.Handler
 	// Errors records internal failures; nil discards them.
-	Errors Recorder
+	Errors shim.Recorder
 	// Deltas keeps message and thought chunks (the --deltas opt-in).
 	Deltas bool
 	// MaxLine bounds an observed line; a longer one passes through
@@ -174,14 +174,12 @@ func (o *observer) run(stop <-chan struct{}) {
 	for {
 		select {
 		case it := <-o.q.ch:
-			o.q.taken(it)
-			o.observe(it)
+			o.take(it)
 		case <-stop:
 			for {
 				select {
 				case it := <-o.q.ch:
-					o.q.taken(it)
-					o.observe(it)
+					o.take(it)
 				default:
 					return
 				}

@@ -37,11 +37,10 @@ type discardSink struct{}
 
 func (discardSink) Write(string, string, [][]byte) error { return nil }
 
-func benchHandler() acp.Handler {
+func benchHandler() shim.Handler {
 	em := &shim.Emitter{Host: "bench", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
 		Store: shim.NewMemStore(), Sink: discardSink{}, IDs: shim.NewIDs()}
-	v := mapping.ACP()
-	return func(m mapping.Moment) error { _, err := em.Handle(v, m); return err }
+	return em.Handler(mapping.ACP())
 }
 
 // BenchmarkAcpTee relays the stream through the tee around an echoing

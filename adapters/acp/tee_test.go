@@ -60,7 +60,7 @@ func session(t *testing.T, sink *sinktest.Sink, queue int, release func()) (acp.
 		Stdin:      teeIn,
 		Stdout:     teeOut,
 		Stderr:     os.Stderr,
-		Handle:     func(m mapping.Moment) error { _, err := em.Handle(v, m); return err },
+		Handle:     em.Handler(v),
 		Errors:     fails,
 		QueueLines: queue,
 		Drain:      20 * time.Second,

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 // FuzzSSE feeds arbitrary streams in arbitrary chunks to the SSE framer:
@@ -48,25 +50,41 @@ func FuzzSSE(f *testing.F) {
 	})
 }
 
-// FuzzScope checks that stamping identity onto any JSON object keeps it a
-// JSON object with the event's own members unchanged.
-func FuzzScope(f *testing.F) {
+// FuzzEventFacts checks the identity an event gets: its own threadId and
+// runId members when it has them (a non-string one counts as none), the
+// stream's otherwise, and its type as the name.
+func FuzzEventFacts(f *testing.F) {
 	f.Add([]byte(`{"type":"TOOL_CALL_START","toolCallId":"c1"}`), "t1", "r1")
 	f.Add([]byte(` {} `), "t\"", "")
-	f.Add([]byte(`{"threadId":5}`), "x", "y")
+	f.Add([]byte(`{"threadId":5,"runId":"own"}`), "x", "y")
 	f.Fuzz(func(t *testing.T, ev []byte, thread, run string) {
+		ms, err := Decode(ev)
 		if !gjson.ValidBytes(ev) || !gjson.ParseBytes(ev).IsObject() {
+			if err == nil {
+				t.Fatalf("Decode(%q) accepted a non-object", ev)
+			}
 			return
 		}
-		out := Scope(ev, thread, run)
-		if !gjson.ValidBytes(out) || !gjson.ParseBytes(out).IsObject() {
-			t.Fatalf("Scope(%s) = %s is not a JSON object", ev, out)
+		if err != nil || len(ms) != 1 || !bytes.Equal(ms[0].Raw, ev) {
+			t.Fatalf("Decode(%q) = %+v, %v", ev, ms, err)
 		}
-		gjson.ParseBytes(ev).ForEach(func(k, v gjson.Result) bool {
-			if gjson.GetBytes(out, gjson.Escape(k.String())).Raw != v.Raw {
-				t.Fatalf("member %s changed in %s", k.Raw, out)
+		f := eventFacts(ev, scope{thread: thread, run: run})
+		for _, c := range []struct{ member, got, stream string }{
+			{"threadId", f.Thread, thread}, {"runId", f.Run, run},
+		} {
+			want := c.stream
+			if r := gjson.GetBytes(ev, c.member); r.Exists() {
+				want = ""
+				if r.Type == gjson.String {
+					want = r.Str
+				}
 			}
-			return true
-		})
+			if c.got != want {
+				t.Fatalf("%s of %s on stream %q: %q, want %q", c.member, ev, c.stream, c.got, want)
+			}
+		}
+		if f.Name != str(ev, "type") || f.Kind != mapping.KindEvent {
+			t.Fatalf("facts %+v of %s", f, ev)
+		}
 	})
 }

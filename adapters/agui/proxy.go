@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -24,15 +23,6 @@ const (
 	DefaultQueueEvents = 1024
 	DefaultMaxInput    = 1 << 20
 )
-
-// Handler receives each observed event as a moment of the AG-UI table; it
-// is called from one goroutine per stream, in stream order.
-type Handler func(mapping.Moment) error
-
-// Recorder keeps internal failures (shim.ErrorLog satisfies it).
-type Recorder interface {
-	Record(shim.Failure) bool
-}
 
 // Stats counts what the proxy saw; read it with the atomic loads.
 type Stats struct {
@@ -50,10 +40,11 @@ type Proxy struct {
 	// Upstream is the AG-UI agent's base URL; request paths are joined to
 	// it.
 	Upstream *url.URL
-	// Handle receives the observed events; nil only frames and counts.
-	Handle Handler
+	// Handle receives the observed events as AG-UI moments, a batch at a
+	// time per stream (shim.Emitter.Handler); nil only frames and counts.
+	Handle shim.Handler
 	// Errors records internal failures; nil discards them.
-	Errors Recorder
+	Errors shim.Recorder
 	// Deltas keeps token-delta events (the --deltas opt-in).
 	Deltas bool
 	// MaxEvent bounds one observed event's data; a longer event passes

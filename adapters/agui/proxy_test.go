@@ -3,7 +3,6 @@ package agui_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,11 +73,10 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func newEmitter(sink shim.Sink) agui.Handler {
+func newEmitter(sink shim.Sink) shim.Handler {
 	em := &shim.Emitter{Host: "test", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
 		Store: shim.NewMemStore(), Sink: sink, IDs: shim.NewIDs()}
-	v := mapping.AGUI()
-	return func(m mapping.Moment) error { _, err := em.Handle(v, m); return err }
+	return em.Handler(mapping.AGUI())
 }
 
 // readEvent reads one SSE event's bytes (through its blank line).
@@ -251,17 +249,23 @@ func TestProxyClientDisconnect(t *testing.T) {
 	p.Wait()
 }
 
-func TestScope(t *testing.T) {
-	for _, c := range []struct{ in, thread, run, want string }{
-		{`{"type":"X"}`, "t", "r", `{"threadId":"t","runId":"r","type":"X"}`},
-		{`{}`, "t", "", `{"threadId":"t"}`},
-		{` { } `, "t", "r", `{"threadId":"t","runId":"r"}`},
-		{`{"type":"RUN_STARTED","threadId":"own"}`, "t", "r", `{"runId":"r","type":"RUN_STARTED","threadId":"own"}`},
-		{`{"type":"X"}`, "", "", `{"type":"X"}`},
+func TestDecode(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want mapping.Facts
+	}{
+		{`{"type":"RUN_STARTED","threadId":"t","runId":"r"}`, mapping.Facts{Kind: mapping.KindEvent, Name: "RUN_STARTED", Thread: "t", Run: "r"}},
+		{`{"type":"TEXT_MESSAGE_START"}`, mapping.Facts{Kind: mapping.KindEvent, Name: "TEXT_MESSAGE_START"}},
+		{` { } `, mapping.Facts{Kind: mapping.KindEvent}},
 	} {
-		got := agui.Scope([]byte(c.in), c.thread, c.run)
-		if string(got) != c.want || !json.Valid(got) {
-			t.Errorf("Scope(%s) = %s, want %s", c.in, got, c.want)
+		ms, err := agui.Decode([]byte(c.in))
+		if err != nil || len(ms) != 1 || ms[0].Facts != c.want || string(ms[0].Raw) != c.in {
+			t.Errorf("Decode(%s) = %+v, %v; want facts %+v", c.in, ms, err, c.want)
+		}
+	}
+	for _, in := range []string{`[1]`, `"x"`, `{`} {
+		if _, err := agui.Decode([]byte(in)); err == nil {
+			t.Errorf("Decode(%s) accepted it", in)
 		}
 	}
 }

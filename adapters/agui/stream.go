@@ -1,8 +1,6 @@
 package agui
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -55,17 +53,20 @@ func (s *stream) offer(data []byte, tooLong int) {
 	}
 }
 
+// maxBatch bounds the events handed to the handler at once.
+const maxBatch = 256
+
 // run observes queued events until the body ends, then what is queued.
 func (s *stream) run() {
 	for {
 		select {
 		case ev := <-s.q:
-			s.handle(ev)
+			s.take(ev)
 		case <-s.done:
 			for {
 				select {
 				case ev := <-s.q:
-					s.handle(ev)
+					s.take(ev)
 				default:
 					if s.drops > 0 {
 						s.record(shim.Failure{Stage: "queue", Lost: s.drops,
@@ -85,18 +86,59 @@ func (s *stream) record(f shim.Failure) {
 	}
 }
 
-// handle validates one event, scopes it to the stream and maps it.
-func (s *stream) handle(ev event) {
+// take observes first and whatever else is already queued (up to
+// maxBatch) as one batch, in stream order.
+func (s *stream) take(first event) {
+	var ms []mapping.Moment
+	add := func(ev event) {
+		if m, ok := s.moment(ev); ok {
+			ms = append(ms, m)
+		}
+	}
+	add(first)
+gather:
+	for n := 1; n < maxBatch; n++ {
+		select {
+		case ev := <-s.q:
+			add(ev)
+		default:
+			break gather
+		}
+	}
+	if s.p.Handle == nil || len(ms) == 0 {
+		return
+	}
+	for i := range ms {
+		ms[i].Nonce = s.p.Nonce()
+	}
+	s.p.stats.Observed.Add(int64(len(ms)))
+	results, err := s.p.Handle(ms)
+	for i, m := range ms {
+		ferr := err
+		if i < len(results) {
+			ferr = results[i].Err
+		}
+		if ferr != nil {
+			s.p.stats.Failed.Add(1)
+			s.record(shim.Failure{Hook: m.Facts.Name, Stage: "emit", Bytes: len(m.Raw), Error: ferr.Error()})
+		}
+	}
+}
+
+// moment validates one event and gives it the stream's facts; RUN_STARTED
+// sets the stream's thread and run for the events after it.
+func (s *stream) moment(ev event) (mapping.Moment, bool) {
 	if ev.data == nil {
 		s.record(shim.Failure{Stage: "parse", Bytes: ev.tooLong, Error: "event over the bound relayed unobserved"})
-		return
+		return mapping.Moment{}, false
 	}
 	if !gjson.ValidBytes(ev.data) || !gjson.ParseBytes(ev.data).IsObject() {
 		s.p.stats.Invalid.Add(1)
 		s.record(shim.Failure{Stage: "parse", Bytes: len(ev.data), Error: "event data is not a JSON object; relayed unobserved"})
-		return
+		return mapping.Moment{}, false
 	}
-	if str(ev.data, "type") == "RUN_STARTED" {
+	f := eventFacts(ev.data, s.scope)
+	if f.Name == "RUN_STARTED" {
 		if t := str(ev.data, "threadId"); t != "" {
 			s.scope.thread = t
 		}
@@ -104,49 +146,41 @@ func (s *stream) handle(ev event) {
 			s.scope.run = r
 		}
 	}
-	if s.p.Handle == nil {
-		return
-	}
-	raw := Scope(ev.data, s.scope.thread, s.scope.run)
-	s.p.stats.Observed.Add(1)
-	m := mapping.Moment{Raw: raw, Nonce: s.p.Nonce(), Deltas: s.p.Deltas}
-	if err := s.p.Handle(m); err != nil {
-		s.p.stats.Failed.Add(1)
-		s.record(shim.Failure{Hook: str(ev.data, "type"), Stage: "emit", Bytes: len(ev.data), Error: err.Error()})
-	}
+	return mapping.Moment{Raw: ev.data, Facts: f, Deltas: s.p.Deltas}, true
 }
 
-// Scope returns the event object with threadId and runId added where it
-// lacks them (and they are known), so the mapping table reads the stream's
-// identity from every event. The event's own members stay as they are.
-func Scope(ev []byte, thread, run string) []byte {
-	var add []byte
-	for _, kv := range [2][2]string{{"threadId", thread}, {"runId", run}} {
-		if kv[1] == "" || gjson.GetBytes(ev, kv[0]).Exists() {
-			continue
-		}
-		k, _ := json.Marshal(kv[0])
-		v, _ := json.Marshal(kv[1])
-		add = append(append(append(add, k...), ':'), v...)
-		add = append(add, ',')
+// eventFacts are an event's facts: its type, and its own threadId and runId
+// where it has the members, else the stream's (most events carry neither).
+func eventFacts(ev []byte, sc scope) mapping.Facts {
+	r := gjson.GetManyBytes(ev, "type", "threadId", "runId")
+	f := mapping.Facts{Kind: mapping.KindEvent, Name: strOf(r[0]), Thread: sc.thread, Run: sc.run}
+	if r[1].Exists() {
+		f.Thread = strOf(r[1])
 	}
-	if add == nil {
-		return ev
+	if r[2].Exists() {
+		f.Run = strOf(r[2])
 	}
-	body := bytes.TrimSpace(ev)
-	rest := bytes.TrimSpace(body[1:])
-	out := make([]byte, 0, len(body)+len(add)+1)
-	out = append(out, '{')
-	if len(rest) > 0 && rest[0] == '}' {
-		add = add[:len(add)-1]
+	return f
+}
+
+// Decode turns one JSON line of `aep-hook map` input for the AG-UI table
+// (one event, as the pins give it) into its moment, as the tee would hand
+// it over on a stream whose identity is not known yet: the event's own
+// type, threadId and runId are the facts.
+func Decode(line []byte) ([]mapping.Moment, error) {
+	if !gjson.ValidBytes(line) || !gjson.ParseBytes(line).IsObject() {
+		return nil, fmt.Errorf("agui: event is not a JSON object")
 	}
-	out = append(out, add...)
-	return append(out, rest...)
+	return []mapping.Moment{{Raw: line, Facts: eventFacts(line, scope{})}}, nil
 }
 
 // str returns the string at path in raw, "" when absent.
 func str(raw []byte, path string) string {
-	r := gjson.GetBytes(raw, path)
+	return strOf(gjson.GetBytes(raw, path))
+}
+
+// strOf is a JSON string's content, "" for anything else.
+func strOf(r gjson.Result) string {
 	if r.Type != gjson.String {
 		return ""
 	}

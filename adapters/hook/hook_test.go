@@ -136,7 +136,7 @@ func pinInputs(vendors []mapping.Vendor) (seeds [][]byte, idx []uint8) {
 func FuzzHookPayload(f *testing.F) {
 	var vendors []mapping.Vendor
 	for _, v := range mapping.Vendors() {
-		if v.Transport == "" {
+		if v.Transport == mapping.TransportHook {
 			vendors = append(vendors, v)
 		}
 	}

@@ -2,6 +2,8 @@ package otlp
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -17,12 +19,10 @@ const (
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
-// Vendor profiles a receiver serves.
-const (
-	VendorAuto   = "auto"
-	VendorCodex  = "codex"
-	VendorVSCode = "vscode"
-)
+// VendorAuto is Config.Vendor's default: the table is chosen per resource
+// by the registry's Detect rules. Any other value is the AEP agent of one
+// OTLP table (VendorNames).
+const VendorAuto = "auto"
 
 // Config is the receiver's settings.
 type Config struct {
@@ -31,7 +31,8 @@ type Config struct {
 	// GRPC is the OTLP/gRPC address; "" disables gRPC. Only the grpc-tagged
 	// build serves it.
 	GRPC string
-	// Vendor is the profile: auto (per resource), codex or vscode.
+	// Vendor is the profile: auto (per resource) or the agent of one OTLP
+	// table (codex, vscode; see VendorNames).
 	Vendor string
 	// Mode is the channel posture: companion (default) or primary.
 	Mode mapping.Mode
@@ -50,12 +51,11 @@ type Config struct {
 // withDefaults returns c with zero fields defaulted, or an error for a bad
 // vendor or mode.
 func (c Config) withDefaults() (Config, error) {
-	switch c.Vendor {
-	case "":
+	if c.Vendor == "" {
 		c.Vendor = VendorAuto
-	case VendorAuto, VendorCodex, VendorVSCode:
-	default:
-		return c, fmt.Errorf("otlp: vendor %q: want auto, codex or vscode", c.Vendor)
+	}
+	if names := VendorNames(); !slices.Contains(names, c.Vendor) {
+		return c, fmt.Errorf("otlp: vendor %q: want %s", c.Vendor, strings.Join(names, ", "))
 	}
 	switch c.Mode {
 	case "":

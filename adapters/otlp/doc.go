@@ -7,10 +7,19 @@
 // config.go holds the settings, otlphttp.go the OTLP/HTTP handlers (/v1/logs
 // with protobuf or JSON bodies, gzip or not; /v1/traces and /v1/metrics
 // accepted and counted but ignored; /healthz), encoder.go the hand-written
-// response bodies, grpc.go the OTLP/gRPC services, and receiver.go what both
-// transports share: one pdata LogRecord at a time is flattened
-// (mapping.OTelRecord), its vendor picked per resource, deduplicated against
-// exporter retries and handed to the emitter as one moment.
+// response bodies, grpc.go the OTLP/gRPC services, records.go the decoding
+// of pdata into the tables' records, and receiver.go what both transports
+// share: each resource's LogRecords are decoded straight into
+// mapping.OTelRecord values (no JSON on the way) and handed over as moments
+// (Facts.Kind record, Facts.Record the decoded record), the table picked
+// per resource by the registry's Detect rules, deduplicated against
+// exporter retries and emitted as one batch.
+//
+// Adding an OTLP vendor touches its table file in mapping/ (Transport
+// TransportOTLP, its Detect rule, its profile) and one line in
+// mapping.Vendors(); the receiver, `--vendor` and the map verb find it
+// there. Decode is the transport's JSON form for `aep-hook map` and the
+// pins: an OTLP/JSON export request, or one flattened record.
 //
 // OTLP/gRPC is built only with the "grpc" build tag (make build-grpc): the
 // gRPC stack (pulled in by pdata's plogotlp) initialises in every process of

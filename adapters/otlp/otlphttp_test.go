@@ -102,7 +102,7 @@ func TestAutoVendorPerResource(t *testing.T) {
 		}
 	}
 	// A fixed vendor takes every resource.
-	e2 := newEnv(t, Config{Vendor: VendorVSCode})
+	e2 := newEnv(t, Config{Vendor: "vscode"})
 	e2.post(t, PathLogs, typeProto, "", protoBody(t, logsOf(codexRes, codexRec("c1", "codex.user_prompt"))))
 	if evs := e2.events(t, "vscode", "unknown"); len(evs) != 1 || evs[0].Type != "x.vscode.otel.unknown" {
 		t.Errorf("vendor vscode: %v", types(evs))

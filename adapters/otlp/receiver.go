@@ -1,12 +1,9 @@
 package otlp
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -18,14 +15,15 @@ import (
 // Receiver turns OTLP log exports into AEP events. One Receiver serves both
 // transports; it is safe for concurrent use.
 type Receiver struct {
-	cfg    Config
-	em     *shim.Emitter
-	errs   *shim.ErrorLog
-	codex  mapping.Vendor
-	vscode mapping.Vendor
-	seen   *dedupe
-	sem    chan struct{}
-	stats  counters
+	cfg     Config
+	em      *shim.Emitter
+	errs    *shim.ErrorLog
+	vendors []mapping.Vendor // the OTLP tables, registry order
+	fixed   *mapping.Vendor  // the configured vendor; nil picks per resource
+	seen    *dedupe
+	seeds   keySeeds
+	sem     chan struct{}
+	stats   counters
 }
 
 // counters are the receiver's running totals.
@@ -57,19 +55,27 @@ func New(cfg Config, em *shim.Emitter, errs *shim.ErrorLog) (*Receiver, error) {
 	if em == nil {
 		return nil, errors.New("otlp: no emitter")
 	}
-	// The channel tables emit as the agents the design record pins (agent
-	// codex / vscode, Vendor.Agent), so they share the hook adapter's session
-	// log and its per-session lock.
-	codex, vscode := mapping.CodexOtel(), mapping.VSCodeOtel()
-	return &Receiver{
-		cfg:    cfg,
-		em:     em,
-		errs:   errs,
-		codex:  codex,
-		vscode: vscode,
-		seen:   newDedupe(cfg.DedupeWindow),
-		sem:    make(chan struct{}, cfg.MaxConcurrent),
-	}, nil
+	r := &Receiver{
+		cfg:     cfg,
+		em:      em,
+		errs:    errs,
+		vendors: otlpVendors(),
+		seen:    newDedupe(cfg.DedupeWindow),
+		seeds:   newKeySeeds(),
+		sem:     make(chan struct{}, cfg.MaxConcurrent),
+	}
+	// The channel tables emit as the agents the design record pins
+	// (Vendor.Agent), so they share the hook adapter's session log and its
+	// per-session lock; --vendor names them by that agent.
+	if len(r.vendors) == 0 {
+		return nil, errors.New("otlp: no OTLP tables in the registry")
+	}
+	for i, v := range r.vendors {
+		if cfg.Vendor == v.AgentName() {
+			r.fixed = &r.vendors[i]
+		}
+	}
+	return r, nil
 }
 
 // Stats returns the current counters.
@@ -109,31 +115,23 @@ var errEmit = errors.New("emit")
 func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
+	k := &keyer{seeds: r.seeds}
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
-		rl := rls.At(i)
-		res := rl.Resource().Attributes().AsRaw()
-		v := r.pick(res, rl)
-		var batch []pending
-		sls := rl.ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			sl := sls.At(j)
-			lrs := sl.LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				raw, err := json.Marshal(mapping.NewOTelRecord(res, sl.Scope(), lrs.At(k)))
-				if err != nil {
-					rejected++
-					continue
-				}
-				sum := sha256.Sum256(raw)
-				var key recordKey
-				copy(key[:], sum[:])
-				if !r.seen.reserve(key) {
-					r.stats.duplicates.Add(1)
-					continue
-				}
-				batch = append(batch, pending{raw: raw, key: key})
+		res, recs := flattenResource(rls.At(i), k)
+		v := r.pick(res, recs)
+		batch := make([]pending, 0, len(recs))
+		for _, fr := range recs {
+			if fr.err != nil {
+				r.record("map", "", fr.err)
+				rejected++
+				continue
 			}
+			if !r.seen.reserve(fr.key) {
+				r.stats.duplicates.Add(1)
+				continue
+			}
+			batch = append(batch, pending{rec: fr.rec, key: fr.key})
 		}
 		rej, err := r.emitBatch(v, batch)
 		rejected += rej
@@ -155,7 +153,9 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 	}
 	ms := make([]mapping.Moment, len(batch))
 	for i, p := range batch {
-		ms[i] = mapping.Moment{Raw: p.raw, Nonce: hex.EncodeToString(p.key[:8]), Mode: r.cfg.Mode}
+		ms[i] = recordMoment(p.rec)
+		ms[i].Nonce = hex.EncodeToString(p.key[:8])
+		ms[i].Mode = r.cfg.Mode
 	}
 	results, batchErr := r.em.HandleBatch(v, ms)
 	var emitted, failed int64
@@ -164,7 +164,7 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		case res.Err == nil:
 			emitted++
 		case errors.Is(res.Err, mapping.ErrOTelRecord):
-			r.record("map", res.Hook, res.Err, len(batch[i].raw))
+			r.record("map", res.Hook, res.Err)
 			rejected++
 		default:
 			r.seen.release(batch[i].key)
@@ -177,77 +177,78 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		if batchErr == nil {
 			batchErr = errors.New("mapping failed")
 		}
-		r.record("write", "", batchErr, 0)
+		r.record("write", "", batchErr)
 		return rejected, fmt.Errorf("%w: %s records: %w", errEmit, v.Name, batchErr)
 	}
 	return rejected, nil
 }
 
-// pending is one flattened record waiting for its session's batch.
+// pending is one decoded record waiting for its session's batch.
 type pending struct {
-	raw []byte
+	rec *mapping.OTelRecord
 	key recordKey
 }
 
 // record notes an internal failure, without content.
-func (r *Receiver) record(stage, hook string, err error, n int) {
+func (r *Receiver) record(stage, hook string, err error) {
 	if r.errs == nil {
 		return
 	}
-	r.errs.Record(shim.Failure{Adapter: "otel", Hook: hook, Stage: stage, Error: err.Error(), Bytes: n})
+	r.errs.Record(shim.Failure{Adapter: "otel", Hook: hook, Stage: stage, Error: err.Error()})
 }
 
-// pick chooses the vendor table for one resource: the configured vendor, or
-// under auto the one whose service.name or stamped attributes the resource
-// carries. Records of no known vendor go to the Codex table (the design
-// record's default profile), whose unknown rule takes them.
-func (r *Receiver) pick(res map[string]any, rl plog.ResourceLogs) mapping.Vendor {
-	switch r.cfg.Vendor {
-	case VendorCodex:
-		return r.codex
-	case VendorVSCode:
-		return r.vscode
+// pick chooses the table for one resource: the configured vendor, or the
+// one the registry's Detect rules claim it for (see mapping.Match): a
+// strong match on the resource, else the first record any vendor matches,
+// strong before weak, else a weak match on the resource, else the default
+// profile's fallback (else the first table). Ties go to the earlier table in the registry.
+func (r *Receiver) pick(res map[string]any, recs []flatRecord) mapping.Vendor {
+	if r.fixed != nil {
+		return *r.fixed
 	}
-	if detectVendor(res, rl) == VendorVSCode {
-		return r.vscode
-	}
-	return r.codex
-}
-
-// detectVendor names the vendor a resource belongs to: by service.name
-// first, then by the first record's event.name family, then by the identity
-// attribute each vendor stamps; "" when nothing matches.
-func detectVendor(res map[string]any, rl plog.ResourceLogs) string {
-	svc, _ := res["service.name"].(string)
-	svc = strings.ToLower(svc)
-	switch {
-	case strings.HasPrefix(svc, "codex"):
-		return VendorCodex
-	case strings.Contains(svc, "copilot"):
-		return VendorVSCode
-	}
-	sls := rl.ScopeLogs()
-	for j := 0; j < sls.Len(); j++ {
-		lrs := sls.At(j).LogRecords()
-		for k := 0; k < lrs.Len(); k++ {
-			attrs := lrs.At(k).Attributes()
-			name := lrs.At(k).EventName()
-			if v, ok := attrs.Get("event.name"); ok {
-				name = v.AsString()
+	best := func(rec *mapping.OTelRecord, min mapping.Match) (mapping.Vendor, bool) {
+		var pick mapping.Vendor
+		top := mapping.NoMatch
+		for _, v := range r.vendors {
+			if m := v.Detect(res, rec); m > top {
+				pick, top = v, m
 			}
-			switch {
-			case strings.HasPrefix(name, "codex."):
-				return VendorCodex
-			case strings.HasPrefix(name, "copilot_chat."):
-				return VendorVSCode
-			}
-			if _, ok := attrs.Get("conversation.id"); ok {
-				return VendorCodex
+		}
+		return pick, top >= min
+	}
+	if v, ok := best(nil, mapping.MatchStrong); ok {
+		return v
+	}
+	for _, fr := range recs {
+		if fr.rec != nil {
+			if v, ok := best(fr.rec, mapping.MatchWeak); ok {
+				return v
 			}
 		}
 	}
-	if _, ok := res["session.id"]; ok {
-		return VendorVSCode
+	if v, ok := best(nil, mapping.MatchFallback); ok {
+		return v
 	}
-	return ""
+	return r.vendors[0]
+}
+
+// otlpVendors are the registry's OTLP tables.
+func otlpVendors() []mapping.Vendor {
+	var out []mapping.Vendor
+	for _, v := range mapping.Vendors() {
+		if v.Transport == mapping.TransportOTLP && v.Detect != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// VendorNames are the values Config.Vendor takes: auto and the agent of
+// every OTLP table.
+func VendorNames() []string {
+	out := []string{VendorAuto}
+	for _, v := range otlpVendors() {
+		out = append(out, v.AgentName())
+	}
+	return out
 }

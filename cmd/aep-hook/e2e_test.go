@@ -251,7 +251,7 @@ func TestMultiCall(t *testing.T) {
 func TestTruncatedPayloadEveryVendor(t *testing.T) {
 	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
 	for _, v := range mapping.Vendors() {
-		if v.Transport != "" {
+		if v.Transport != mapping.TransportHook {
 			continue
 		}
 		payload := []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","tool_input":{"command":"echo hi"}}`)

@@ -77,7 +77,7 @@ func (c *HookCmd) run(s *Streams) int {
 	if rec != nil {
 		c.deliverAfterHook(cfg, c.vendor.Name, rec.Logs(), c.getenv)
 	}
-	sweepOccasionally(r.Emitter, agentName(c.vendor))
+	sweepOccasionally(r.Emitter, c.vendor.AgentName())
 	return code
 }
 
@@ -96,14 +96,6 @@ func sweepOccasionally(em *shim.Emitter, agent string) {
 		return
 	}
 	fs.Sweep(agent, sweepAge, sweepMax)
-}
-
-// agentName is the AEP agent a table's events carry.
-func agentName(v mapping.Vendor) string {
-	if v.Agent != "" {
-		return v.Agent
-	}
-	return v.Name
 }
 
 // deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.

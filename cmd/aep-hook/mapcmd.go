@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/adapters"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -59,21 +60,24 @@ func (c *MapCmd) Run(s *Streams) error {
 			bad++
 			continue
 		}
-		units := [][]byte{append([]byte(nil), line...)}
-		if v.Split != nil {
-			units = v.Split(units[0])
-		}
-		for i, raw := range units {
-			hook := c.Hook
-			if v.HookFromArgv && hook == "" {
-				// The vendor names moments on its command line: a line may
-				// carry the name beside the payload, {"hook": NAME, "input": {...}},
-				// so a whole session can be replayed (the demo format).
-				if h, in := gjson.GetBytes(raw, "hook"), gjson.GetBytes(raw, "input"); h.Type == gjson.String && in.IsObject() {
-					hook, raw = h.Str, []byte(in.Raw)
-				}
+		line = append([]byte(nil), line...)
+		hook := c.Hook
+		if v.HookFromArgv && hook == "" {
+			// The vendor names moments on its command line: a line may
+			// carry the name beside the payload, {"hook": NAME, "input": {...}},
+			// so a whole session can be replayed (the demo format).
+			if h, in := gjson.GetBytes(line, "hook"), gjson.GetBytes(line, "input"); h.Type == gjson.String && in.IsObject() {
+				hook, line = h.Str, []byte(in.Raw)
 			}
-			m := mapping.Moment{Hook: hook, Raw: raw, Nonce: fmt.Sprintf("n%06d.%d", n, i), Mode: mapping.Mode(c.Mode), Deltas: c.Deltas}
+		}
+		ms, err := adapters.Decode(v.Transport, line)
+		if err != nil {
+			fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
+			bad++
+		}
+		for i, m := range ms {
+			m.Hook, m.Nonce = hook, fmt.Sprintf("n%06d.%d", n, i)
+			m.Mode, m.Deltas = mapping.Mode(c.Mode), c.Deltas
 			if _, err := em.Handle(v, m); err != nil {
 				fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
 				bad++

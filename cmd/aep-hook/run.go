@@ -8,6 +8,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 )
@@ -61,7 +62,7 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	// whose cost beside the floor is meant to show package initialisation
 	// alone.
 	if len(args) > 0 {
-		if v, ok := mapping.Lookup(args[0]); ok && v.Transport == "" {
+		if v, ok := mapping.Lookup(args[0]); ok && v.Transport == mapping.TransportHook {
 			if hc, ok := parseHookArgs(args[1:], getenv); ok {
 				hc.vendor, hc.getenv = v, getenv
 				return hc.run(&s)
@@ -79,14 +80,14 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 		kong.Writers(s.Out, s.Err),
 		kong.Exit(func(c int) { panic(kongExit(c)) }),
 		kong.Bind(&s),
-		kong.Vars{"version": version},
+		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ",")},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Resolvers(envResolver(getenv)),
 	}
 	hooks := map[string]*HookCmd{}
 	for _, v := range mapping.Vendors() {
-		if v.Transport != "" {
+		if v.Transport != mapping.TransportHook {
 			continue
 		}
 		hc := &HookCmd{vendor: v, getenv: getenv}
@@ -147,7 +148,7 @@ func description() string {
 	var b strings.Builder
 	b.WriteString("Turns what coding agents do into AEP 0.1 events. Register `aep-hook <adapter>` as the agent's hook command; logs go to $AEP_HOME/logs (default ~/.aep/logs).\n\nChannel adapters (aep-hook map <name>, and the tee or sidecar shown):\n")
 	for _, v := range mapping.Vendors() {
-		if v.Transport != "" {
+		if v.Transport != mapping.TransportHook {
 			fmt.Fprintf(&b, "  %-12s %s\n", v.Name, strings.TrimSuffix(v.Summary, "."))
 		}
 	}

@@ -60,7 +60,7 @@ func (c *AcpCmd) Run(s *Streams) error {
 		Stdin:   s.In,
 		Stdout:  s.Out,
 		Stderr:  s.Err,
-		Handle:  func(m mapping.Moment) error { _, err := em.Handle(v, m); return err },
+		Handle:  em.Handler(v),
 		Errors:  errs,
 		Deltas:  c.Deltas,
 		Signals: sigs,
@@ -94,7 +94,7 @@ func (c *AguiCmd) Run(s *Streams) error {
 	v := mapping.AGUI()
 	p := &agui.Proxy{
 		Upstream: u,
-		Handle:   func(m mapping.Moment) error { _, err := em.Handle(v, m); return err },
+		Handle:   em.Handler(v),
 		Errors:   errs,
 		Deltas:   c.Deltas,
 	}

@@ -169,7 +169,7 @@ func vendorPayloads() map[string]payload {
 	out["codex"] = payload{input: []byte(`{"hook_event_name":"PreToolUse","session_id":"bench","turn_id":"t1","tool_name":"shell","tool_use_id":"call_1","tool_input":{"command":"echo ` + cmd + `"}}`)}
 	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
 	for _, v := range mapping.Vendors() {
-		if v.Transport != "" || v.Name == "codex" || !ok {
+		if v.Transport != mapping.TransportHook || v.Name == "codex" || !ok {
 			continue
 		}
 		cases, _, err := pins.LoadPins(dir, v.Name)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/adapters"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
@@ -320,7 +321,13 @@ func Run(c Case) []string {
 	for i, s := range c.Steps {
 		sink := &capture{}
 		em.Sink = sink
-		m := mapping.Moment{Hook: s.Hook, Raw: s.Input, Nonce: fmt.Sprintf("nonce-%d", i+1), Mode: c.Mode, Deltas: c.Deltas}
+		ms, err := adapters.Decode(v.Transport, s.Input)
+		if err != nil || len(ms) != 1 {
+			diffs = append(diffs, fmt.Sprintf("step %d: the input decodes to %d moments: %v", i+1, len(ms), err))
+			continue
+		}
+		m := ms[0]
+		m.Hook, m.Nonce, m.Mode, m.Deltas = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas
 		hasJoin := len(s.Join) > 0 && string(s.Join) != "null"
 		if v.Seed != nil && (hasJoin || c.Seeded) {
 			_, session := v.Identify(m)

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestMapOTLPExportRequest runs the README's `aep-hook map codex-otel
+// --mode primary < requests.jsonl`: an OTLP/JSON ExportLogsServiceRequest
+// per line becomes one moment per record, each through the chosen table.
+func TestMapOTLPExportRequest(t *testing.T) {
+	req := `{"resourceLogs":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"codex-app-server"}}]},` +
+		`"scopeLogs":[{"logRecords":[` +
+		`{"attributes":[{"key":"event.name","value":{"stringValue":"codex.conversation_starts"}},{"key":"conversation.id","value":{"stringValue":"conv_1"}},{"key":"model","value":{"stringValue":"gpt-5.2-codex"}}]},` +
+		`{"attributes":[{"key":"event.name","value":{"stringValue":"codex.tool_result"}},{"key":"conversation.id","value":{"stringValue":"conv_1"}},{"key":"tool_name","value":{"stringValue":"shell"}},{"key":"success","value":{"stringValue":"true"}},{"key":"duration_ms","value":{"stringValue":"412"}}]}]}]}]}`
+	var out, errb bytes.Buffer
+	in := strings.NewReader(req + "\n" + `{"resourceLogs":7}` + "\n")
+	code := run([]string{"aep-hook", "map", "codex-otel", "--mode", "primary"}, Streams{In: in, Out: &out, Err: &errb}, func(string) string { return "" })
+	if code != 1 || !strings.Contains(errb.String(), "line 2:") {
+		t.Errorf("exit %d, stderr %q: want 1 and the bad line named", code, errb.String())
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev struct {
+			Type, Session string
+			Data          map[string]any
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		got = append(got, ev.Type+"@"+ev.Session)
+	}
+	if want := "session.started@conv_1 tool.completed@conv_1"; strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}
