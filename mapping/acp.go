@@ -68,6 +68,10 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	method, id := m.Facts.Method, m.Facts.ID
 	cur, _ := st.Get(acpCurRun)
 	switch m.Facts.Kind {
+	case KindEnd:
+		// A unit the transport saw end without its terminal: mapped by the
+		// interrupted-turn rule (issue 11); until then it maps to nothing.
+		return nil, nil
 	case KindResponse:
 		return acpResponse(m, st, method, id), nil
 	default:

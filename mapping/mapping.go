@@ -91,6 +91,9 @@ type Facts struct {
 	// when it knows none: the session a JSON-RPC message (or the request a
 	// response answers) names, the thread and run a stream belongs to.
 	Session, Thread, Run string
+	// Reason, for KindEnd, is why the unit ended: "agent_exited",
+	// "upstream_dropped", "client_aborted", ...
+	Reason string
 	// Instance is the adapter instance's own token (one tee process), which
 	// qualifies wire ids that restart with the peer (ACP's prompt-turn ids).
 	Instance string
@@ -111,9 +114,14 @@ const (
 	KindNotification             // a JSON-RPC notification (method, no id)
 	KindEvent                    // one event of a stream (SSE, WebSocket)
 	KindRecord                   // one telemetry record (an OTLP LogRecord)
+	// KindEnd says the transport saw a unit end without the vendor's own
+	// terminal (an ACP prompt still unanswered when the agent exited, an
+	// AG-UI stream cut after RUN_STARTED); the facts name the unit as its
+	// opening moment did, and Reason says why.
+	KindEnd
 )
 
-var kindNames = [...]string{"", "request", "response", "notification", "event", "record"}
+var kindNames = [...]string{"", "request", "response", "notification", "event", "record", "end"}
 
 // String is the kind's wire word ("request", ...; "" for KindNone).
 func (k Kind) String() string {

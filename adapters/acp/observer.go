@@ -105,11 +105,13 @@ func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
 // its moment, as the tee would hand it over. The line is either the moment
 // form the pins use,
 //
-//	{"kind": "request"|"response"|"notification", "method": M, "id": ID,
-//	 "sessionId": S, "tee": T, "params": ... | "result": ... | "error": ...}
+//	{"kind": "request"|"response"|"notification"|"end", "method": M,
+//	 "id": ID, "sessionId": S, "tee": T, "reason": R,
+//	 "params": ... | "result": ... | "error": ...}
 //
 // whose members are the facts (a response's method and session are those of
-// the request it answers, which the tee joins; tee is Facts.Instance), or a
+// the request it answers, which the tee joins; tee is Facts.Instance; an
+// end names the unanswered request and the Reason), or a
 // bare JSON-RPC message, classified as the tee classifies it (a response
 // then matches no request). Raw is the line itself: the table reads params,
 // result and error from it.
@@ -117,13 +119,18 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 	if !gjson.ValidBytes(line) {
 		return nil, fmt.Errorf("acp: line is not JSON")
 	}
-	r := gjson.GetManyBytes(line, "kind", "method", "id", "params.sessionId", "sessionId", "tee")
+	r := gjson.GetManyBytes(line, "kind", "method", "id", "params.sessionId", "sessionId", "tee", "reason")
 	if r[0].Exists() {
 		k, ok := mapping.ParseKind(r[0].String())
-		if !ok || k > mapping.KindNotification {
-			return nil, fmt.Errorf("acp: kind %q: want request, response or notification", r[0].String())
+		switch k {
+		case mapping.KindRequest, mapping.KindResponse, mapping.KindNotification, mapping.KindEnd:
+		default:
+			ok = false
 		}
-		f := mapping.Facts{Kind: k, Method: str(r[1]), Session: str(r[3]), Instance: str(r[5])}
+		if !ok {
+			return nil, fmt.Errorf("acp: kind %q: want request, response, notification or end", r[0].String())
+		}
+		f := mapping.Facts{Kind: k, Method: str(r[1]), Session: str(r[3]), Instance: str(r[5]), Reason: str(r[6])}
 		if f.Session == "" {
 			f.Session = str(r[4])
 		}
