@@ -45,9 +45,37 @@ func TestClineMap(t *testing.T) {
 		}},
 		{"delegation pair from parent ids", []extMoment{
 			{raw: `{"hookName":"agent_start","taskId":"t","agent_id":"child","parent_agent_id":"root"}`,
-				want: `[{"type":"delegation.subagent.started","subject":"child","data":{}},{"type":"run.started","run":"n1","data":{"trigger":"user"}}]`},
+				want: `[{"type":"delegation.subagent.started","subject":"child","data":{}},{"type":"run.started","run":"n1","data":{"trigger":"agent"}}]`},
 			{raw: `{"hookName":"agent_end","taskId":"t","agent_id":"child","parent_agent_id":"root","iteration":2}`,
 				want: `[{"type":"run.finished","run":"n1","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"child","data":{}}]`},
+		}},
+		{"cline 3.0.65: reject, failed items, Esc, child agent", []extMoment{
+			{raw: clinePayload("agent_start", ""),
+				want: `[{"type":"run.started","run":"n1","data":{"trigger":"user"}}]`},
+			// A reject at the approval prompt: the call never ran.
+			{raw: clinePayload("tool_result", `"iteration":1,"tool_result":{"id":"c1","name":"run_commands","input":{"commands":["rm x"]},"output":{"error":"This tool call was rejected by the user and not executed. -- NOT a tool or system failure."},"error":"[object Object]","durationMs":59}`),
+				want: `[{"type":"tool.denied","subject":"run_commands","run":"n1","step":"1","data":{"tool":{"name":"run_commands","call_id":"c1"},"by":"runtime"}}]`},
+			// Every item failed: the command exited non-zero, the file is missing.
+			{raw: clinePayload("tool_result", `"iteration":2,"tool_result":{"id":"c2","name":"run_commands","input":{},"output":[{"query":"ls /x","result":"","error":"Command exited with code 2","success":false}],"durationMs":109}`),
+				want: `[{"type":"tool.failed","subject":"run_commands","run":"n1","step":"2","data":{"tool":{"name":"run_commands","call_id":"c2"},"duration_ms":109,"error":{"type":"tool_error","message":"Command exited with code 2"}}}]`},
+			// One item of two failed: the tool still returned results.
+			{raw: clinePayload("tool_result", `"iteration":3,"tool_result":{"id":"c3","name":"read_files","input":{},"output":[{"query":"a","result":"x","success":true},{"query":"b","result":"","error":"ENOENT","success":false}],"durationMs":4}`),
+				want: `[{"type":"tool.completed","subject":"read_files","run":"n1","step":"3","data":{"tool":{"name":"read_files","call_id":"c3"},"duration_ms":4,"result_digest":"362bc4828d18bb06c5bfbe1464d10e74","result":[{"query":"a","result":"x","success":true},{"query":"b","result":"","error":"ENOENT","success":false}]}}]`},
+			// A child agent: trigger agent, the pair in the parent's run.
+			{raw: `{"hookName":"agent_start","taskId":"conv_kid","sessionContext":{"rootSessionId":"task_1"},"agent_id":"kid","parent_agent_id":"root"}`,
+				want: `[{"type":"delegation.subagent.started","subject":"kid","run":"n1","data":{}},{"type":"run.started","run":"n5","data":{"trigger":"agent"}}]`},
+			{raw: `{"hookName":"agent_end","taskId":"conv_kid","sessionContext":{"rootSessionId":"task_1"},"agent_id":"kid","parent_agent_id":"root","iteration":2}`,
+				want: `[{"type":"run.finished","run":"n5","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"kid","run":"n1","data":{}}]`},
+			// Esc: only session_shutdown, no reason; the session goes on.
+			{raw: clinePayload("session_shutdown", ""),
+				want: `[{"type":"run.cancelled","run":"n1","data":{"by":"user"}}]`},
+			{raw: clinePayload("agent_start", ""),
+				want: `[{"type":"run.started","run":"n8","data":{"trigger":"user"}}]`},
+			// An abort reason: agent_abort first, then the late second terminal.
+			{raw: clinePayload("agent_abort", `"reason":"aborted"`),
+				want: `[{"type":"run.cancelled","run":"n8","data":{"by":"user","reason":"aborted"}}]`},
+			{raw: clinePayload("session_shutdown", `"reason":"aborted"`),
+				want: `[{"type":"run.cancelled","run":"n8","data":{"by":"user"}}]`},
 		}},
 		{"terminal without an observed opener", []extMoment{
 			{raw: clinePayload("agent_error", `"error":{}`),
@@ -76,6 +104,9 @@ func TestClineIdentifyAndReply(t *testing.T) {
 	for _, c := range []struct{ raw, hook, session string }{
 		{`{"hookName":"agent_start","taskId":"t1"}`, "agent_start", "t1"},
 		{`{"hookName":"tool_call"}`, "tool_call", UnknownSession},
+		// The root session id outlives taskId (resume, child agents).
+		{`{"hookName":"agent_start","taskId":"conv_2","sessionContext":{"rootSessionId":"r1"}}`, "agent_start", "r1"},
+		{`{"hookName":"agent_start","taskId":"conv_2","sessionContext":{"rootSessionId":""}}`, "agent_start", "conv_2"},
 		{`not json`, "", UnknownSession},
 	} {
 		h, s := v.Identify(Moment{Raw: []byte(c.raw)})

@@ -75,7 +75,14 @@ func TestMapVerbPins(t *testing.T) {
 				if v.Seed != nil && len(lines) > len(s.Expected) {
 					lines = lines[len(lines)-len(s.Expected):]
 				}
-				if diffs := pins.Compare(1, s.Expected, lines, nil); len(diffs) > 0 {
+				diffs := pins.Compare(1, s.Expected, lines, nil)
+				if why, ok := pins.Disagrees(v.Name, c.Name); ok {
+					if len(diffs) == 0 {
+						t.Errorf("the pin now passes; drop it from internal/pins/disagree.go (%s)", why)
+					}
+					return
+				}
+				if len(diffs) > 0 {
 					t.Errorf("%s\n(map %s)", strings.Join(diffs, "\n"), strings.Join(args[2:], " "))
 				}
 			})
