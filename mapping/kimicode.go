@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/aep-hook/aep-hook/redact"
@@ -8,11 +9,17 @@ import (
 )
 
 // KimiCode is the AEP-0002 Annex A.6 table for the Kimi Code CLI external
-// hooks (sixteen events). Runs are synthesized per UserPromptSubmit and closed
-// by Stop, StopFailure or the vendor's own Interrupt; a run left open drains
-// as run.cancelled at the next boundary. tool_call_id pairs the tool trio and
-// the out-of-band permission pair; turn_id never becomes the run id, and cwd
-// never rides.
+// hooks (sixteen events; 2.1.0 adds TurnStarted, UserPromptQueued,
+// SessionHeartbeat and TaskStarted). Runs are synthesized per
+// UserPromptSubmit, or per TurnStarted when no prompt hook opened the turn (a
+// queued prompt, a turn a finished background task starts), and closed by
+// Stop, StopFailure or the vendor's own Interrupt; a run left open drains as
+// run.cancelled at the next boundary. A subagent fires Stop, StopFailure and
+// Interrupt with its parent's session id and nothing naming it: between
+// SubagentStart and SubagentStop such a moment is the subagent's when the
+// parent is blocked in a foreground Agent call or has no open run, and then
+// closes nothing. tool_call_id pairs the tool trio and the out-of-band
+// permission pair; turn_id never becomes the run id, and cwd never rides.
 func KimiCode() Vendor {
 	return Vendor{
 		Name:     "kimi-code",
@@ -30,6 +37,18 @@ func KimiCode() Vendor {
 // kimiSeverities are the vendor notification severities that are also AEP
 // severities (AEP-0001 §8.1) and so may set the envelope's.
 var kimiSeverities = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true}
+
+// The table-state keys of the Kimi table: the synthesized run whose turn
+// was announced (by TurnStarted), the open subagents and how many of them
+// have ended their turn, the foreground Agent calls in flight, and the calls
+// a rejected approval already settled.
+const (
+	kimiTurned     = "kimi.turned"
+	kimiSubOpen    = "kimi.sub.open"
+	kimiSubEnded   = "kimi.sub.ended"
+	kimiForeground = "kimi.fg"
+	kimiDenied     = "kimi.denied:"
+)
 
 func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 	const vendor = "kimi-code"
@@ -52,34 +71,55 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 			}), nil
 		}
 		return promptRun(m, st, prompt), nil
-	case "Stop":
-		return endRun(m, st, "run.finished", map[string]any{}), nil
-	case "StopFailure":
-		errType := Str(raw, "error_type")
-		reason := errType
-		if reason == "" {
-			reason = "unknown"
+	case "TurnStarted":
+		return kimiTurnStarted(m, st), nil
+	case "UserPromptQueued":
+		// Waits for the running turn; its own TurnStarted opens its run.
+		return inRun(st, Draft{
+			Type:   "x.kimi-code.run.prompt_queued",
+			Data:   Data("prompt", kimiPromptText(raw), "queue_length", extInt(raw, "queue_length")),
+			Levels: map[string]redact.Level{"prompt": redact.Redacted, "queue_length": redact.Metadata},
+		}), nil
+	case "Stop", "StopFailure", "Interrupt":
+		if kimiSubagentTurnEnd(st) {
+			// The subagent's own turn ended: its SubagentStop follows,
+			// and the parent's run goes on.
+			return nil, nil
 		}
-		return endRun(m, st, "run.failed", Data(
-			"reason", reason,
-			"error", omitEmpty(Data("type", errType, "message", Str(raw, "error_message"))),
-		)), nil
-	case "Interrupt":
+		st.Del(kimiTurned)
+		switch hook {
+		case "Stop":
+			return endRun(m, st, "run.finished", map[string]any{}), nil
+		case "StopFailure":
+			errType := Str(raw, "error_type")
+			reason := errType
+			if reason == "" {
+				reason = "unknown"
+			}
+			return endRun(m, st, "run.failed", Data(
+				"reason", reason,
+				"error", omitEmpty(Data("type", errType, "message", Str(raw, "error_message"))),
+			)), nil
+		}
 		// Fired only for the user's own cancellation (reason "cancelled").
 		return endRun(m, st, "run.cancelled", map[string]any{"by": "user"}), nil
 	case "PreToolUse":
+		if kimiForegroundAgent(raw, tool) {
+			kimiCalls(st, kimiForeground, call, true)
+		}
 		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
 	case "PostToolUse":
+		kimiCalls(st, kimiForeground, call, false)
 		return inRun(st, toolCompleted(raw, tool, call, "tool_output")), nil
 	case "PostToolUseFailure":
-		errType := Str(raw, "error.name")
-		msg := Str(raw, "error.message")
-		if s := Str(raw, "error"); s != "" {
-			msg = s
+		kimiCalls(st, kimiForeground, call, false)
+		if _, denied := st.Get(kimiDenied + call); denied && call != "" {
+			// The rejected approval already ended the call (tool.denied).
+			st.Del(kimiDenied + call)
+			return nil, nil
 		}
-		if errType == "" {
-			errType = "tool_error"
-		}
+		errType := firstNonEmpty(Str(raw, "error.code"), Str(raw, "error.name"), "tool_error")
+		msg := firstNonEmpty(Str(raw, "error"), Str(raw, "error.message"))
 		return inRun(st, toolFailed(tool, call, errType, msg)), nil
 	case "PermissionRequest":
 		return inRun(st, kimiPermissionRequest(raw, st, tool, call)), nil
@@ -87,10 +127,19 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		return inRun(st, kimiPermissionResult(raw, st, tool, call)...), nil
 	case "SubagentStart":
 		// The subagent's prompt has no field on delegation.* and does not
-		// ride; its session is the unknown lane (no session_id).
+		// ride; 2.1.0 sends the parent's session id (older versions none:
+		// the unknown lane).
+		kimiCount(st, kimiSubOpen, 1)
 		return inRun(st, Draft{Type: "delegation.subagent.started", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
 	case "SubagentStop":
+		if kimiCount(st, kimiSubOpen, -1) < kimiCount(st, kimiSubEnded, 0) {
+			kimiCount(st, kimiSubEnded, -1)
+		}
 		return inRun(st, Draft{Type: "delegation.subagent.stopped", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
+	case "TaskStarted":
+		return inRun(st, extensionEvent(vendor, hook, raw,
+			extField{"task_id", redact.Metadata}, extField{"kind", redact.Metadata},
+			extField{"detached", redact.Metadata}, extField{"description", redact.Redacted})), nil
 	case "PreCompact":
 		// The post moment is the truthful carrier; the pre moment degrades
 		// to the fallback with its metadata-grade facts, never drops.
@@ -119,6 +168,96 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 	return inRun(st, fallback(vendor, hook)), nil
 }
 
+// kimiTurnStarted handles the vendor's turn boundary. A subagent's turn is
+// inside its parent's run. A turn whose run a UserPromptSubmit already
+// opened is announced, nothing more; any other turn (a queued prompt sent
+// without the prompt hook, a turn a finished background task or a goal
+// starts) opens its own run.
+func kimiTurnStarted(m Moment, st *State) []Draft {
+	origin := Str(m.Raw, "origin_kind")
+	if origin == "system_trigger" && Str(m.Raw, "origin_name") == "subagent" {
+		return nil
+	}
+	if run := currentRun(st); run != "" {
+		if turned, _ := st.Get(kimiTurned); turned != run {
+			st.Set(kimiTurned, run)
+			return nil
+		}
+	}
+	drained, run := openRun(m, st)
+	st.Set(kimiTurned, run)
+	trigger, prompt := "agent", ""
+	switch origin {
+	case "user", "skill_activation", "plugin_command":
+		trigger, prompt = "user", Str(m.Raw, "prompt")
+	case "cron":
+		trigger = "schedule"
+	}
+	return append(drained, Draft{Type: "run.started", Run: run, Data: Data("trigger", trigger, "prompt", prompt)})
+}
+
+// kimiSubagentTurnEnd reports whether a Stop, StopFailure or Interrupt
+// belongs to an open subagent rather than the main agent: some subagent has
+// not ended its turn yet, and the main agent cannot be ending one (it waits
+// in a foreground Agent call, or has no open run). A background subagent
+// that ends while its parent's turn still runs cannot be told apart: its
+// moment closes the parent's run (a "Cannot" of the README).
+func kimiSubagentTurnEnd(st *State) bool {
+	if kimiCount(st, kimiSubOpen, 0) <= kimiCount(st, kimiSubEnded, 0) {
+		return false
+	}
+	if fg, _ := st.Get(kimiForeground); fg == "" && currentRun(st) != "" {
+		return false
+	}
+	kimiCount(st, kimiSubEnded, 1)
+	return true
+}
+
+// kimiForegroundAgent reports whether a PreToolUse starts a subagent the
+// caller waits for: the Agent or AgentSwarm tool, not run in background.
+func kimiForegroundAgent(raw []byte, tool string) bool {
+	return (tool == "Agent" || tool == "AgentSwarm") && !gjson.GetBytes(raw, "tool_input.run_in_background").Bool()
+}
+
+// kimiCount adds delta to the non-negative counter under key and returns
+// its new value.
+func kimiCount(st *State, key string, delta int) int {
+	v, _ := st.Get(key)
+	n, _ := strconv.Atoi(v)
+	if n += delta; n <= 0 {
+		st.Del(key)
+		return 0
+	}
+	st.Set(key, strconv.Itoa(n))
+	return n
+}
+
+// kimiCalls adds call to (or removes it from) the bounded set of call ids
+// under key.
+func kimiCalls(st *State, key, call string, add bool) {
+	if call == "" {
+		return
+	}
+	v, _ := st.Get(key)
+	var out []string
+	for _, c := range strings.Fields(v) {
+		if c != call {
+			out = append(out, c)
+		}
+	}
+	if add {
+		out = append(out, call)
+	}
+	if len(out) > maxPending {
+		out = out[len(out)-maxPending:]
+	}
+	if len(out) == 0 {
+		st.Del(key)
+		return
+	}
+	st.Set(key, strings.Join(out, " "))
+}
+
 // kimiPromptText joins the text parts of the vendor's content-part prompt
 // array (a plain string prompt passes as is).
 func kimiPromptText(raw []byte) string {
@@ -144,7 +283,13 @@ func kimiPermission(call string) string { return attnPendingPrefix + "attn:" + c
 // kind permission, answered out of band, no options claimed (the vendor's TUI
 // owns the choice surface), cause-linked to the call's tool.requested.
 func kimiPermissionRequest(raw []byte, st *State, tool, call string) Draft {
+	// Older versions sent "display" as the card's text (and "action" as a
+	// token); 2.1.0 makes "display" a structured object and states the
+	// readable text in "action" ("Running: ls").
 	prompt := Str(raw, "display")
+	if gjson.GetBytes(raw, "display").IsObject() {
+		prompt = Str(raw, "action")
+	}
 	if prompt == "" {
 		prompt = "Permission requested: " + tool
 	}
@@ -197,6 +342,9 @@ func kimiPermissionResult(raw []byte, st *State, tool, call string) []Draft {
 		}
 		st.Del(kimiPermission(call))
 		if decision == "rejected" {
+			// The PostToolUseFailure that follows ("not run because the
+			// user rejected") repeats this terminal: it is dropped.
+			st.Set(kimiDenied+call, "1")
 			ds = append(ds, Draft{
 				Type:     "tool.denied",
 				Subject:  tool,

@@ -72,6 +72,59 @@ func TestKimiCodeMap(t *testing.T) {
 			{`{"hook_event_name":"SubagentStop","agent_name":"explore","response":"r"}`, "n5", []Draft{
 				{Type: "delegation.subagent.stopped", Subject: "explore", Data: map[string]any{}}}},
 		}},
+		// The shapes below are Kimi Code 2.1.0's, as recorded.
+		{"K2: a foreground subagent's Stop stays inside the parent's run", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":[{"type":"text","text":"go"}],"is_steer":false}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":0,"origin_kind":"user","prompt":"go"}`, "n2", nil},
+			{`{"hook_event_name":"PreToolUse",` + s + `,"tool_name":"Agent","tool_input":{"prompt":"p","subagent_type":"coder"},"tool_call_id":"a1"}`, "n3", []Draft{{Type: "tool.requested", Subject: "Agent", Run: "n1"}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":0,"origin_kind":"system_trigger","origin_name":"subagent","prompt":"p"}`, "n4", nil},
+			{`{"hook_event_name":"SubagentStart",` + s + `,"agent_name":"coder","prompt":"p"}`, "n5", []Draft{{Type: "delegation.subagent.started", Subject: "coder", Run: "n1"}}},
+			{`{"hook_event_name":"PreToolUse",` + s + `,"tool_name":"Bash","tool_input":{"command":"pwd"},"tool_call_id":"b1"}`, "n6", []Draft{{Type: "tool.requested", Subject: "Bash", Run: "n1"}}},
+			{`{"hook_event_name":"Stop",` + s + `,"stop_hook_active":false}`, "n7", nil},
+			{`{"hook_event_name":"SubagentStop",` + s + `,"agent_name":"coder","response":"r"}`, "n8", []Draft{{Type: "delegation.subagent.stopped", Subject: "coder", Run: "n1"}}},
+			{`{"hook_event_name":"PostToolUse",` + s + `,"tool_name":"Agent","tool_call_id":"a1","tool_output":"done"}`, "n9", []Draft{{Type: "tool.completed", Subject: "Agent", Run: "n1"}}},
+			{`{"hook_event_name":"Stop",` + s + `,"stop_hook_active":false}`, "n10", []Draft{{Type: "run.finished", Run: "n1"}}},
+		}},
+		{"K2: a background subagent outlives its parent's turn", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":[{"type":"text","text":"go"}]}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"PreToolUse",` + s + `,"tool_name":"Agent","tool_input":{"prompt":"p","run_in_background":true},"tool_call_id":"a1"}`, "n2", []Draft{{Type: "tool.requested", Subject: "Agent", Run: "n1"}}},
+			{`{"hook_event_name":"SubagentStart",` + s + `,"agent_name":"coder"}`, "n3", []Draft{{Type: "delegation.subagent.started", Subject: "coder", Run: "n1"}}},
+			{`{"hook_event_name":"TaskStarted",` + s + `,"task_id":"agent-1","kind":"agent","description":"bg agent","status":"running","detached":true}`, "n4", []Draft{
+				{Type: "x.kimi-code.session.task_started", Run: "n1", Data: map[string]any{"task_id": "agent-1", "kind": "agent", "detached": true, "description": "bg agent"}}}},
+			{`{"hook_event_name":"PostToolUse",` + s + `,"tool_name":"Agent","tool_call_id":"a1","tool_output":"running"}`, "n5", []Draft{{Type: "tool.completed", Subject: "Agent", Run: "n1"}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n6", []Draft{{Type: "run.finished", Run: "n1"}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n7", nil},
+			{`{"hook_event_name":"SubagentStop",` + s + `,"agent_name":"coder"}`, "n8", []Draft{{Type: "delegation.subagent.stopped", Subject: "coder"}}},
+			// K3: the finished task starts a turn of its own.
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":1,"origin_kind":"task"}`, "n9", []Draft{{Type: "run.started", Run: "n9", Data: map[string]any{"trigger": "agent"}}}},
+			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"task.completed","title":"Background agent completed","severity":"info"}`, "n10", []Draft{{Type: "progress.status", Subject: "task.completed", Run: "n9"}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n11", []Draft{{Type: "run.finished", Run: "n9"}}},
+		}},
+		{"K3: a queued prompt's turn gets its own run", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":[{"type":"text","text":"one"}]}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":0,"origin_kind":"user","prompt":"one"}`, "n2", nil},
+			{`{"hook_event_name":"UserPromptQueued",` + s + `,"prompt_id":"p2","prompt":[{"type":"text","text":"two"}],"queue_length":1}`, "n3", []Draft{
+				{Type: "x.kimi-code.run.prompt_queued", Run: "n1", Data: map[string]any{"prompt": "two", "queue_length": 1}}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n4", []Draft{{Type: "run.finished", Run: "n1"}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":1,"origin_kind":"user","prompt":"two"}`, "n5", []Draft{{Type: "run.started", Run: "n5", Data: map[string]any{"trigger": "user", "prompt": "two"}}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n6", []Draft{{Type: "run.finished", Run: "n5"}}},
+		}},
+		{"K4: 2.1.0 approval and failure shapes", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":[{"type":"text","text":"x"}]}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"PreToolUse",` + s + `,"tool_name":"Bash","tool_input":{"command":"rm x"},"tool_call_id":"c1"}`, "n2", []Draft{{Type: "tool.requested", Subject: "Bash", Run: "n1"}}},
+			{`{"hook_event_name":"PermissionRequest",` + s + `,"id":"approval_1","agent_id":"main","turn_id":0,"tool_call_id":"c1","tool_name":"Bash","action":"Running: rm x","display":{"kind":"command","command":"rm x"},"tool_input":{"command":"rm x"}}`, "n3", []Draft{
+				{Type: "attention.requested", Subject: "Bash", Run: "n1", Mark: "attn:c1", CauseRef: "tool:c1", Data: map[string]any{"kind": "permission", "prompt": "Running: rm x", "respond_via": []any{"oob"}}}}},
+			{`{"hook_event_name":"PermissionResult",` + s + `,"id":"approval_1","agent_id":"main","tool_call_id":"c1","tool_name":"Bash","action":"Running: rm x","decision":"rejected"}`, "n4", []Draft{
+				{Type: "attention.answered", Run: "n1", SubjectRef: "attn:c1", CauseRef: "attn:c1", Mark: "attn:c1:answer", Data: map[string]any{"answer": map[string]any{"option": "rejected"}, "via": "oob"}},
+				{Type: "tool.denied", Subject: "Bash", Run: "n1", CauseRef: "attn:c1:answer"},
+				{Type: "attention.resolved", Run: "n1", SubjectRef: "attn:c1", CauseRef: "attn:c1:answer"}}},
+			// The rejected call's failure repeats the denial: dropped.
+			{`{"hook_event_name":"PostToolUseFailure",` + s + `,"tool_name":"Bash","tool_call_id":"c1","error":{"code":"internal","message":"Tool \"Bash\" was not run because the user rejected the approval request.","retryable":false}}`, "n5", nil},
+			{`{"hook_event_name":"PostToolUseFailure",` + s + `,"tool_name":"Bash","tool_call_id":"c2","error":{"code":"internal","message":"exit code: 2","retryable":false}}`, "n6", []Draft{
+				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{"tool": map[string]any{"name": "Bash", "call_id": "c2"}, "error": map[string]any{"type": "internal", "message": "exit code: 2"}}}}},
+			{`{"hook_event_name":"Interrupt",` + s + `,"turn_id":0,"reason":"cancelled"}`, "n7", []Draft{{Type: "run.cancelled", Run: "n1", Data: map[string]any{"by": "user"}}}},
+			{`{"hook_event_name":"SessionHeartbeat",` + s + `}`, "n8", []Draft{{Type: "x.kimi-code.session.session_heartbeat"}}},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { fleetRun(t, KimiCode(), tc.steps) })
