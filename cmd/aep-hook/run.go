@@ -28,6 +28,8 @@ type CLI struct {
 	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline."`
 	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`
+	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run shows the diff)."`
+	Uninstall UninstallCmd `cmd:"" help:"Remove exactly the registrations install added."`
 	Version   VersionCmd   `cmd:"" help:"Print the version."`
 }
 

@@ -1,0 +1,445 @@
+package installer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Scope says whose settings an install changes: the user's (every project)
+// or one project's (the working directory).
+type Scope string
+
+// The two scopes.
+const (
+	User    Scope = "user"
+	Project Scope = "project"
+)
+
+// ParseScope checks a --scope value.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case User, Project:
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("scope %q: want user or project", s)
+}
+
+// Env is the machine as the installer sees it. Tests fill it with a
+// temporary home; nothing in this package reads the process environment
+// or the real home directly.
+type Env struct {
+	Home     string                       // the user's home directory
+	Dir      string                       // the project directory (project scope, doctor's probe cwd)
+	Binary   string                       // absolute path of the aep-hook binary to register
+	Getenv   func(string) string          // the environment (vendor *_HOME variables)
+	LookPath func(string) (string, error) // finds agent binaries on PATH
+	Now      func() time.Time             // stamps backups
+}
+
+func (e Env) getenv(k string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(k)
+}
+
+// homeOr returns the folder named by the environment variable env, or
+// home/def when it is unset.
+func (e Env) homeOr(env, def string) string {
+	if v := e.getenv(env); v != "" {
+		return v
+	}
+	return filepath.Join(e.Home, def)
+}
+
+// Hook is one event registration of an agent.
+type Hook struct {
+	Event   string // the vendor's event (or hook file) name
+	Matcher string // the tool matcher, where the vendor takes one ("" for none)
+	Timeout int    // the vendor's timeout field, 0 to leave it to the vendor
+}
+
+// Agent is one vendor's registration facts: where its settings live per
+// scope, their format, the events to register and what the vendor needs
+// beyond the file. Each vendor's facts sit in a file of their own.
+type Agent struct {
+	// Name is the adapter: the command registered is `aep-hook <Name>`.
+	Name string
+	// Title is the product name shown to people.
+	Title string
+	// Binaries are the commands whose presence on PATH shows the agent is
+	// installed.
+	Binaries []string
+	// ConfigDir is the vendor's user folder; its presence also shows the
+	// agent is installed.
+	ConfigDir func(Env) string
+	// Scopes lists the scopes the vendor reads registrations from.
+	Scopes []Scope
+	// Path is the settings file (or hook folder) for a scope.
+	Path func(Env, Scope) string
+	// Format reads and writes the registrations in that file.
+	Format Format
+	// Hooks are the events to register.
+	Hooks []Hook
+	// Command builds the registered command line for one hook (nil: the
+	// quoted binary and the adapter name).
+	Command func(bin string, h Hook) string
+	// Notes states what the vendor needs beyond the file, for a scope and
+	// the settings path (trust steps, consent prompts).
+	Notes func(Env, Scope, string) []string
+	// Trust, when set, reports whether the vendor will run the registered
+	// hooks (Codex hook trust, Gemini folder trust, Hermes consent).
+	Trust func(Env, Scope, string, []Found) Trust
+	// Probe is the synthetic moment doctor fires through the registration.
+	Probe Probe
+}
+
+// Trust is a vendor's verdict on registered hooks.
+type Trust struct {
+	OK     bool   // the vendor will run them
+	Detail string // what was checked, or what is missing
+	Fix    string // the exact step that trusts them
+}
+
+// Probe is one synthetic vendor moment: the event it fires and the stdin
+// payload, with SESSION where the session id goes.
+type Probe struct {
+	Event   string
+	Payload string
+}
+
+// Found is one registration of ours read back from a settings file.
+type Found struct {
+	Event   string
+	Command string
+	Key     string // the vendor's position key (Codex: group and handler index)
+}
+
+// Format is how one vendor's registrations are stored.
+type Format interface {
+	// Install returns the file's new content with every reg present. old
+	// is nil when the file does not exist.
+	Install(old []byte, regs []Reg, ours Owner) ([]byte, error)
+	// Uninstall returns the content with every registration of ours
+	// removed; nil means the file should be removed (install created it
+	// and nothing else is left).
+	Uninstall(old []byte, ours Owner) ([]byte, error)
+	// Scan lists the registrations of ours in the file.
+	Scan(old []byte, ours Owner) ([]Found, error)
+}
+
+// Reg is one registration to write: a hook and its command line.
+type Reg struct {
+	Hook
+	Command string
+}
+
+// Owner reports whether a command line is one of aep-hook's registrations
+// for the agent.
+type Owner func(command string) bool
+
+// Owns returns the Owner for agent: a command whose program is aep-hook
+// (any path, any aep-hook* build such as aep-hook-grpc) or one of bins,
+// followed by the adapter name; or a link named aep-<agent>.
+func Owns(agent string, bins ...string) Owner {
+	return func(command string) bool {
+		words := SplitCommand(command)
+		if len(words) == 0 {
+			return false
+		}
+		base := strings.TrimSuffix(filepath.Base(words[0]), ".exe")
+		if base == "aep-"+agent {
+			return true
+		}
+		prog := strings.HasPrefix(base, "aep-hook")
+		for _, b := range bins {
+			prog = prog || (b != "" && filepath.Clean(words[0]) == filepath.Clean(b))
+		}
+		return prog && len(words) > 1 && words[1] == agent
+	}
+}
+
+// command is the registered command line of h.
+func (a Agent) command(bin string, h Hook) string {
+	if a.Command != nil {
+		return a.Command(bin, h)
+	}
+	return Quote(bin) + " " + a.Name
+}
+
+// Regs are the registrations install writes for a binary.
+func (a Agent) Regs(bin string) []Reg {
+	out := make([]Reg, len(a.Hooks))
+	for i, h := range a.Hooks {
+		out[i] = Reg{Hook: h, Command: a.command(bin, h)}
+	}
+	return out
+}
+
+// Supports reports whether the agent reads registrations at scope s.
+func (a Agent) Supports(s Scope) bool {
+	for _, x := range a.Scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Present reports whether the agent looks installed: one of its binaries
+// on PATH, or its user folder.
+func (a Agent) Present(e Env) bool {
+	if e.LookPath != nil {
+		for _, b := range a.Binaries {
+			if _, err := e.LookPath(b); err == nil {
+				return true
+			}
+		}
+	}
+	if a.ConfigDir != nil {
+		if st, err := os.Stat(a.ConfigDir(e)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// Change is one file the installer writes, removes or leaves alone.
+type Change struct {
+	Agent string
+	Path  string
+	Old   []byte // nil: the file does not exist
+	New   []byte // nil: remove the file
+	Mode  fs.FileMode
+	Notes []string // what the vendor needs beyond the file
+	// NoBackup skips the backup: the old file is entirely aep-hook's own
+	// (a hook script it wrote).
+	NoBackup bool
+}
+
+// Changed reports whether applying c does anything.
+func (c Change) Changed() bool {
+	if (c.Old == nil) != (c.New == nil) {
+		return true
+	}
+	return !bytes.Equal(c.Old, c.New)
+}
+
+// ErrScope says the agent has no settings at the requested scope.
+var ErrScope = errors.New("not supported at this scope")
+
+// PlanInstall computes the changes that register agent a at scope s.
+func PlanInstall(a Agent, e Env, s Scope) ([]Change, error) {
+	return plan(a, e, s, false)
+}
+
+// PlanUninstall computes the changes that remove agent a's registrations
+// at scope s.
+func PlanUninstall(a Agent, e Env, s Scope) ([]Change, error) {
+	return plan(a, e, s, true)
+}
+
+func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
+	if !a.Supports(s) {
+		return nil, fmt.Errorf("%s: %w (it reads %s)", a.Name, ErrScope, scopeList(a.Scopes))
+	}
+	path := a.Path(e, s)
+	var notes []string
+	if a.Notes != nil && !remove {
+		notes = a.Notes(e, s, path)
+	}
+	if d, ok := a.Format.(FileSet); ok {
+		cs, err := d.Plan(path, a.Regs(e.Binary), Owns(a.Name, e.Binary), remove)
+		if len(cs) > 0 {
+			cs[0].Notes = append(notes, cs[0].Notes...)
+		}
+		for i := range cs {
+			cs[i].Agent = a.Name
+		}
+		return cs, err
+	}
+	c := Change{Agent: a.Name, Path: path, Mode: 0o644, Notes: notes}
+	old, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path); err == nil {
+		c.Mode = st.Mode().Perm()
+	}
+	c.Old = old
+	switch {
+	case remove && old == nil:
+	case remove:
+		c.New, err = a.Format.Uninstall(old, Owns(a.Name, e.Binary))
+	default:
+		c.New, err = a.Format.Install(old, a.Regs(e.Binary), Owns(a.Name, e.Binary))
+		if err == nil {
+			err = checkRegistered(a.Format, c.New, a.Regs(e.Binary), Owns(a.Name, e.Binary))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return []Change{c}, nil
+}
+
+// checkRegistered reads the edited file back and confirms every reg is
+// there, so a format edit that went wrong is refused rather than written.
+func checkRegistered(f Format, b []byte, regs []Reg, ours Owner) error {
+	found, err := f.Scan(b, ours)
+	if err != nil {
+		return fmt.Errorf("the edited file does not read back (%v); register by hand", err)
+	}
+	have := map[string]string{}
+	for _, x := range found {
+		have[x.Event] = x.Command
+	}
+	for _, r := range regs {
+		if have[r.Event] != r.Command {
+			return fmt.Errorf("the edit did not take for %s; register by hand", r.Event)
+		}
+	}
+	return nil
+}
+
+func scopeList(ss []Scope) string {
+	var b []string
+	for _, s := range ss {
+		b = append(b, string(s))
+	}
+	return strings.Join(b, ", ")
+}
+
+// maxSettings bounds a settings file the installer will read.
+const maxSettings = 16 << 20
+
+// readFile returns the file's bytes, nil when it does not exist.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a settings file", path)
+	}
+	if st.Size() > maxSettings {
+		return nil, fmt.Errorf("%s is %d bytes; refusing to edit a settings file above %d", path, st.Size(), maxSettings)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSettings+1))
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// Apply writes c: a backup of the old file first (beside it, named
+// <file>.aep-hook-backup-<time>), then the new content through a
+// temporary file renamed into place. It returns the backup's path ("" when
+// there was no old file). An unchanged c writes nothing.
+func Apply(c Change, now time.Time) (backup string, err error) {
+	if !c.Changed() {
+		return "", nil
+	}
+	if c.Old != nil && !c.NoBackup {
+		backup = c.Path + ".aep-hook-backup-" + now.UTC().Format("20060102T150405Z")
+		if err := os.WriteFile(backup, c.Old, 0o600); err != nil {
+			return "", fmt.Errorf("backup before editing %s: %w", c.Path, err)
+		}
+	}
+	if c.New == nil {
+		if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return backup, err
+		}
+		return backup, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
+		return backup, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".aep-hook-*")
+	if err != nil {
+		return backup, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(c.New); err != nil {
+		tmp.Close()
+		return backup, err
+	}
+	if err := tmp.Chmod(c.Mode); err != nil {
+		tmp.Close()
+		return backup, err
+	}
+	if err := tmp.Close(); err != nil {
+		return backup, err
+	}
+	if err := os.Rename(tmp.Name(), c.Path); err != nil {
+		return backup, fmt.Errorf("write %s: %w", c.Path, err)
+	}
+	return backup, nil
+}
+
+// Status is what doctor needs to know about one agent at one scope.
+type Status struct {
+	Path    string
+	Found   []Found
+	Missing []string // events registered by install but absent here
+	Foreign []string // registrations of ours whose command is not this binary
+	Err     error
+}
+
+// Inspect reads agent a's registrations at scope s.
+func Inspect(a Agent, e Env, s Scope) Status {
+	st := Status{Path: a.Path(e, s)}
+	var found []Found
+	var err error
+	if d, ok := a.Format.(FileSet); ok {
+		found, err = d.ScanDir(st.Path, Owns(a.Name, e.Binary))
+	} else {
+		var b []byte
+		b, err = readFile(st.Path)
+		if err == nil && b != nil {
+			found, err = a.Format.Scan(b, Owns(a.Name, e.Binary))
+		}
+	}
+	if err != nil {
+		st.Err = err
+		return st
+	}
+	st.Found = found
+	have := map[string]bool{}
+	for _, f := range found {
+		have[f.Event] = true
+		if e.Binary != "" && !sameProgram(f.Command, e.Binary) {
+			st.Foreign = append(st.Foreign, f.Event+": "+f.Command)
+		}
+	}
+	for _, h := range a.Hooks {
+		if !have[h.Event] {
+			st.Missing = append(st.Missing, h.Event)
+		}
+	}
+	return st
+}
+
+// sameProgram reports whether command runs the binary bin.
+func sameProgram(command, bin string) bool {
+	w := SplitCommand(command)
+	return len(w) > 0 && filepath.Clean(w[0]) == filepath.Clean(bin)
+}

@@ -1,0 +1,28 @@
+package installer
+
+import "path/filepath"
+
+// KimiCode registers in Kimi Code's one global config.toml
+// ($KIMI_CODE_HOME, default ~/.kimi-code): the inline hooks array before
+// the first section, sixteen events, timeout 30 s.
+func KimiCode() Agent {
+	return Agent{
+		Name: "kimi-code", Title: "Kimi Code CLI",
+		Binaries:  []string{"kimi"},
+		ConfigDir: dirOf("KIMI_CODE_HOME", ".kimi-code"),
+		Scopes:    []Scope{User},
+		Path: func(e Env, _ Scope) string {
+			return filepath.Join(e.homeOr("KIMI_CODE_HOME", ".kimi-code"), "config.toml")
+		},
+		Format: TOMLHooks{},
+		Hooks: hooks([]string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure",
+			"Interrupt", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+			"PermissionResult", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Notification"},
+			nil, 30),
+		Notes: func(Env, Scope, string) []string {
+			return []string{"`kimi doctor` checks the edited config.toml."}
+		},
+		Probe: Probe{Event: "SessionStart",
+			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
+	}
+}

@@ -1,0 +1,25 @@
+package installer
+
+// Qwen registers in Qwen Code's settings.json (user ~/.qwen/settings.json,
+// project .qwen/settings.json): the sixteen Claude-Code-shaped events.
+func Qwen() Agent {
+	return Agent{
+		Name: "qwen-code", Title: "Qwen Code",
+		Binaries:  []string{"qwen"},
+		ConfigDir: dirOf("", ".qwen"),
+		Scopes:    []Scope{User, Project},
+		Path:      perScope("", ".qwen", "settings.json", ".qwen/settings.json"),
+		Format:    JSONHooks{Shape: Grouped},
+		Hooks: hooks([]string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure",
+			"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
+			"SubagentStop", "PreCompact", "PostCompact", "Notification", "TodoCreated", "TodoCompleted"}, anyTools, 0),
+		Notes: func(_ Env, s Scope, _ string) []string {
+			if s == Project {
+				return []string{"Qwen Code asks you to approve a project's hooks the first time it sees them (and after each change): approve them when asked."}
+			}
+			return nil
+		},
+		Probe: Probe{Event: "SessionStart",
+			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
+	}
+}
