@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
+	yaml "github.com/goccy/go-yaml"
 )
 
 // YAMLHooks is the Format of a YAML file holding a top-level `hooks:`

@@ -21,6 +21,10 @@ type Failure struct {
 	Error   string `json:"error"`           // the project's own message
 	Bytes   int    `json:"bytes,omitempty"` // payload size, where it matters
 	Lost    int    `json:"lost,omitempty"`  // events that could not be written
+	// Home is the AEP home the failure belongs to, set on failures kept
+	// in the shared per-user fallback so doctor shows each home only its
+	// own.
+	Home string `json:"home,omitempty"`
 }
 
 // ErrorLog appends failures as JSON lines to Path, or to Fallback when Path
@@ -29,6 +33,7 @@ type Failure struct {
 type ErrorLog struct {
 	Path     string
 	Fallback string
+	Home     string // stamped on failures that land in Fallback
 }
 
 // NewErrorLog returns the error log under home, with a per-user fallback in
@@ -37,6 +42,7 @@ func NewErrorLog(home string) *ErrorLog {
 	return &ErrorLog{
 		Path:     filepath.Join(home, "internal", "errors.jsonl"),
 		Fallback: FallbackErrorPath(),
+		Home:     home,
 	}
 }
 
@@ -53,13 +59,18 @@ func (l *ErrorLog) Record(f Failure) bool {
 	if f.Time == "" {
 		f.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return false
-	}
-	b = append(b, '\n')
 	for _, p := range []string{l.Path, l.Fallback} {
-		if p != "" && AppendFile(p, b) == nil {
+		if p == "" {
+			continue
+		}
+		if p == l.Fallback {
+			f.Home = l.Home
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			return false
+		}
+		if AppendFile(p, append(b, '\n')) == nil {
 			return true
 		}
 	}

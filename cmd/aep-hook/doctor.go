@@ -2,26 +2,70 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
+	"time"
 
-	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/doctor"
+	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
 )
 
-// DoctorCmd is `aep-hook doctor`: where things are and what went wrong.
+// DoctorCmd is `aep-hook doctor`: is every agent wired, trusted and
+// recording; the settings in force; this home's failures; what never
+// closed; the delivery backlog. Exit status 0 when healthy, 1 otherwise.
 type DoctorCmd struct {
 	CaptureFlags
-	Last int `help:"How many recent failures to show." default:"20"`
+	Last    int  `help:"How many recent failures to show." default:"20"`
+	NoProbe bool `name:"no-probe" help:"Do not fire a synthetic moment through each registration."`
+	Files   int  `help:"How many of the newest logs to scan for runs that never ended." default:"200"`
 }
 
-// Run prints the report.
+// recentFailures is how far back a recorded failure still counts as a
+// problem (older ones are shown, not counted).
+const recentFailures = 24 * time.Hour
+
+// Run prints the report and returns exit status 1 when anything is wrong.
 func (c *DoctorCmd) Run(s *Streams) error {
 	cfg := c.config(os.Getenv)
 	home := cfg.HomeDir()
+	problems := 0
+	problem := func(format string, a ...any) {
+		problems++
+		fmt.Fprintf(s.Out, "  PROBLEM "+format+"\n", a...)
+	}
 	fmt.Fprintf(s.Out, "aep-hook %s\n", version)
 	fmt.Fprintf(s.Out, "home:      %s\n", home)
+	if err := doctor.Writable(home); err != nil {
+		problem("the home cannot be written (%v): hooks record nothing there.\n          fix: make %s writable (chmod u+w), or set AEP_HOME to a folder you own", err, home)
+	}
 	fmt.Fprintf(s.Out, "logs:      %s\n", cfg.LogRoot())
+	c.settingsSection(s, cfg)
+
+	e, err := installEnv("")
+	if err != nil {
+		return exitError{code: 1, msg: err.Error()}
+	}
+	fmt.Fprintf(s.Out, "binary:    %s\n\nagents:\n", e.Binary)
+	reports := doctor.Agents(doctor.Options{Env: e, Probe: !c.NoProbe, ProbeEnv: os.Environ()})
+	for _, r := range reports {
+		problems += printAgent(s.Out, r, e)
+	}
+
+	problems += c.failuresSection(s, home)
+	openSection(s.Out, cfg.LogRoot(), c.Files)
+	c.deliverySection(s, cfg)
+	if problems > 0 {
+		fmt.Fprintf(s.Out, "\n%d problem(s) found.\n", problems)
+		return exitError{code: 1}
+	}
+	fmt.Fprintln(s.Out, "\nhealthy.")
+	return nil
+}
+
+func (c *DoctorCmd) settingsSection(s *Streams, cfg shim.Config) {
 	if p, err := cfg.Policy(); err != nil {
 		fmt.Fprintf(s.Out, "capture:   INVALID (%v); hooks fall back to metadata\n", err)
 	} else {
@@ -31,17 +75,76 @@ func (c *DoctorCmd) Run(s *Streams) error {
 		}
 		fmt.Fprintln(s.Out)
 	}
-	fmt.Fprintf(s.Out, "adapters:  %d (%v)\n", len(mapping.Names()), mapping.Names())
-	el := shim.NewErrorLog(home)
-	shown := false
-	for _, p := range []string{el.Path, el.Fallback} {
-		fs, err := shim.ReadFailures(p)
-		if err != nil || len(fs) == 0 {
-			continue
+	for _, k := range []string{"AEP_HOST", "AEP_HOOK_DEADLINE", "AEP_SECRET_ENV", "AEP_OUT", "AEP_DELIVER_DEADLINE"} {
+		if v := os.Getenv(k); v != "" {
+			fmt.Fprintf(s.Out, "%-10s %s\n", strings.ToLower(strings.TrimPrefix(k, "AEP_"))+":", v)
 		}
-		shown = true
-		fmt.Fprintf(s.Out, "failures:  %d recorded in %s; the last %d:\n", len(fs), p, min(c.Last, len(fs)))
-		for _, f := range fs[max(0, len(fs)-c.Last):] {
+	}
+	if os.Getenv("AEP_TOKEN") != "" {
+		fmt.Fprintln(s.Out, "token:     set (not shown)")
+	}
+}
+
+// printAgent prints one agent's lines and returns its problem count.
+func printAgent(w io.Writer, r doctor.AgentReport, e installer.Env) int {
+	a := r.Agent
+	state := "not installed"
+	if r.Installed {
+		state = "installed"
+	}
+	if len(r.Scopes) == 0 {
+		hint := ""
+		if r.Installed {
+			hint = fmt.Sprintf("; not registered (aep-hook install %s)", a.Name)
+		}
+		fmt.Fprintf(w, "  %-12s %s%s\n", a.Name, state, hint)
+		return 0
+	}
+	fmt.Fprintf(w, "  %-12s %s\n", a.Name, state)
+	problems := 0
+	bad := func(format string, args ...any) {
+		problems++
+		fmt.Fprintf(w, "    PROBLEM "+format+"\n", args...)
+	}
+	for _, sr := range r.Scopes {
+		st := sr.Status
+		fmt.Fprintf(w, "    %s: %d/%d events registered in %s\n", sr.Scope, len(a.Hooks)-len(st.Missing), len(a.Hooks), st.Path)
+		if st.Err != nil {
+			bad("cannot read it: %v", st.Err)
+		}
+		if len(st.Missing) > 0 {
+			bad("missing events: %s\n      fix: aep-hook install %s --scope %s", strings.Join(st.Missing, ", "), a.Name, sr.Scope)
+		}
+		for _, f := range st.Foreign {
+			fmt.Fprintf(w, "    note: registered with another binary: %s\n", f)
+		}
+		if sr.Trust != nil {
+			if sr.Trust.OK {
+				fmt.Fprintf(w, "    trusted: %s\n", sr.Trust.Detail)
+			} else {
+				bad("not trusted: %s\n      fix: %s", sr.Trust.Detail, sr.Trust.Fix)
+			}
+		}
+		if p := sr.Probe; p != nil {
+			if p.OK {
+				fmt.Fprintf(w, "    recording: %s\n", p.Detail)
+			} else {
+				bad("not recording: %s\n      ran: %s", p.Detail, p.Command)
+			}
+		}
+	}
+	return problems
+}
+
+// failuresSection shows this home's failures (and only a count of the
+// shared fallback's entries for other homes) and returns 1 when any is
+// recent.
+func (c *DoctorCmd) failuresSection(s *Streams, home string) int {
+	fs := doctor.ReadFailures(home)
+	fmt.Fprintln(s.Out)
+	show := func(where string, list []shim.Failure) {
+		fmt.Fprintf(s.Out, "failures:  %d recorded in %s; the last %d:\n", len(list), where, min(c.Last, len(list)))
+		for _, f := range list[max(0, len(list)-c.Last):] {
 			fmt.Fprintf(s.Out, "  %s %s %s [%s] %s", f.Time, f.Adapter, f.Hook, f.Stage, f.Error)
 			if f.Bytes > 0 {
 				fmt.Fprintf(s.Out, " (%d bytes)", f.Bytes)
@@ -52,11 +155,39 @@ func (c *DoctorCmd) Run(s *Streams) error {
 			fmt.Fprintln(s.Out)
 		}
 	}
-	if !shown {
-		fmt.Fprintln(s.Out, "failures:  none recorded")
+	if len(fs.Own) > 0 {
+		show(fs.Path, fs.Own)
 	}
-	c.deliverySection(s, cfg)
-	return nil
+	owner := ""
+	if fs.Owner != "" {
+		owner = ", owned by " + fs.Owner
+	}
+	if len(fs.Spilled) > 0 {
+		show(fmt.Sprintf("the $TMPDIR fallback %s (written when %s could not be; shared by every home of this user%s)", fs.Fallback, home, owner), fs.Spilled)
+	}
+	if len(fs.Own) == 0 && len(fs.Spilled) == 0 {
+		fmt.Fprintln(s.Out, "failures:  none recorded for this home")
+	}
+	if fs.Others > 0 {
+		fmt.Fprintf(s.Out, "           (the $TMPDIR fallback %s%s also holds %d failure(s) of other homes, not shown)\n", fs.Fallback, owner, fs.Others)
+	}
+	if n := fs.Recent(time.Now().Add(-recentFailures)); n > 0 {
+		fmt.Fprintf(s.Out, "  PROBLEM %d failure(s) in the last 24 hours (see above)\n", n)
+		return 1
+	}
+	return 0
+}
+
+// openSection lists runs that never ended and attention still pending.
+func openSection(w io.Writer, root string, files int) {
+	runs, attn, n := doctor.OpenWork(root, files)
+	fmt.Fprintf(w, "open:      %d run(s) never ended, %d attention request(s) pending (newest %d logs)\n", len(runs), len(attn), n)
+	for _, o := range runs {
+		fmt.Fprintf(w, "  run       %s %s/%s run %s\n", o.Time, neutral(o.Agent), neutral(o.Session), neutral(o.Run))
+	}
+	for _, o := range attn {
+		fmt.Fprintf(w, "  attention %s %s/%s %s %s\n", o.Time, neutral(o.Agent), neutral(o.Session), neutral(o.Subject), o.ID)
+	}
 }
 
 // deliverySection prints the delivery counters: per destination (from
@@ -83,4 +214,14 @@ func (c *DoctorCmd) deliverySection(s *Streams, cfg shim.Config) {
 	for _, l := range lags {
 		printLag(s.Out, l)
 	}
+}
+
+// neutral keeps vendor-supplied identifiers printable.
+func neutral(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aep-hook/aep-hook/installer"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// doctorHome is a temporary HOME with the given agents' folders, wired to
+// the test-built binary.
+func doctorHome(t *testing.T, agents ...string) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("AEP_HOME", filepath.Join(home, ".aep"))
+	t.Setenv("AEP_OUT", "")
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	for _, a := range agents {
+		do(t, 0, "install", a, "--binary", bin)
+	}
+	return home
+}
+
+// do runs the CLI in-process and checks the exit status.
+func do(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	var out, errb strings.Builder
+	code := run(append([]string{"aep-hook"}, args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, os.Getenv)
+	if code != want {
+		t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, out.String(), errb.String())
+	}
+	return out.String() + errb.String()
+}
+
+func TestDoctorHealthy(t *testing.T) {
+	doctorHome(t, "claude-code", "kimi-code", "hermes", "cline")
+	t.Setenv("HERMES_ACCEPT_HOOKS", "1")
+	out := do(t, 0, "doctor")
+	for _, want := range []string{
+		"claude-code  installed", "user: 28/28 events registered",
+		"recording: Claude Code fired SessionStart; 1 event(s) landed (session.started)",
+		"recording: Kimi Code CLI fired SessionStart",
+		"recording: Hermes Agent fired on_session_start",
+		"recording: Cline fired TaskStart",
+		"healthy.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(os.Getenv("AEP_HOME"), "logs", "*", "*")); len(logs) != 0 {
+		t.Errorf("the probe wrote into the real home: %v", logs)
+	}
+}
+
+func TestDoctorBroken(t *testing.T) {
+	t.Run("unregistered event", func(t *testing.T) {
+		home := doctorHome(t, "claude-code")
+		p := filepath.Join(home, ".claude", "settings.json")
+		b, _ := os.ReadFile(p)
+		a, _ := installer.Lookup("claude-code")
+		a.Hooks = a.Hooks[1:] // everything but SessionStart
+		a.Format = installer.JSONHooks{Shape: installer.Grouped}
+		out, err := a.Format.Uninstall(b, installer.Owns("claude-code"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err = a.Format.Install(out, a.Regs(bin), installer.Owns("claude-code"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p, out, 0o644)
+		got := do(t, 1, "doctor", "--no-probe")
+		if !strings.Contains(got, "PROBLEM missing events: SessionStart") || !strings.Contains(got, "fix: aep-hook install claude-code --scope user") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+	})
+	t.Run("unwritable home", func(t *testing.T) {
+		home := doctorHome(t)
+		file := filepath.Join(home, "not-a-folder")
+		os.WriteFile(file, nil, 0o644)
+		t.Setenv("AEP_HOME", filepath.Join(file, "aep"))
+		got := do(t, 1, "doctor")
+		if !strings.Contains(got, "PROBLEM the home cannot be written") || !strings.Contains(got, "set AEP_HOME") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+	})
+	t.Run("untrusted codex", func(t *testing.T) {
+		home := doctorHome(t, "codex")
+		got := do(t, 1, "doctor")
+		if !strings.Contains(got, "PROBLEM not trusted: 11 of 11 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+		if !strings.Contains(got, "recording: Codex fired SessionStart") {
+			t.Fatalf("the probe should still record:\n%s", got)
+		}
+		// Trust recorded for every position (as Codex's /hooks writes it).
+		hooks := filepath.Join(home, ".codex", "hooks.json")
+		var b strings.Builder
+		a, _ := installer.Lookup("codex")
+		st := installer.Inspect(a, installer.Env{Home: home, Dir: home, Getenv: os.Getenv}, installer.User)
+		for _, f := range st.Found {
+			fmt.Fprintf(&b, "[hooks.state.%q]\ntrusted_hash = \"sha256:00\"\n", hooks+":"+f.Key)
+		}
+		os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(b.String()), 0o644)
+		got = do(t, 0, "doctor")
+		if !strings.Contains(got, "trusted: trust recorded for all 11 hooks") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+	})
+	t.Run("binary gone", func(t *testing.T) {
+		doctorHome(t)
+		do(t, 0, "install", "claude-code", "--binary", "/nonexistent/aep-hook")
+		got := do(t, 1, "doctor")
+		if !strings.Contains(got, "PROBLEM not recording: the hook command failed") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+	})
+	t.Run("fallback failures", func(t *testing.T) {
+		home := doctorHome(t)
+		t.Setenv("TMPDIR", t.TempDir())
+		mine := shim.NewErrorLog(os.Getenv("AEP_HOME"))
+		mine.Path = filepath.Join(home, "unwritable", "\x00") // force the fallback
+		mine.Record(shim.Failure{Adapter: "codex", Stage: "write", Error: "mine"})
+		other := shim.NewErrorLog(filepath.Join(home, "other-home"))
+		other.Path = mine.Path
+		other.Record(shim.Failure{Adapter: "codex", Stage: "write", Error: "theirs"})
+		got := do(t, 1, "doctor", "--no-probe")
+		if !strings.Contains(got, "the $TMPDIR fallback") || !strings.Contains(got, "] mine") ||
+			strings.Contains(got, "theirs") || !strings.Contains(got, "also holds 1 failure(s) of other homes") {
+			t.Fatalf("doctor:\n%s", got)
+		}
+	})
+}

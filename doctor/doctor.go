@@ -1,0 +1,338 @@
+// Package doctor checks that aep-hook is wired and recording: per agent,
+// whether it is installed, registered (which events are missing), trusted
+// by the vendor, and recording (a synthetic moment fired through the
+// registered command line exactly as the vendor would, into a scratch
+// home); whether the home can be written; this home's internal failures;
+// runs and attention requests that never closed.
+package doctor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/installer"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/track"
+)
+
+// ScopeReport is one agent's registration at one scope.
+type ScopeReport struct {
+	Scope   installer.Scope
+	Status  installer.Status
+	Trust   *installer.Trust // nil when the vendor has no trust step
+	Probe   *ProbeResult     // nil when not fired
+	Healthy bool
+}
+
+// AgentReport is everything doctor knows about one agent.
+type AgentReport struct {
+	Agent     installer.Agent
+	Installed bool
+	Scopes    []ScopeReport // scopes with at least one registration of ours
+}
+
+// Healthy reports whether every registration found works.
+func (r AgentReport) Healthy() bool {
+	for _, s := range r.Scopes {
+		if !s.Healthy {
+			return false
+		}
+	}
+	return true
+}
+
+// Options says what to check.
+type Options struct {
+	Env     installer.Env
+	Probe   bool          // fire a synthetic moment through each registration
+	Timeout time.Duration // per probe; 0 means 10 s
+	// ProbeEnv is the environment a probe runs in (the vendor's, which is
+	// this process's); AEP_HOME and AEP_OUT are overridden.
+	ProbeEnv []string
+}
+
+// Agents checks every agent install knows.
+func Agents(o Options) []AgentReport {
+	var out []AgentReport
+	for _, a := range installer.Agents() {
+		r := AgentReport{Agent: a, Installed: a.Present(o.Env)}
+		seen := map[string]bool{}
+		for _, sc := range a.Scopes {
+			if p := a.Path(o.Env, sc); seen[p] {
+				continue // the project is the home: one file, one check
+			} else {
+				seen[p] = true
+			}
+			st := installer.Inspect(a, o.Env, sc)
+			if len(st.Found) == 0 && st.Err == nil {
+				continue
+			}
+			sr := ScopeReport{Scope: sc, Status: st}
+			sr.Healthy = st.Err == nil && len(st.Missing) == 0
+			if a.Trust != nil && len(st.Found) > 0 {
+				t := a.Trust(o.Env, sc, st.Path, st.Found)
+				sr.Trust = &t
+				sr.Healthy = sr.Healthy && t.OK
+			}
+			if o.Probe && len(st.Found) > 0 {
+				p := Probe(a, st.Found, o)
+				sr.Probe = &p
+				sr.Healthy = sr.Healthy && p.OK
+			}
+			r.Scopes = append(r.Scopes, sr)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ProbeResult is the outcome of one synthetic moment.
+type ProbeResult struct {
+	OK      bool
+	Command string // what was run
+	Detail  string // what landed, or what went wrong
+}
+
+// Probe fires agent a's synthetic moment through the registered command
+// line the way the vendor runs it (a shell for command strings, a plain
+// exec for Hermes's shlex-split commands and Cline's scripts), in the
+// project directory, with the moment on stdin and AEP_HOME pointed at a
+// scratch home that is removed afterwards (AEP_OUT is cleared so nothing is
+// delivered). It checks the exit status, that stdout is exactly the
+// vendor's neutral reply, and that the event landed.
+func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
+	f := found[0]
+	for _, x := range found {
+		if x.Event == a.Probe.Event {
+			f = x
+		}
+	}
+	scratch, err := os.MkdirTemp("", "aep-doctor-")
+	if err != nil {
+		return ProbeResult{Detail: "no scratch home: " + err.Error()}
+	}
+	defer os.RemoveAll(scratch)
+	session := "aep-doctor-" + randomHex()
+	payload := strings.ReplaceAll(a.Probe.Payload, "SESSION", session)
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var cmd *exec.Cmd
+	shown := f.Command
+	switch {
+	case a.Format == nil:
+		return ProbeResult{Detail: "no format"}
+	case isFileSet(a.Format):
+		cmd = exec.CommandContext(ctx, f.Key)
+		shown = f.Key
+	case a.Name == "hermes":
+		w := installer.SplitCommand(f.Command)
+		cmd = exec.CommandContext(ctx, w[0], w[1:]...)
+	case runtime.GOOS == "windows":
+		cmd = exec.CommandContext(ctx, "cmd", "/C", f.Command)
+	default:
+		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", f.Command)
+	}
+	cmd.Dir = o.Env.Dir
+	cmd.Env = append(filterEnv(o.ProbeEnv, "AEP_HOME", "AEP_OUT"), "AEP_HOME="+scratch, "AEP_OUT=")
+	cmd.Stdin = strings.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	res := ProbeResult{Command: shown}
+	if err := cmd.Run(); err != nil {
+		res.Detail = fmt.Sprintf("the hook command failed: %v", err)
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			res.Detail += ": " + firstLine(s)
+		}
+		return res
+	}
+	if v, ok := mapping.Lookup(a.Name); ok && v.Reply != nil {
+		if want := v.Reply(a.Probe.Event); !bytes.Equal(stdout.Bytes(), want) {
+			res.Detail = fmt.Sprintf("stdout %q is not the neutral reply %q", clip(stdout.String()), want)
+			return res
+		}
+	}
+	n, types := landed(filepath.Join(scratch, "logs"), session)
+	if n == 0 {
+		res.Detail = "exit 0 but no event landed"
+		if fs, _ := shim.ReadFailures(filepath.Join(scratch, "internal", "errors.jsonl")); len(fs) > 0 {
+			res.Detail += ": " + fs[len(fs)-1].Stage + ": " + fs[len(fs)-1].Error
+		}
+		return res
+	}
+	res.OK = true
+	res.Detail = fmt.Sprintf("%s fired %s; %d event(s) landed (%s)", a.Title, a.Probe.Event, n, strings.Join(types, ", "))
+	return res
+}
+
+func isFileSet(f installer.Format) bool {
+	_, ok := f.(installer.FileSet)
+	return ok
+}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func filterEnv(env []string, drop ...string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, d := range drop {
+			keep = keep && k != d
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return clip(s)
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// landed counts the events of session under root and lists their types.
+func landed(root, session string) (int, []string) {
+	n := 0
+	var types []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return nil
+		}
+		eachEvent(p, func(e *shim.Event) {
+			if e.Session == session {
+				n++
+				types = append(types, e.Type)
+			}
+		})
+		return nil
+	})
+	return n, types
+}
+
+// eachEvent calls fn for every event line of a log.
+func eachEvent(path string, fn func(*shim.Event)) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 32<<20)
+	for sc.Scan() {
+		var e shim.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type != "" {
+			fn(&e)
+		}
+	}
+}
+
+// Writable checks that the home's log folder can be written, the way a
+// hook writes it.
+func Writable(home string) error {
+	dir := filepath.Join(home, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// Failures are the internal failures that belong to one home.
+type Failures struct {
+	Path     string         // the home's own error log
+	Own      []shim.Failure // recorded there
+	Fallback string         // the per-user fallback in the temporary directory
+	Owner    string         // who the fallback file belongs to
+	Spilled  []shim.Failure // recorded in the fallback for this home
+	Others   int            // fallback failures of other homes (or of no named home)
+}
+
+// ReadFailures reads this home's failures: its own log, and from the
+// shared fallback only those stamped with this home.
+func ReadFailures(home string) Failures {
+	el := shim.NewErrorLog(home)
+	out := Failures{Path: el.Path, Fallback: el.Fallback}
+	out.Own, _ = shim.ReadFailures(el.Path)
+	fb, _ := shim.ReadFailures(el.Fallback)
+	for _, f := range fb {
+		if f.Home == home {
+			out.Spilled = append(out.Spilled, f)
+		} else {
+			out.Others++
+		}
+	}
+	out.Owner = fileOwner(el.Fallback)
+	return out
+}
+
+// Recent reports whether any failure is newer than since.
+func (f Failures) Recent(since time.Time) int {
+	n := 0
+	for _, x := range append(append([]shim.Failure(nil), f.Own...), f.Spilled...) {
+		if t, err := time.Parse(time.RFC3339Nano, x.Time); err == nil && t.After(since) {
+			n++
+		}
+	}
+	return n
+}
+
+// OpenWork scans the newest logs (at most limit files) for runs with no
+// terminal event and attention requests with no close.
+func OpenWork(logRoot string, limit int) (runs, attention []track.Open, scanned int) {
+	type file struct {
+		path string
+		mod  time.Time
+	}
+	var files []file
+	_ = filepath.WalkDir(logRoot, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			if info, err := d.Info(); err == nil {
+				files = append(files, file{p, info.ModTime()})
+			}
+		}
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.After(files[j].mod) })
+	if len(files) > limit {
+		files = files[:limit]
+	}
+	var tr track.Tracker
+	for _, f := range files {
+		eachEvent(f.path, tr.Add)
+	}
+	return tr.Runs(), tr.Attention(), len(files)
+}
