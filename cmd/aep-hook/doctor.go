@@ -9,6 +9,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/doctor"
 	"github.com/aep-hook/aep-hook/installer"
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
 )
@@ -110,13 +111,13 @@ func printAgent(w io.Writer, r doctor.AgentReport, e installer.Env) int {
 		st := sr.Status
 		fmt.Fprintf(w, "    %s: %d/%d events registered in %s\n", sr.Scope, len(a.Hooks)-len(st.Missing), len(a.Hooks), st.Path)
 		if st.Err != nil {
-			bad("cannot read it: %v", st.Err)
+			bad("cannot read it: %s", printable.String(st.Err.Error()))
 		}
 		if len(st.Missing) > 0 {
 			bad("missing events: %s\n      fix: aep-hook install %s --scope %s", strings.Join(st.Missing, ", "), a.Name, sr.Scope)
 		}
 		for _, f := range st.Foreign {
-			fmt.Fprintf(w, "    note: registered with another binary: %s\n", f)
+			fmt.Fprintf(w, "    note: registered with another binary: %s\n", printable.String(f))
 		}
 		if sr.Trust != nil {
 			if sr.Trust.OK {
@@ -129,7 +130,7 @@ func printAgent(w io.Writer, r doctor.AgentReport, e installer.Env) int {
 			if p.OK {
 				fmt.Fprintf(w, "    recording: %s\n", p.Detail)
 			} else {
-				bad("not recording: %s\n      ran: %s", p.Detail, p.Command)
+				bad("not recording: %s\n      ran: %s", printable.String(p.Detail), printable.String(p.Command))
 			}
 		}
 	}
@@ -145,7 +146,7 @@ func (c *DoctorCmd) failuresSection(s *Streams, home string) int {
 	show := func(where string, list []shim.Failure) {
 		fmt.Fprintf(s.Out, "failures:  %d recorded in %s; the last %d:\n", len(list), where, min(c.Last, len(list)))
 		for _, f := range list[max(0, len(list)-c.Last):] {
-			fmt.Fprintf(s.Out, "  %s %s %s [%s] %s", f.Time, f.Adapter, f.Hook, f.Stage, f.Error)
+			fmt.Fprintf(s.Out, "  %s %s %s [%s] %s", printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), printable.String(f.Stage), printable.String(f.Error))
 			if f.Bytes > 0 {
 				fmt.Fprintf(s.Out, " (%d bytes)", f.Bytes)
 			}
@@ -183,10 +184,10 @@ func openSection(w io.Writer, root string, files int) {
 	runs, attn, n := doctor.OpenWork(root, files)
 	fmt.Fprintf(w, "open:      %d run(s) never ended, %d attention request(s) pending (newest %d logs)\n", len(runs), len(attn), n)
 	for _, o := range runs {
-		fmt.Fprintf(w, "  run       %s %s/%s run %s\n", o.Time, neutral(o.Agent), neutral(o.Session), neutral(o.Run))
+		fmt.Fprintf(w, "  run       %s %s/%s run %s\n", o.Time, printable.String(o.Agent), printable.String(o.Session), printable.String(o.Run))
 	}
 	for _, o := range attn {
-		fmt.Fprintf(w, "  attention %s %s/%s %s %s\n", o.Time, neutral(o.Agent), neutral(o.Session), neutral(o.Subject), o.ID)
+		fmt.Fprintf(w, "  attention %s %s/%s %s %s\n", o.Time, printable.String(o.Agent), printable.String(o.Session), printable.String(o.Subject), o.ID)
 	}
 }
 
@@ -214,14 +215,4 @@ func (c *DoctorCmd) deliverySection(s *Streams, cfg shim.Config) {
 	for _, l := range lags {
 		printLag(s.Out, l)
 	}
-}
-
-// neutral keeps vendor-supplied identifiers printable.
-func neutral(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/installer"
+	"github.com/aep-hook/aep-hook/internal/printable"
 )
 
 // InstallCmd is `aep-hook install`: registers aep-hook in each agent's own
@@ -157,6 +159,16 @@ func otherScope(s installer.Scope) installer.Scope {
 	return installer.User
 }
 
+// printDiff prints a diff of settings text, each line made printable (a
+// project's settings file is outside input).
+func printDiff(w io.Writer, d string) {
+	for _, l := range strings.SplitAfter(d, "\n") {
+		if l != "" {
+			fmt.Fprintln(w, printable.String(strings.TrimSuffix(l, "\n")))
+		}
+	}
+}
+
 // applyChanges prints (and unless dry applies) one agent's changes.
 func applyChanges(s *Streams, a installer.Agent, e installer.Env, sc installer.Scope, cs []installer.Change, dry, remove bool) error {
 	changed := 0
@@ -168,7 +180,7 @@ func applyChanges(s *Streams, a installer.Agent, e installer.Env, sc installer.S
 		}
 		changed++
 		if dry {
-			fmt.Fprint(s.Out, installer.Diff(c.Path, c.Old, c.New))
+			printDiff(s.Out, installer.Diff(c.Path, c.Old, c.New))
 			continue
 		}
 		backup, err := installer.Apply(c, e.Now())

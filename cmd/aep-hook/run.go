@@ -30,6 +30,7 @@ type CLI struct {
 	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`
 	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run shows the diff)."`
 	Uninstall UninstallCmd `cmd:"" help:"Remove exactly the registrations install added."`
+	Validate  ValidateCmd  `cmd:"" help:"Check AEP JSONL against AEP-0001 (envelope, order, references, terminals) and the payload schemas (capture levels)."`
 	Version   VersionCmd   `cmd:"" help:"Print the version."`
 }
 

@@ -78,6 +78,7 @@ func TestDemoSessions(t *testing.T) {
 			if len(logs) == 0 {
 				t.Fatal("no log written")
 			}
+			validateLogs(t, home, logs)
 			var got strings.Builder
 			for _, rel := range logs {
 				evs := readLog(t, filepath.Join(home, "logs", filepath.FromSlash(rel)))
