@@ -104,7 +104,9 @@ func TestFollow(t *testing.T) {
 	ready := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- Run(ctx, Options{Root: root, Last: 0, Follow: true, JSON: true, Out: out, Ready: ready}) }()
+	go func() {
+		done <- Run(ctx, Options{Root: root, Last: 0, Follow: true, JSON: true, Out: out, Ready: ready})
+	}()
 	<-ready
 	p := writeLog(t, root, "codex", "s1", evLine("codex", "s1", "a2", "tool.requested", "10:00:02.000", ""))
 	waitFor(t, out, `"id":"a2"`)
