@@ -38,6 +38,8 @@ type Runner struct {
 	// Exit ends the process when the deadline passes first, after the
 	// neutral reply is written; nil means os.Exit.
 	Exit func(code int)
+
+	interrupted bool
 }
 
 // Run handles one invocation and returns the exit status, which is always 0:
@@ -49,7 +51,13 @@ type Runner struct {
 // fires only when the work overruns: it records the overrun, writes the
 // neutral reply and exits 0, whatever the work is stuck on (a hung disk, a
 // stdin that never closes).
+//
+// Termination signals (SIGTERM, SIGINT, SIGHUP) are deferred while Run
+// works: an agent that gives up on its hook still gets the moment recorded,
+// within the same deadline. Interrupted reports afterwards whether one came.
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
+	release := holdSignals()
+	defer func() { r.interrupted = release() }()
 	deadline := r.Deadline
 	if deadline <= 0 {
 		deadline = DefaultDeadline
@@ -91,6 +99,10 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 	reply()
 	return 0
 }
+
+// Interrupted reports whether a termination signal arrived during Run: the
+// caller should then skip any further work (delivery) and exit.
+func (r *Runner) Interrupted() bool { return r.interrupted }
 
 // handle reads, maps and emits; it returns the moment's name for the reply.
 func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) {

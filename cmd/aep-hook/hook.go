@@ -74,6 +74,9 @@ func (c *HookCmd) run(s *Streams) int {
 		Setup:    setup,
 	}
 	code := r.Run(c.Hook, s.In, s.Out)
+	if r.Interrupted() {
+		return code // the agent asked the hook to stop: the record is written, delivery can wait for ship
+	}
 	if rec != nil {
 		c.deliverAfterHook(cfg, c.vendor.Name, rec.Logs(), c.getenv)
 	}

@@ -1,0 +1,20 @@
+package hook
+
+import (
+	"os"
+	"os/signal"
+)
+
+// deferSignals catches sigs (so they no longer end the process) until
+// release, which reports whether any arrived meanwhile.
+func deferSignals(sigs ...os.Signal) (release func() bool) {
+	if len(sigs) == 0 {
+		return func() bool { return false }
+	}
+	ch := make(chan os.Signal, len(sigs))
+	signal.Notify(ch, sigs...)
+	return func() bool {
+		signal.Stop(ch)
+		return len(ch) > 0
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !unix && !windows
+
+package hook
+
+// holdSignals defers nothing where the platform has no termination signals.
+func holdSignals() (release func() bool) { return deferSignals() }
