@@ -1,8 +1,6 @@
 package mapping
 
 import (
-	"strconv"
-
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
 )
@@ -60,21 +58,18 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	switch hook {
 	case "SessionStart":
+		if Str(raw, "source") == "compact" {
+			// Compaction restarts the context, not the session: the
+			// compaction itself is recorded at PostCompact.
+			return nil, nil
+		}
 		return []Draft{sessionStarted(agent, raw)}, nil
 	case "SessionEnd":
 		// No request outlives the session (AEP-0002 §7 rule 2).
 		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
-		ds := drainTurn(st)
-		id := m.Nonce
-		if id == "" {
-			// The adapter always mints a nonce; a deterministic stand-in
-			// keeps a bare Map call from opening an anonymous run.
-			id = "run-" + strconv.FormatUint(st.Clock+1, 10)
-		}
-		st.Set(stateRun, id)
-		return append(ds, Draft{Type: "run.started", Run: id,
-			Data: Data("trigger", "user", "prompt", Str(raw, "prompt"))}), nil
+		// prompt_id is the turn: a queued prompt reuses the running one's.
+		return turnPrompt(m, st, agent, Str(raw, "prompt_id"), Str(raw, "prompt")), nil
 	case "Stop":
 		// A re-fired Stop (a stop hook's continuation) names the run closed
 		// last and the emitter's terminal exclusivity suppresses it.
@@ -88,7 +83,8 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 	case "PermissionDenied":
 		// The auto-mode classifier's deny: an automation block, no human
 		// in the loop (the codex-otel convention: automation → runtime).
-		return inRun(st, append(settleToolAttention(raw, st), Draft{
+		callSettled(st, call)
+		return childPlace(st, raw, append(settleToolAttention(raw, st), Draft{
 			Type: "tool.denied", Subject: tool,
 			Data: map[string]any{"tool": ToolRef(tool, call), "by": "runtime"},
 		})...), nil
@@ -126,13 +122,15 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 	}
 	if fields, ok := claudeCodeExt[hook]; ok {
 		d := extensionEvent(agent, hook, raw, fields...)
-		if hook == "PostToolBatch" {
-			if n := gjson.GetBytes(raw, "tool_calls"); n.IsArray() {
-				d.Data["count"] = len(n.Array())
-				d.Levels = map[string]redact.Level{"count": redact.Metadata}
-			}
+		if hook != "PostToolBatch" {
+			return []Draft{d}, nil
 		}
-		return []Draft{d}, nil
+		if n := gjson.GetBytes(raw, "tool_calls"); n.IsArray() {
+			d.Data["count"] = len(n.Array())
+			d.Levels = map[string]redact.Level{"count": redact.Metadata}
+		}
+		// The batch also closes its calls that were refused.
+		return append(batchDenied(st, raw), childPlace(st, raw, d)...), nil
 	}
 	return []Draft{fallback(agent, hook)}, nil
 }
@@ -153,11 +151,13 @@ func claudeCodeBare(raw []byte) (string, []byte) {
 }
 
 // stopFailureData is run.failed for a StopFailure: the vendor's error class
-// as the reason token (and error.type), the message gated redacted.
+// as the reason token (and error.type), the message gated redacted. Claude
+// Code puts the error text in last_assistant_message ("API Error: 400 ...").
 func stopFailureData(raw []byte) map[string]any {
 	reason := firstNonEmpty(Str(raw, "error_type"), Str(raw, "error"), "unknown")
 	return Data(
 		"reason", reason,
-		"error", Data("type", reason, "message", firstNonEmpty(Str(raw, "error_message"), Str(raw, "error_details"))),
+		"error", Data("type", reason, "message", firstNonEmpty(Str(raw, "error_message"),
+			Str(raw, "error_details"), Str(raw, "last_assistant_message"))),
 	)
 }

@@ -43,10 +43,33 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		run = currentRun(st)
 	}
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	child := Str(raw, "agent_id")
+	if child != "" && hook != "SubagentStart" && hook != "SubagentStop" {
+		// A subagent's moment: the parent's session_id, the child's own
+		// turn_id and agent_id. It belongs to the child run (run id =
+		// agent_id, the delegation's subject), never to the parent's turn.
+		run = child
+	}
 	switch hook {
 	case "SessionStart":
+		if Str(raw, "source") == "compact" {
+			// Compaction restarts the context, not the thread (it follows
+			// PostCompact, which recorded the compaction).
+			return nil, nil
+		}
 		return []Draft{sessionStarted(codexAgent, raw)}, nil
+	case "SessionEnd":
+		// Codex 0.169 fires SessionEnd {reason} when the thread ends.
+		return sessionEnd(st, Str(raw, "reason")), nil
 	case "UserPromptSubmit":
+		if child != "" {
+			// A subagent's turn opens its child run; the parent's turn goes on.
+			if _, open := st.Get(childRunPrefix + child); open {
+				return nil, nil
+			}
+			st.Set(childRunPrefix+child, turn)
+			return []Draft{{Type: "run.started", Run: child, Data: Data("trigger", "agent", "prompt", Str(raw, "prompt"))}}, nil
+		}
 		if turn == "" {
 			turn = m.Nonce
 		}
@@ -61,6 +84,10 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		return append(ds, Draft{Type: "run.started", Run: turn,
 			Data: Data("trigger", "user", "prompt", Str(raw, "prompt"))}), nil
 	case "Stop":
+		if child != "" {
+			// A subagent's turn ended; its run closes at SubagentStop.
+			return nil, nil
+		}
 		ds := dismissPending(st)
 		if currentRun(st) == run {
 			st.Del(stateRun)
@@ -77,14 +104,24 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		return append(settleToolAttention(raw, st), d), nil
 	case "PermissionRequest":
 		return permissionRequest(codexAgent, raw, run, st), nil
-	case "SubagentStart", "SubagentStop":
-		typ := "delegation.subagent.started"
-		if hook == "SubagentStop" {
-			typ = "delegation.subagent.stopped"
+	case "SubagentStart":
+		// The payload's turn_id is the child's; the delegation belongs to
+		// the parent's open turn.
+		return subagentStarted(st, raw, firstNonEmpty(currentRun(st), run)), nil
+	case "SubagentStop":
+		var ds []Draft
+		if _, ok := st.Get(childRunPrefix + child); ok && child != "" {
+			st.Del(childRunPrefix + child)
+			ds = append(ds, Draft{Type: "run.finished", Run: child, Data: map[string]any{}})
 		}
-		d := subagent(typ, raw)
-		d.Run = run
-		return []Draft{d}, nil
+		parent, ok := st.Get(subParentPrefix + child)
+		if !ok {
+			parent = firstNonEmpty(currentRun(st), run)
+		}
+		st.Del(subParentPrefix + child)
+		d := subagent("delegation.subagent.stopped", raw)
+		d.Run = parent
+		return append(ds, d), nil
 	case "Interrupt":
 		// Beyond Annex A.2's ten: newer Codex fires Interrupt when the user
 		// interrupts an active turn. It closes that turn as the user's

@@ -66,10 +66,18 @@ func mapGemini(m Moment, st *State) ([]Draft, error) {
 		d.CauseRef = pairClose(st, tool, extDigest(raw, "tool_input"))
 		return inRun(st, d), nil
 	case "PreCompress":
-		// Gemini exposes only the pre moment (advisory, unblockable): the one
-		// truthful carrier of the compaction, a documented deviation from
-		// the siblings' post-moment emission.
-		return inRun(st, Draft{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}), nil
+		// Gemini exposes only the pre moment, and fires it with trigger
+		// auto before every model call, ahead of the threshold test that
+		// usually compresses nothing. Only /compress (trigger manual) is
+		// sure to compact; the automatic check rides in the vendor family.
+		// (Disagrees with the Annex A pin gemini-cli.json PreCompress,
+		// which reads trigger auto as a compaction.)
+		trigger := Str(raw, "trigger")
+		if trigger == "manual" {
+			return inRun(st, Draft{Type: "session.compacted", Data: Data("trigger", trigger)}), nil
+		}
+		return inRun(st, Draft{Type: Fallback(vendor, "session", "pre_compress"), Severity: "debug",
+			Data: Data("trigger", trigger), Levels: map[string]redact.Level{"trigger": redact.Metadata}}), nil
 	case "Notification":
 		// Observability-only: the hook can neither grant nor deny, so a
 		// ToolPermission alert is status, never attention.requested.

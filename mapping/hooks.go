@@ -528,21 +528,28 @@ func claudeShapedTool(hook string, raw []byte, st *State) (ds []Draft, ok bool) 
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	switch hook {
 	case "PreToolUse":
-		return inRun(st, toolRequested(raw, tool, call, "tool_input")), true
+		callOpened(st, call)
+		return childPlace(st, raw, toolRequested(raw, tool, call, "tool_input")), true
 	case "PostToolUse":
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolCompleted(raw, tool, call, "tool_response"))...), true
+		callSettled(st, call)
+		settle := askAnswered(raw, st)
+		if settle == nil {
+			settle = settleToolAttention(raw, st)
+		}
+		d := withData(toolCompleted(raw, tool, call, "tool_response"), "duration_ms", extInt(raw, "duration_ms"))
+		return childPlace(st, raw, append(settle, d)...), true
 	case "PostToolUseFailure":
+		callSettled(st, call)
 		errType := "tool_error"
 		if gjson.GetBytes(raw, "is_interrupt").Bool() {
 			errType = "interrupt"
 		}
-		return inRun(st, append(settleToolAttention(raw, st),
-			toolFailed(tool, call, errType, errorText(raw, "error")))...), true
+		d := withData(toolFailed(tool, call, errType, errorText(raw, "error")), "duration_ms", extInt(raw, "duration_ms"))
+		return childPlace(st, raw, append(settleToolAttention(raw, st), d)...), true
 	case "SubagentStart":
-		return inRun(st, subagent("delegation.subagent.started", raw)), true
+		return subagentStarted(st, raw, currentRun(st)), true
 	case "SubagentStop":
-		return inRun(st, subagent("delegation.subagent.stopped", raw)), true
+		return subagentStopped(st, raw, currentRun(st)), true
 	}
 	return nil, false
 }
@@ -588,4 +595,188 @@ func sessionEndReason(reason string) string {
 		return reason
 	}
 	return ""
+}
+
+// Turns and subagents of the Claude-Code-shaped tables, as the real agents
+// send them: every payload of one user turn carries the vendor's turn id
+// (prompt_id), a queued prompt or a per-round re-fire of UserPromptSubmit
+// reuses it, and a subagent's moments carry its agent_id.
+const (
+	// subParentPrefix keys the run a subagent was started in.
+	subParentPrefix = "sub.parent:"
+	// childRunPrefix keys a subagent's open child run.
+	childRunPrefix = "sub.run:"
+	// openCallPrefix keys a tool call requested and not yet settled (the
+	// value is its run), so PostToolBatch can close the denied ones.
+	openCallPrefix = "call:"
+	// taskNotification opens the synthetic prompt Claude Code submits when
+	// a background task or an async subagent finishes.
+	taskNotification = "<task-notification>"
+)
+
+// promptTrigger is the run.started trigger of a prompt: "agent" for the
+// agent's own synthetic task notifications, "user" otherwise.
+func promptTrigger(prompt string) string {
+	if strings.HasPrefix(strings.TrimSpace(prompt), taskNotification) {
+		return "agent"
+	}
+	return "user"
+}
+
+// turnPrompt maps a UserPromptSubmit that may carry the vendor's turn id.
+// The same id as the open run is the same turn (a prompt queued into it, or
+// Qwen Code's re-fire before every model round): it opens nothing, and a
+// non-empty queued prompt rides as x.{agent}.run.prompt_queued. A new turn
+// first closes what a turn left open (the interrupt-drain rule), then opens
+// a run named by the turn id (a nonce when the vendor gives none).
+func turnPrompt(m Moment, st *State, agent, turn, prompt string) []Draft {
+	if open := currentRun(st); turn != "" && open == turn {
+		if strings.TrimSpace(prompt) == "" {
+			return nil
+		}
+		return []Draft{{Type: "x." + agent + ".run.prompt_queued", Run: open, Severity: "debug",
+			Data: Data("prompt", prompt), Levels: map[string]redact.Level{"prompt": redact.Redacted}}}
+	}
+	ds := drainTurn(st)
+	id := firstNonEmpty(turn, m.Nonce)
+	if id == "" {
+		// A bare Map call without a nonce: a deterministic stand-in.
+		id = "run-" + strconv.FormatUint(st.Clock+1, 10)
+	}
+	sessionRuns.begin(st, id)
+	return append(ds, Draft{Type: "run.started", Run: id,
+		Data: Data("trigger", promptTrigger(prompt), "prompt", prompt)})
+}
+
+// childPlace puts a subagent's moment in the subagent's own child run (run
+// id = agent_id, opened with run.started{trigger:agent} at its first
+// moment), never in the parent's; a moment without agent_id goes into the
+// session's open run. The child run pairs with delegation.subagent.started
+// by the shared agent_id (its subject).
+func childPlace(st *State, raw []byte, ds ...Draft) []Draft {
+	id := Str(raw, "agent_id")
+	if id == "" {
+		return inRun(st, ds...)
+	}
+	var out []Draft
+	if _, open := st.Get(childRunPrefix + id); !open {
+		st.Set(childRunPrefix+id, "1")
+		out = append(out, Draft{Type: "run.started", Run: id, Data: Data("trigger", "agent")})
+	}
+	for _, d := range ds {
+		if d.Run == "" {
+			d.Run = id
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// subagentStarted is delegation.subagent.started in the parent's open run,
+// remembering that run for the stop.
+func subagentStarted(st *State, raw []byte, run string) []Draft {
+	if id := Str(raw, "agent_id"); id != "" {
+		st.Set(subParentPrefix+id, run)
+	}
+	d := subagent("delegation.subagent.started", raw)
+	d.Run = run
+	return []Draft{d}
+}
+
+// subagentStopped closes the subagent's child run (run.finished: the vendor
+// reports the stop) and states delegation.subagent.stopped in the run it
+// was started in. A stop of a subagent never seen starting and with no
+// type is the vendor's own internal agent (Claude Code's /compact fires
+// SubagentStop with an empty agent_type and no SubagentStart): nothing.
+func subagentStopped(st *State, raw []byte, fallbackRun string) []Draft {
+	id := Str(raw, "agent_id")
+	parent, started := st.Get(subParentPrefix + id)
+	if !started {
+		if Str(raw, "agent_type") == "" {
+			return nil
+		}
+		parent = fallbackRun
+	}
+	var ds []Draft
+	if _, open := st.Get(childRunPrefix + id); open && id != "" {
+		ds = append(ds, Draft{Type: "run.finished", Run: id, Data: map[string]any{}})
+	}
+	st.Del(subParentPrefix + id)
+	st.Del(childRunPrefix + id)
+	d := subagent("delegation.subagent.stopped", raw)
+	d.Run = parent
+	return append(ds, d)
+}
+
+// callOpened remembers a requested call until its outcome.
+func callOpened(st *State, call string) {
+	if call != "" {
+		st.Set(openCallPrefix+call, "1")
+	}
+}
+
+// callSettled forgets a call that reached an outcome.
+func callSettled(st *State, call string) {
+	if call != "" {
+		st.Del(openCallPrefix + call)
+	}
+}
+
+// batchDenied closes the calls a PostToolBatch lists that never reached an
+// outcome hook: Claude Code fires no PostToolUse for a call its permission
+// system refused (a denied dialog, a headless run nobody can approve), and
+// PostToolBatch is the only moment that says the call is over. It is
+// tool.denied{by:user_setting}: blocked before running by the user's
+// permission settings, the refusal text gated as the rule.
+func batchDenied(st *State, raw []byte) []Draft {
+	var ds []Draft
+	for _, c := range gjson.GetBytes(raw, "tool_calls").Array() {
+		call := c.Get("tool_use_id").String()
+		if _, open := st.Get(openCallPrefix + call); !open {
+			continue
+		}
+		callSettled(st, call)
+		tool := c.Get("tool_name").String()
+		ds = append(ds, Draft{Type: "tool.denied", Subject: tool,
+			Data: map[string]any{"tool": ToolRef(tool, call), "by": "user_setting"}})
+	}
+	return childPlace(st, raw, ds...)
+}
+
+// askAnswered settles the AskUserQuestion form pending for the call whose
+// PostToolUse carries the human's answers: attention.answered (values by
+// field id: the choice id when the answer is one of the question's option
+// labels, else the free text) then resolved{answered}. It returns nil when
+// the call has no answers or no form is pending.
+func askAnswered(raw []byte, st *State) []Draft {
+	answers := gjson.GetBytes(raw, "answers")
+	if Str(raw, "tool_name") != "AskUserQuestion" || !answers.IsObject() {
+		return nil
+	}
+	key := toolAttentionKey("AskUserQuestion", Raw(raw, "tool_input"))
+	run, pending := st.Get(attnPendingPrefix + key)
+	if !pending {
+		return nil
+	}
+	values, meta := map[string]any{}, map[string]any{}
+	for i, q := range gjson.GetBytes(raw, "tool_input.questions").Array() {
+		id := strconv.Itoa(i + 1)
+		a := answers.Get(gjson.Escape(q.Get("question").String()))
+		if !a.Exists() {
+			continue
+		}
+		text := a.String()
+		values[id] = text
+		for j, o := range q.Get("options").Array() {
+			if o.Get("label").String() == text {
+				values[id] = strconv.Itoa(j + 1)
+				meta[id] = values[id]
+			}
+		}
+	}
+	ansKey := key + ":answered"
+	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
+		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
+		Meta: map[string]any{"answer": map[string]any{"values": meta}}}
+	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
 }

@@ -25,12 +25,20 @@ func mapQwen(m Moment, st *State) ([]Draft, error) {
 	}
 	switch hook {
 	case "SessionStart":
+		if Str(raw, "source") == "compact" {
+			// Compaction restarts the context, not the session.
+			return nil, nil
+		}
 		// permission_mode is a fleet-relevant security posture (yolo!).
 		return []Draft{sessionStarted(vendor, raw)}, nil
 	case "SessionEnd":
 		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
-		return append(drainTurn(st), promptRun(m, st, Str(raw, "prompt"))...), nil
+		// Qwen fires it before every model round of one turn, with the same
+		// prompt_id and an empty prompt: only a new prompt_id is a new turn.
+		return turnPrompt(m, st, vendor, Str(raw, "prompt_id"), Str(raw, "prompt")), nil
+	case "PostToolBatch":
+		return append(batchDenied(st, raw), childPlace(st, raw, fallback(vendor, hook))...), nil
 	case "Stop":
 		return append(dismissPending(st), endRun(m, st, "run.finished", Data(
 			"gen_ai.usage.input_tokens", extInt(raw, "input_tokens"),

@@ -11,6 +11,9 @@ type Streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// OnHook, when set, runs as the process enters hook mode: main uses it
+	// to hold off termination signals (see holdSignals).
+	OnHook func()
 }
 
 // exitError carries a specific exit status out of a command; its message, if

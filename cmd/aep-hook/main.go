@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
+	os.Exit(run(os.Args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OnHook: holdSignals}, os.Getenv))
 }

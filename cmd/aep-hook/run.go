@@ -69,6 +69,7 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 		if v, ok := mapping.Lookup(args[0]); ok && v.Transport == mapping.TransportHook {
 			if hc, ok := parseHookArgs(args[1:], getenv); ok {
 				hc.vendor, hc.getenv = v, getenv
+				s.enterHook()
 				return hc.run(&s)
 			}
 		}
@@ -107,6 +108,7 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	// version does not know still runs the hook, on the defaults.
 	if len(args) > 0 {
 		if hc, ok := hooks[args[0]]; ok {
+			s.enterHook()
 			ctx, perr := parser.Parse(args)
 			if perr != nil || ctx == nil {
 				hc2 := &HookCmd{vendor: hc.vendor, getenv: getenv, parseErr: perr}

@@ -36,6 +36,89 @@ func claudeCode() *Agent {
 					return err
 				},
 			},
+			{
+				Name: "denied", Mode: "headless",
+				Description: "claude -p in the default permission mode: the shell command needs a permission nobody can give, so it is denied (no PostToolUse; PostToolBatch lists it)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"denied": {
+					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
+					say("It was denied."),
+				}}),
+				Drive: func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:denied create a file")...)
+					return err
+				},
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "claude -p: the Agent tool starts an async subagent whose tool calls (agent_id) go on after the parent's Stop; its completion comes back as a <task-notification> turn",
+				Facts:       truth.Facts{Turns: 1, AgentTurns: 1, Sessions: 1, Ended: 1, Subagents: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"parent": {
+						calls(call("Agent", obj{"description": "Look around", "prompt": "SCENARIO:child run one command", "subagent_type": "general-purpose"})),
+						say("The subagent is done."),
+					},
+					"child": {
+						calls(call("Bash", obj{"command": "echo from-the-child", "description": "Say hello"})),
+						say("Child done."),
+					},
+				}),
+				Drive: func(r *Run) error {
+					_, err := r.Exec(3*time.Minute, "", claudeHeadless("SCENARIO:parent delegate", "--permission-mode", "bypassPermissions")...)
+					return err
+				},
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "claude -p: the model API answers 400; StopFailure fires (and -p sends it SIGTERM about 50 ms in)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return say("Done.")
+					}
+					return fakemodel.Reply{Status: 400}
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:fail hello")...)
+					return err
+				},
+			},
+			{
+				Name: "queued", Mode: "headless",
+				Description: "claude -p --input-format stream-json with two user messages at once: the second is queued into the running turn (same prompt_id)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"queued": {
+					calls(call("Bash", obj{"command": "sleep 3", "description": "Wait"})),
+					say("First answer."),
+				}}),
+				Drive: func(r *Run) error {
+					in := `{"type":"user","message":{"role":"user","content":"SCENARIO:queued first"}}` + "\n" +
+						`{"type":"user","message":{"role":"user","content":"and a second thing"}}` + "\n"
+					_, err := r.Exec(3*time.Minute, in, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+						"--verbose", "--permission-mode", "bypassPermissions")
+					return err
+				},
+			},
+			{
+				Name: "resume-compact", Mode: "headless",
+				Description: "claude -p with --session-id, then /compact in a resumed -p run, then one more prompt in another resumed run: two resumes of an ended session, one compaction",
+				Facts:       truth.Facts{Turns: 2, Sessions: 3, Ended: 3, Compactions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"resume": {
+					calls(call("Bash", obj{"command": "echo first", "description": "Say first"})),
+					say("First."),
+				}}),
+				Drive: func(r *Run) error {
+					const sid = "5e55a000-0000-4000-8000-000000000001"
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:resume hello", "--session-id", sid, "--permission-mode", "bypassPermissions")...); err != nil {
+						return err
+					}
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("/compact", "--resume", sid)...); err != nil {
+						return err
+					}
+					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:again one more", "--resume", sid)...)
+					return err
+				},
+			},
 		},
 	}
 }

@@ -88,6 +88,9 @@ type ScenarioFile struct {
 	Mode string `json:"mode"`
 	// Facts are what really happened in the session.
 	Facts truth.Facts `json:"facts"`
+	// Pending, when set, says why the record of this session is known not
+	// to be true yet: replay reports it and does not count it as passed.
+	Pending string `json:"pending,omitempty"`
 }
 
 // Fixture is one recorded scenario: its description and its firings.

@@ -1,6 +1,7 @@
 package realagents
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,6 +65,12 @@ func TestReplayRecorded(t *testing.T) {
 		t.Run(fx.Scenario.Agent+"/"+fx.Scenario.Name, func(t *testing.T) {
 			t.Parallel()
 			r := Replay(bin, fx, t.TempDir(), sch)
+			if fx.Scenario.Pending != "" {
+				if r.OK() {
+					t.Errorf("marked pending (%s) but its record is true now: drop the mark", fx.Scenario.Pending)
+				}
+				t.Skipf("pending: %s (%d problems)", fx.Scenario.Pending, len(r.Problems))
+			}
 			for _, p := range r.Problems {
 				t.Error(p)
 			}
@@ -71,5 +78,27 @@ func TestReplayRecorded(t *testing.T) {
 				t.Logf("record: %s", truth.Summary(r.Logs))
 			}
 		})
+	}
+}
+
+// TestReplaySignalled replays a StopFailure the agent signals with SIGTERM
+// once the hook has read it (Claude Code -p does so about 50 ms in): the
+// hook must still record run.failed, so the turn never ends up drained as
+// cancelled.
+func TestReplaySignalled(t *testing.T) {
+	in := func(s string) json.RawMessage { return json.RawMessage(s) }
+	fx := Fixture{
+		Scenario: ScenarioFile{Agent: "claude-code", Name: "sigterm-stop-failure",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Failures: 1, Ended: 1}},
+		Firings: []Firing{
+			{N: 1, Input: in(`{"session_id":"s-sig","hook_event_name":"SessionStart","source":"startup"}`)},
+			{N: 2, Input: in(`{"session_id":"s-sig","prompt_id":"p1","hook_event_name":"UserPromptSubmit","prompt":"hi"}`)},
+			{N: 3, Signal: "SIGTERM", SignalAfterMS: 50, Input: in(`{"session_id":"s-sig","prompt_id":"p1","hook_event_name":"StopFailure","error":"unknown","last_assistant_message":"API Error: 400"}`)},
+			{N: 4, Input: in(`{"session_id":"s-sig","prompt_id":"p1","hook_event_name":"SessionEnd","reason":"other"}`)},
+		},
+	}
+	r := Replay(bin, fx, t.TempDir(), schemas(t))
+	for _, p := range r.Problems {
+		t.Error(p)
 	}
 }

@@ -93,7 +93,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	var toolOrder []string
 	count := map[string]int{}
 	userTurns, agentTurns, sessions, answeredResolved := 0, 0, 0, 0
-	children := map[string]bool{} // child sessions named by a parent's lineage
+	children := map[string]bool{}  // child sessions named by a parent's lineage
+	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
 	for _, lg := range logs {
@@ -171,6 +172,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				} else {
 					tools[ck] = append(tools[ck], typ)
 				}
+			case "delegation.subagent.started":
+				childRuns[sess+"/"+str(e, "subject")] = true
 			case "attention.resolved":
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
@@ -180,7 +183,7 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	}
 	for _, k := range runOrder {
 		ri := runs[k]
-		if !children[strings.SplitN(k, "/", 2)[0]] {
+		if !children[strings.SplitN(k, "/", 2)[0]] && !childRuns[k] {
 			switch ri.trigger {
 			case "user":
 				userTurns++

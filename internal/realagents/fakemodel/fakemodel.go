@@ -44,6 +44,9 @@ type ToolCall struct {
 	// Input, with Custom, is a freeform tool's raw input (Codex apply_patch).
 	Input  string
 	Custom bool
+	// Namespace names the tool namespace of a Responses call (Codex's
+	// multi_agent_v1 tools).
+	Namespace string
 }
 
 // Reply is one scripted model answer.
@@ -211,7 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		line, _ := json.Marshal(map[string]any{
 			"time": time.Now().UTC().Format(time.RFC3339Nano), "path": path, "marker": req.Marker,
 			"round": req.Round, "tools": req.Tools, "stream": req.Stream, "model": req.Model,
-			"human": clip(req.Human, 200), "reply": reply, "header_kind": r.Header.Get("x-openai-subagent") + r.Header.Get("request_kind"),
+			"human": clip(req.Human, 200), "reply": reply, "shape": shape(req.API, req.Body), "body": json.RawMessage(validOr(req.Body)), "header_kind": r.Header.Get("x-openai-subagent") + r.Header.Get("request_kind"),
 		})
 		s.mu.Lock()
 		s.log.Write(append(line, '\n'))
@@ -325,4 +328,12 @@ func argsJSON(c ToolCall) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// validOr returns b when it is JSON, else JSON null, for the log.
+func validOr(b []byte) []byte {
+	if json.Valid(b) {
+		return b
+	}
+	return []byte("null")
 }

@@ -139,6 +139,8 @@ func responsesEntries(body []byte) []entry {
 		case typ == "message" && role == "assistant",
 			typ == "function_call", typ == "custom_tool_call", typ == "local_shell_call", typ == "reasoning":
 			es = append(es, entry{assistant: true})
+		case strings.HasSuffix(typ, "_output"):
+			es = append(es, entry{}) // a tool result ends the reply
 		case (typ == "message" || typ == "") && role == "user":
 			var texts []string
 			c := it.Get("content")
@@ -186,6 +188,8 @@ func chatEntries(body []byte) []entry {
 		switch m.Get("role").String() {
 		case "assistant":
 			es = append(es, entry{assistant: true})
+		case "tool":
+			es = append(es, entry{}) // a tool result ends the reply
 		case "user":
 			var texts []string
 			c := m.Get("content")
@@ -202,4 +206,31 @@ func chatEntries(body []byte) []entry {
 		}
 	}
 	return es
+}
+
+// shape summarises a request's conversation as its item kinds, for the log.
+func shape(api API, body []byte) string {
+	var parts []string
+	item := func(r gjson.Result) string {
+		k := r.Get("role").String()
+		if t := r.Get("type").String(); t != "" && t != "message" {
+			k = t
+		}
+		return k
+	}
+	switch api {
+	case Anthropic, ChatCompletions:
+		for _, m := range gjson.GetBytes(body, "messages").Array() {
+			parts = append(parts, item(m))
+		}
+	case Responses:
+		for _, m := range gjson.GetBytes(body, "input").Array() {
+			parts = append(parts, item(m))
+		}
+	case Gemini:
+		for _, m := range gjson.GetBytes(body, "contents").Array() {
+			parts = append(parts, item(m))
+		}
+	}
+	return strings.Join(parts, ",")
 }

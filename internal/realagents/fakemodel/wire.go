@@ -87,8 +87,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req Request, 
 				"status": "completed", "call_id": cid, "name": c.Name, "input": c.Input})
 			continue
 		}
-		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%02d%02d", id, i),
-			"status": "completed", "call_id": cid, "name": c.Name, "arguments": argsJSON(c)})
+		item := map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%02d%02d", id, i),
+			"status": "completed", "call_id": cid, "name": c.Name, "arguments": argsJSON(c)}
+		if c.Namespace != "" {
+			item["namespace"] = c.Namespace
+		}
+		items = append(items, item)
 	}
 	base := map[string]any{"id": respID, "object": "response", "created_at": time.Now().Unix(), "model": req.Model,
 		"status": "in_progress", "output": []any{}}

@@ -1,0 +1,131 @@
+package realagents
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+	"path/filepath"
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// codexHooks is the README's Codex registration, with the hooks 0.169.0
+// adds (SessionEnd, PreModelRequest, Interrupt).
+var codexHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
+	"PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Stop", "Interrupt", "PreModelRequest"}
+
+func codex() *Agent {
+	return &Agent{
+		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
+		API:   fakemodel.Responses,
+		Setup: codexSetup,
+		Scenarios: []Scenario{
+			{
+				Name: "tools", Mode: "headless",
+				Description: "codex exec: one prompt, a shell command that succeeds, one that fails, then an answer",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
+					calls(call("exec_command", obj{"cmd": "echo hello", "yield_time_ms": 1000})),
+					calls(call("exec_command", obj{"cmd": "ls /nonexistent-dir", "yield_time_ms": 1000})),
+					say("One worked, one failed."),
+				}}),
+				Drive: func(r *Run) error {
+					_, err := r.Exec(3*time.Minute, "", codexExec("SCENARIO:tools run two commands")...)
+					return err
+				},
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "codex exec: spawn_agent delegates to a subagent (its UserPromptSubmit carries the parent's session_id, its own turn_id and an agent_id) that runs a command; the parent waits for it and answers",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: truth.Any, OpenRuns: truth.Any},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Side():
+						return say("Done.")
+					case req.Marker == "child" && req.Round == 0:
+						return calls(call("exec_command", obj{"cmd": "echo from-the-child", "yield_time_ms": 1000}))
+					case req.Marker == "child":
+						return say("Child done.")
+					case req.Round == 0:
+						return calls(fakemodel.ToolCall{Name: "spawn_agent", Namespace: "multi_agent_v1", Args: obj{"message": "SCENARIO:child run one command"}})
+					case req.Round == 1:
+						if id := codexAgentID(req.Body); id != "" {
+							return calls(fakemodel.ToolCall{Name: "wait_agent", Namespace: "multi_agent_v1", Args: obj{"targets": []string{id}, "timeout_ms": 60000}})
+						}
+					}
+					return say("The subagent is done.")
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(4*time.Minute, "", codexExec("SCENARIO:parent delegate")...)
+					return err
+				},
+			},
+			{
+				Name: "resume", Mode: "headless",
+				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
+				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
+				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"first": {say("First.")}, "second": {say("Second.")}}),
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
+						return err
+					}
+					_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
+						"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
+					return err
+				},
+			},
+		},
+	}
+}
+
+// codexAgentID finds the spawned agent's id in the last spawn_agent
+// output of a Responses request.
+func codexAgentID(body []byte) string {
+	id := ""
+	for _, it := range gjson.GetBytes(body, "input").Array() {
+		if it.Get("type").String() != "function_call_output" {
+			continue
+		}
+		out := it.Get("output").String()
+		if v := gjson.Get(out, "agent_id").String(); v != "" {
+			id = v
+		} else if v := gjson.Get(out, "id").String(); v != "" {
+			id = v
+		}
+	}
+	return id
+}
+
+// codexExec is `codex exec PROMPT` trusting the registered hooks.
+func codexExec(prompt string, extra ...string) []string {
+	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
+		"--dangerously-bypass-approvals-and-sandbox"}
+	return append(append(args, extra...), prompt)
+}
+
+func codexSetup(r *Run) error {
+	home := filepath.Join(r.Home, ".codex")
+	r.Setenv("CODEX_HOME", home)
+	r.Setenv("FAKE_API_KEY", "sk-fake-codex")
+	cfg := fmt.Sprintf(`model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "FAKE_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+`, r.Model.URL)
+	if err := r.WriteFile(filepath.Join(home, "config.toml"), cfg); err != nil {
+		return err
+	}
+	return r.WriteJSON(filepath.Join(home, "hooks.json"), obj{"hooks": hooksJSON(codexHooks, r.HookCommand(), toolEvents, nil)})
+}
