@@ -6,6 +6,7 @@ package pins
 // vendor's own tests and recordings, and the pin must still differ (a note
 // that went stale fails the tests that consult it).
 var realAgentDisagrees = map[string]string{
+	"gemini-cli/hooks/PreCompress":     "Gemini CLI 0.61.0 fires PreCompress{trigger:auto} before every model call, ahead of a threshold test that usually compacts nothing (fixtures/gemini-cli/recorded/tools): only trigger manual is recorded as session.compacted",
 	"cline/hooks/agent_start_parented": "a child agent's run is started by its parent agent (trigger agent), not by the user (cline 3.0.65, spawn_agent)",
 }
 
