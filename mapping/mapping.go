@@ -220,7 +220,12 @@ type Draft struct {
 	// payload; undeclared fields of an x.* payload count as full.
 	Levels map[string]redact.Level
 
-	// Session, when set, overrides the moment's session (a child session).
+	// Session, when set, addresses the event to another AEP session than
+	// the moment's (a resumed session's new AEP session, a child session):
+	// the emitter writes it to that session's log with that session's seq,
+	// epoch and references, taking that session's lock inside the moment's.
+	// A table only names sessions no moment is identified to (derived
+	// names such as "<id>~r<nonce>"), so locks always nest one way.
 	Session string
 	// Mark remembers this event's id under a key, for later Cause or
 	// Subject references. Run, tool-call and subagent pairs are marked and

@@ -101,10 +101,13 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 
 // emitSession maps and emits the moments of one session under its lock:
 // positions are reserved (the state saved) before the lines are written, so
-// a crash in between leaves a gap, never a reused position.
+// a crash in between leaves a gap, never a reused position. Drafts a table
+// addresses to another session (Draft.Session) are emitted into that
+// session (emitAway) while this lock is still held.
 func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
 	agent := v.AgentName()
 	rs := make([]Result, len(ms))
+	var away awayDrafts
 	err := e.Store.Locked(agent, session, func(tx *Tx) error {
 		var lines [][]byte
 		for i, m := range ms {
@@ -114,6 +117,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 				rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
 				continue
 			}
+			drafts = away.take(i, session, drafts)
 			evs, suppressed := e.build(agent, session, drafts, tx.State)
 			rs[i].Events, rs[i].Suppressed = evs, suppressed
 			for j := range evs {
@@ -127,12 +131,107 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		if err := tx.Save(); err != nil {
 			return err
 		}
+		awayErr := e.emitAway(agent, away, rs)
 		if len(lines) == 0 {
-			return nil
+			return awayErr
 		}
-		return e.Sink.Write(agent, session, lines)
+		return errors.Join(e.Sink.Write(agent, session, lines), awayErr)
 	})
 	return rs, err
+}
+
+// awayDrafts are the drafts of one batch addressed to sessions other than
+// the moments' own, per session in first-seen order, each remembering the
+// moment it came from.
+type awayDrafts struct {
+	order []string
+	by    map[string][]awayDraft
+}
+
+type awayDraft struct {
+	moment int
+	draft  mapping.Draft
+}
+
+// take keeps the drafts of moment i that belong to session (a Session
+// naming it is cleared) and sets the others aside.
+func (a *awayDrafts) take(i int, session string, drafts []mapping.Draft) []mapping.Draft {
+	foreign := false
+	for j := range drafts {
+		if drafts[j].Session == session {
+			drafts[j].Session = ""
+		}
+		foreign = foreign || drafts[j].Session != ""
+	}
+	if !foreign {
+		return drafts
+	}
+	own := drafts[:0:0]
+	for _, d := range drafts {
+		if d.Session == "" || d.Session == session {
+			d.Session = ""
+			own = append(own, d)
+			continue
+		}
+		if a.by == nil {
+			a.by = map[string][]awayDraft{}
+		}
+		if _, seen := a.by[d.Session]; !seen {
+			a.order = append(a.order, d.Session)
+		}
+		target := d.Session
+		d.Session = ""
+		a.by[target] = append(a.by[target], awayDraft{i, d})
+	}
+	return own
+}
+
+// emitAway emits the drafts set aside for other sessions, each session
+// under its own lock with its own positions, references and log, adding
+// the events to the results of the moments they came from. The caller holds
+// the moments' session lock: locks nest from the session a moment is
+// identified to into the one a table addresses (a resumed session's new
+// AEP session), never the other way, so no two processes wait on each other.
+func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
+	var errs []error
+	for _, session := range a.order {
+		ds := a.by[session]
+		err := e.Store.Locked(agent, session, func(tx *Tx) error {
+			var lines [][]byte
+			for len(ds) > 0 {
+				n := 1 // one moment's drafts are built together
+				for n < len(ds) && ds[n].moment == ds[0].moment {
+					n++
+				}
+				drafts := make([]mapping.Draft, n)
+				for j := range drafts {
+					drafts[j] = ds[j].draft
+				}
+				evs, suppressed := e.build(agent, session, drafts, tx.State)
+				r := &rs[ds[0].moment]
+				ds = ds[n:]
+				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
+				for j := range evs {
+					l, err := evs[j].MarshalLine()
+					if err != nil {
+						return fmt.Errorf("encode %s: %w", evs[j].Type, err)
+					}
+					lines = append(lines, l)
+				}
+			}
+			if err := tx.Save(); err != nil {
+				return err
+			}
+			if len(lines) == 0 {
+				return nil
+			}
+			return e.Sink.Write(agent, session, lines)
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %q: %w", session, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (e *Emitter) now() time.Time {
@@ -142,7 +241,8 @@ func (e *Emitter) now() time.Time {
 	return time.Now()
 }
 
-// build turns drafts into envelopes, assigning positions from st.
+// build turns drafts into envelopes of session, assigning positions from
+// st, that session's state.
 func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *SessionState) ([]Event, int) {
 	ids := e.IDs
 	if ids == nil {
@@ -151,10 +251,6 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 	evs := make([]Event, 0, len(drafts))
 	suppressed := 0
 	for _, d := range drafts {
-		sess := session
-		if d.Session != "" {
-			sess = d.Session
-		}
 		if d.Type == "run.started" && d.Run != "" {
 			// A run starts once: a second start for the same run (a
 			// re-delivered moment, an echoing peer) is not a new run.
@@ -197,8 +293,8 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		if AgentScoped(d.Type) {
 			ev.Source = e.source(agent, "")
 		} else {
-			ev.Source = e.source(agent, sess)
-			ev.Session, ev.Run, ev.Step = sess, d.Run, d.Step
+			ev.Source = e.source(agent, session)
+			ev.Session, ev.Run, ev.Step = session, d.Run, d.Step
 			seq, epoch := st.Next, st.Epoch
 			st.Next++
 			ev.Seq, ev.Epoch = &seq, &epoch
@@ -281,7 +377,7 @@ func terminalKey(d mapping.Draft) string {
 			return "end:run:" + d.Run
 		}
 	case "session.ended":
-		return "end:session:" + d.Session
+		return "end:session:" // st is the session's own
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,5 +261,111 @@ func TestFileStoreSweep(t *testing.T) {
 	res := emit(t, e, `{"session":"old","drafts":[{"Type":"progress.status"}]}`)
 	if ep := *res.Events[0].Epoch; ep != 1 {
 		t.Errorf("returning session epoch %d, want 1", ep)
+	}
+}
+
+// TestDraftSession: drafts addressed to another session land in that
+// session's log with its own positions, references and terminal
+// exclusivity, while the moment's session keeps its own order; a file store
+// takes the two locks nested without waiting on itself.
+func TestDraftSession(t *testing.T) {
+	home := t.TempDir()
+	log := &JSONL{Root: filepath.Join(home, "logs")}
+	stores := map[string]func() Store{
+		"mem":  func() Store { return NewMemStore() },
+		"file": func() Store { return &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last} },
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			sink := &sessionLines{}
+			e := testEmitter(sink, store())
+			s, r := "s-"+name, "s-"+name+"~r1"
+			res := emit(t, e, `{"session":"`+s+`","drafts":[{"Type":"progress.status"},{"Type":"session.ended"},`+
+				`{"Type":"session.started","Session":"`+r+`"},{"Type":"run.started","Run":"p","Session":"`+r+`"}]}`)
+			if len(res.Events) != 4 || res.Session != s {
+				t.Fatalf("result: %d events, session %q", len(res.Events), res.Session)
+			}
+			emit(t, e, `{"session":"`+s+`","drafts":[{"Type":"run.finished","Run":"p","Session":"`+r+`"},`+
+				`{"Type":"session.ended","Session":"`+r+`"},{"Type":"session.ended","Session":"`+r+`"},{"Type":"progress.status","Session":"`+s+`"}]}`)
+			got := sink.positions()
+			want := map[string][]string{
+				s: {"progress.status 0", "session.ended 1", "progress.status 2"},
+				r: {"session.started 0", "run.started 1", "run.finished 2", "session.ended 3"},
+			}
+			for _, sess := range []string{s, r} {
+				if strings.Join(got[sess], ", ") != strings.Join(want[sess], ", ") {
+					t.Errorf("%s: %v, want %v", sess, got[sess], want[sess])
+				}
+			}
+			evs := sink.events(r)
+			if evs[2]["cause"] != evs[1]["id"] || evs[1]["session"] != r ||
+				evs[1]["source"] != "aep://host-a/agent/test-agent/session/"+r {
+				t.Errorf("redirected run: cause %v (want %v), session %v, source %v", evs[2]["cause"], evs[1]["id"], evs[1]["session"], evs[1]["source"])
+			}
+		})
+	}
+}
+
+// sessionLines is a sink keeping lines per session.
+type sessionLines struct {
+	mu  sync.Mutex
+	got map[string][]string
+}
+
+func (l *sessionLines) Write(_, session string, ls [][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.got == nil {
+		l.got = map[string][]string{}
+	}
+	for _, b := range ls {
+		l.got[session] = append(l.got[session], string(b))
+	}
+	return nil
+}
+
+func (l *sessionLines) events(session string) []map[string]any {
+	var out []map[string]any
+	for _, s := range l.got[session] {
+		var m map[string]any
+		json.Unmarshal([]byte(s), &m)
+		out = append(out, m)
+	}
+	return out
+}
+
+// positions lists "type seq" per session, in write order.
+func (l *sessionLines) positions() map[string][]string {
+	out := map[string][]string{}
+	for s := range l.got {
+		for _, m := range l.events(s) {
+			out[s] = append(out[s], fmt.Sprintf("%v %v", m["type"], m["seq"]))
+		}
+	}
+	return out
+}
+
+// TestDraftSessionBatch: in one batch, each redirected event is reported
+// in the result of the moment it came from.
+func TestDraftSessionBatch(t *testing.T) {
+	sink := &sessionLines{}
+	e := testEmitter(sink, NewMemStore())
+	ms := []mapping.Moment{
+		{Raw: []byte(`{"session":"s","drafts":[{"Type":"progress.status","Session":"r"}]}`)},
+		{Raw: []byte(`{"session":"s","drafts":[{"Type":"progress.status"}]}`)},
+		{Raw: []byte(`{"session":"s","drafts":[{"Type":"session.started","Session":"r"},{"Type":"progress.status","Session":"r"}]}`)},
+	}
+	rs, err := e.HandleBatch(scripted(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"r:0", "s:0", "r:1 r:2"} {
+		var got []string
+		for _, ev := range rs[i].Events {
+			got = append(got, fmt.Sprintf("%s:%d", ev.Session, *ev.Seq))
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("moment %d: %v, want %s", i, got, want)
+		}
 	}
 }

@@ -48,23 +48,32 @@ type Store interface {
 }
 
 // MemStore is an in-memory Store for one process (the map verb, tests).
+// Each session has its own lock, so a session's lock can be taken while
+// another's is held (the emitter nests them, Draft.Session).
 type MemStore struct {
 	mu sync.Mutex
-	m  map[[2]string]*SessionState
+	m  map[[2]string]*memSession
+}
+
+type memSession struct {
+	mu sync.Mutex
+	st SessionState
 }
 
 // NewMemStore returns an empty in-memory store.
-func NewMemStore() *MemStore { return &MemStore{m: map[[2]string]*SessionState{}} }
+func NewMemStore() *MemStore { return &MemStore{m: map[[2]string]*memSession{}} }
 
 // Locked implements Store.
 func (s *MemStore) Locked(agent, session string, fn func(*Tx) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	k := [2]string{agent, session}
-	st := s.m[k]
-	if st == nil {
-		st = &SessionState{}
-		s.m[k] = st
+	s.mu.Lock()
+	ms := s.m[k]
+	if ms == nil {
+		ms = &memSession{}
+		s.m[k] = ms
 	}
-	return fn(&Tx{State: st})
+	s.mu.Unlock()
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return fn(&Tx{State: &ms.st})
 }
