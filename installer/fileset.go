@@ -15,8 +15,8 @@ import (
 // settings file.
 type FileSet interface {
 	Format
-	// Plan returns the file changes in folder dir.
-	Plan(dir string, regs []Reg, ours Owner, remove bool) ([]Change, error)
+	// Plan returns the file changes in folder dir for scope s.
+	Plan(e Env, s Scope, dir string, regs []Reg, ours Owner, remove bool) ([]Change, error)
 	// ScanDir lists the registrations of ours in dir.
 	ScanDir(dir string, ours Owner) ([]Found, error)
 }
@@ -25,26 +25,36 @@ type FileSet interface {
 // event. A file of that name that is not aep-hook's is never overwritten or
 // removed: install says so and leaves it.
 type HookScripts struct {
-	// Env, when set, returns the environment lines the script sets before
-	// it runs aep-hook (for agents whose hooks do not inherit the user's
-	// environment).
-	Env func() []string
+	// Exports, when set, names the environment variables whose values at
+	// install time the script sets before it runs aep-hook (for agents
+	// whose hooks do not inherit the user's environment), per scope. A
+	// value set where the hook runs still wins.
+	Exports func(Scope) []string
 }
 
 // marker is the comment that names a script as aep-hook's.
 const marker = "# aep-hook: records this hook as AEP events; `aep-hook uninstall` removes this file."
 
-// Script is the content of one hook script running command.
-func (h HookScripts) Script(command string) []byte {
+// Script is the content of one hook script running command, with the
+// settings in force in e baked in as `export NAME="${NAME:-value}"`.
+func (h HookScripts) Script(e Env, s Scope, command string) []byte {
 	var b bytes.Buffer
 	b.WriteString("#!/bin/sh\n" + marker + "\n")
-	if h.Env != nil {
-		for _, l := range h.Env() {
-			b.WriteString(l + "\n")
+	if h.Exports != nil {
+		for _, name := range h.Exports(s) {
+			if v := e.getenv(name); v != "" {
+				fmt.Fprintf(&b, "export %s=\"${%s:-\"%s\"}\"\n", name, name, shellDouble(v))
+			}
 		}
 	}
 	b.WriteString("exec " + command + "\n")
 	return b.Bytes()
+}
+
+// shellDouble escapes v for a double-quoted shell word.
+func shellDouble(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
+	return r.Replace(v)
 }
 
 // scriptCommand returns the command a script of ours runs, "" when the
@@ -62,7 +72,7 @@ func scriptCommand(b []byte, ours Owner) string {
 }
 
 // Plan implements FileSet.
-func (h HookScripts) Plan(dir string, regs []Reg, ours Owner, remove bool) ([]Change, error) {
+func (h HookScripts) Plan(e Env, s Scope, dir string, regs []Reg, ours Owner, remove bool) ([]Change, error) {
 	var out []Change
 	for _, r := range regs {
 		path := filepath.Join(dir, r.Event)
@@ -77,7 +87,7 @@ func (h HookScripts) Plan(dir string, regs []Reg, ours Owner, remove bool) ([]Ch
 			c.New = nil
 		case remove:
 		case old == nil || mine:
-			c.New = h.Script(r.Command)
+			c.New = h.Script(e, s, r.Command)
 		default:
 			c.Notes = []string{fmt.Sprintf("%s is not aep-hook's and was left alone: add `%s` to it by hand", path, r.Command)}
 		}

@@ -256,7 +256,7 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 		notes = a.Notes(e, s, path)
 	}
 	if d, ok := a.Format.(FileSet); ok {
-		cs, err := d.Plan(path, a.Regs(e.Binary), Owns(a.Name, e.Binary), remove)
+		cs, err := d.Plan(e, s, path, a.Regs(e.Binary), Owns(a.Name, e.Binary), remove)
 		if len(cs) > 0 {
 			cs[0].Notes = append(notes, cs[0].Notes...)
 		}

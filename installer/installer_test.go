@@ -257,3 +257,29 @@ func TestDiff(t *testing.T) {
 		t.Fatal("equal inputs diff")
 	}
 }
+
+// TestClineSettingsInScripts: the hub daemon does not see later exports, so
+// the settings in force are written into the file (a value where the hook
+// runs still wins); a token never is, and a project file carries only the
+// capture settings.
+func TestClineSettingsInScripts(t *testing.T) {
+	e := testEnv(t)
+	env := map[string]string{"AEP_HOME": `/home/me/my "aep"`, "AEP_CAPTURE": "redacted", "AEP_TOKEN": "s3cret", "AEP_OUT": "https://c.example"}
+	e.Getenv = func(k string) string { return env[k] }
+	a := mustAgent(t, "cline")
+	apply(t, a, e, User, false)
+	b, _ := os.ReadFile(filepath.Join(a.Path(e, User), "TaskStart"))
+	for _, want := range []string{`export AEP_HOME="${AEP_HOME:-"/home/me/my \"aep\""}"`, `export AEP_CAPTURE="${AEP_CAPTURE:-"redacted"}"`, `export AEP_OUT=`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("missing %s in:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "s3cret") {
+		t.Fatalf("token written:\n%s", b)
+	}
+	apply(t, a, e, Project, false)
+	b, _ = os.ReadFile(filepath.Join(a.Path(e, Project), "TaskStart"))
+	if strings.Contains(string(b), "AEP_HOME") || strings.Contains(string(b), "AEP_OUT") || !strings.Contains(string(b), "AEP_CAPTURE") {
+		t.Fatalf("project file:\n%s", b)
+	}
+}
