@@ -26,7 +26,7 @@ func Codex() Agent {
 		Format:    JSONHooks{Shape: Grouped},
 		Hooks: hooks([]string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
 			"PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Stop",
-			"Interrupt"}, anyTools, 0),
+			"Interrupt", "SessionEnd"}, anyTools, 0),
 		Notes: func(e Env, s Scope, _ string) []string {
 			n := []string{codexTrustStep}
 			if s == Project {

@@ -172,19 +172,29 @@ func (j JSONHooks) handlers(entry *hujson.Value) []*hujson.Object {
 	return out
 }
 
-// Uninstall implements Format.
-func (j JSONHooks) Uninstall(old []byte, ours Owner) ([]byte, error) {
+// hooksOf parses a settings file and returns its root and its "hooks"
+// object (nil when absent).
+func hooksOf(old []byte) (hujson.Value, *hujson.Object, *hujson.Object, error) {
 	root, obj, err := parseRoot(old)
 	if err != nil {
-		return nil, err
+		return root, nil, nil, err
 	}
 	hv := member(obj, "hooks")
 	if hv == nil {
-		return old, nil
+		return root, obj, nil, nil
 	}
 	hooks, ok := hv.Value.(*hujson.Object)
 	if !ok {
-		return old, nil
+		return root, obj, nil, fmt.Errorf(`"hooks" is not an object`)
+	}
+	return root, obj, hooks, nil
+}
+
+// Uninstall implements Format.
+func (j JSONHooks) Uninstall(old []byte, ours Owner) ([]byte, error) {
+	root, obj, hooks, err := hooksOf(old)
+	if err != nil || hooks == nil {
+		return old, err
 	}
 	changed := false
 	for i := 0; i < len(hooks.Members); i++ {
@@ -263,17 +273,9 @@ func (j JSONHooks) removeOurs(ev *hujson.Array, ours Owner) bool {
 // Scan implements Format. Key is the Codex trust position
 // "<event_key>:<group>:<handler>".
 func (j JSONHooks) Scan(old []byte, ours Owner) ([]Found, error) {
-	_, obj, err := parseRoot(old)
-	if err != nil {
+	_, _, hooks, err := hooksOf(old)
+	if err != nil || hooks == nil {
 		return nil, err
-	}
-	hv := member(obj, "hooks")
-	if hv == nil {
-		return nil, nil
-	}
-	hooks, ok := hv.Value.(*hujson.Object)
-	if !ok {
-		return nil, fmt.Errorf(`"hooks" is not an object`)
 	}
 	var out []Found
 	for _, m := range hooks.Members {

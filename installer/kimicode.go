@@ -4,7 +4,8 @@ import "path/filepath"
 
 // KimiCode registers in Kimi Code's one global config.toml
 // ($KIMI_CODE_HOME, default ~/.kimi-code): the inline hooks array before
-// the first section, sixteen events, timeout 30 s.
+// the first section, the nineteen events the table maps (SessionHeartbeat
+// is left out), timeout 30 s.
 func KimiCode() Agent {
 	return Agent{
 		Name: "kimi-code", Title: "Kimi Code CLI",
@@ -15,10 +16,10 @@ func KimiCode() Agent {
 			return filepath.Join(e.homeOr("KIMI_CODE_HOME", ".kimi-code"), "config.toml")
 		},
 		Format: TOMLHooks{},
-		Hooks: hooks([]string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure",
-			"Interrupt", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-			"PermissionResult", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Notification"},
-			nil, 30),
+		Hooks: hooks([]string{"SessionStart", "SessionEnd", "UserPromptSubmit", "UserPromptQueued",
+			"TurnStarted", "Stop", "StopFailure", "Interrupt", "PreToolUse", "PostToolUse",
+			"PostToolUseFailure", "PermissionRequest", "PermissionResult", "SubagentStart", "SubagentStop",
+			"TaskStarted", "PreCompact", "PostCompact", "Notification"}, nil, 30),
 		Notes: func(Env, Scope, string) []string {
 			return []string{"`kimi doctor` checks the edited config.toml."}
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -299,11 +300,7 @@ func lineIndent(b []byte, at int) string {
 // sortEdits orders edits by position and trims overlaps (two removals
 // sharing a blank line).
 func sortEdits(es []edit) {
-	for i := 1; i < len(es); i++ {
-		for j := i; j > 0 && es[j].start < es[j-1].start; j-- {
-			es[j], es[j-1] = es[j-1], es[j]
-		}
-	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].start < es[j].start })
 	for i := 1; i < len(es); i++ {
 		if es[i].start < es[i-1].end {
 			es[i].start = min(es[i-1].end, es[i].end)

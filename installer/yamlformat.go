@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -377,11 +378,7 @@ func (YAMLHooks) Scan(old []byte, ours Owner) ([]Found, error) {
 }
 
 func sortFound(fs []Found) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Event < fs[j-1].Event; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Event < fs[j].Event })
 }
 
 // verifyYAML checks that old and out differ only in hooks of ours.
