@@ -443,3 +443,18 @@ func sameProgram(command, bin string) bool {
 	w := SplitCommand(command)
 	return len(w) > 0 && filepath.Clean(w[0]) == filepath.Clean(bin)
 }
+
+// notOurs returns the decoded hook entries ({command, ...} tables) whose
+// command is not ours: what a verified edit must leave as it was.
+func notOurs(items []any, ours Owner) []any {
+	var keep []any
+	for _, it := range items {
+		if t, ok := it.(map[string]any); ok {
+			if c, _ := t["command"].(string); ours(c) {
+				continue
+			}
+		}
+		keep = append(keep, it)
+	}
+	return keep
+}

@@ -420,16 +420,7 @@ func verifyTOML(old, out []byte, ours Owner) error {
 	strip := func(m map[string]any) []any {
 		hs, _ := m["hooks"].([]any)
 		delete(m, "hooks")
-		var keep []any
-		for _, h := range hs {
-			if t, ok := h.(map[string]any); ok {
-				if c, _ := t["command"].(string); ours(c) {
-					continue
-				}
-			}
-			keep = append(keep, h)
-		}
-		return keep
+		return notOurs(hs, ours)
 	}
 	if !reflect.DeepEqual(strip(a), strip(b)) || !reflect.DeepEqual(a, b) {
 		return fmt.Errorf("the edit would change more than aep-hook's hooks; register by hand")

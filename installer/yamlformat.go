@@ -395,15 +395,7 @@ func verifyYAML(old, out []byte, ours Owner) error {
 		hs, _ := m["hooks"].(map[string]any)
 		for ev, v := range hs {
 			items, _ := v.([]any)
-			var keep []any
-			for _, it := range items {
-				if t, ok := it.(map[string]any); ok {
-					if c, _ := t["command"].(string); ours(c) {
-						continue
-					}
-				}
-				keep = append(keep, it)
-			}
+			keep := notOurs(items, ours)
 			if len(keep) == 0 {
 				delete(hs, ev)
 			} else {
