@@ -19,35 +19,40 @@
 //
 // # The rules
 //
-// Secret detection follows gitleaks' shape with the project's own curated
-// table (rules.go): each rule is data (keywords, an RE2 pattern or a linear
-// scanner, true- and false-positive samples checked by TestRules), and one
-// pass over the input finds every keyword case-insensitively, so a rule's
-// pattern runs only in bounded windows around its hits. A pipeline builds
-// its keyword index on its first call and compiles each pattern the first
-// time its keyword occurs; the default metadata path compiles nothing.
+// Secret detection follows gitleaks' shape: rules are data (rules.go, the
+// command-line forms in rules_cli.go, the provider tokens in providers.go
+// and provider_names.go), each with its own true- and false-positive
+// samples checked by TestRules, and one detector runs them. A single pass
+// over the input finds every keyword case-insensitively; only the rules
+// hit run, a pattern (RE2: linear time) in bounded windows around its
+// hits, a scanner (assign.go: KEY = VALUE in every common spelling, flags,
+// .netrc, name/value pairs, Kubernetes Secrets) at the hit itself. The
+// table and its keyword index are built on first use and each pattern
+// compiles the first time its keyword occurs, so the metadata path
+// compiles nothing and a hook's first redaction compiles only the few
+// patterns its payload touches.
 //
-// Why not gitleaks as a dependency: its detector compiles its whole default
-// rule set (some 200 regexps, several with large bounded repetitions) when
-// it is built and pulls in viper/zerolog-sized dependencies, while a hook
-// process lives for a few milliseconds. gitleaks could not be fetched in
-// this environment, so that side is reasoned, not measured; compiling 200
-// such regexps costs well over the 2 ms first-call budget on its own.
-// Measured here (AMD EPYC, go1.26): a fresh pipeline's
-// first redaction of a typical hook payload, the rules it needs compiled,
-// takes about 0.07 ms (BenchmarkFirstCall); the whole pipeline over a
-// 1 MB mixed agent corpus takes about 37 ms, 0.55x one RE2 pass of a single
-// e-mail pattern over the same bytes (67 ms). The table covers the token
-// shapes of gitleaks' default rules that matter to coding agents (GitHub,
-// GitLab, Slack, OpenAI/Anthropic sk- keys, Google, AWS, Stripe, npm, PyPI,
-// Hugging Face, SendGrid, DigitalOcean, Vault, Shopify, Databricks, ...)
-// plus credentials in URLs, connection strings, flags, headers and every
-// credential-named key spelling ([CredentialKey]).
+// Names are judged, not listed: [CredentialKey] and its weaker sibling
+// accept every spelling of a credential-bearing name (SECRET_KEY_BASE,
+// MY_SERVICE_CRED, DB_PWD, GITHUB_PAT, refreshToken, aws_secret_access_key)
+// and demote names that describe one (token_count, secret_name,
+// password_file); a weak name ("cache_key", "auth") takes a value only when
+// it looks random. Every scan also runs on two decoded views of the input,
+// lines joined at backslash continuations and URL percent escapes decoded,
+// and a base64 run that decodes to text holding a secret (or to a
+// user:password pair) is removed whole.
+//
+// Breadth is measured, not claimed: gitleaks v8.30.1 is a test-only
+// dependency (never linked into the binary, TestGitleaksNotLinked), and
+// TestGitleaksDifferential asserts that every secret its default rules find
+// in the project's corpus (testdata/corpus, over 500 cases with negatives
+// that must stay untouched) is also removed here. Linking gitleaks instead
+// would compile its 222 default rules in every hook process.
 //
 // Worst cases stay linear: windows around hits are merged before a pattern
-// runs, token extension is bounded, scanners never revisit bytes, and all
-// patterns are RE2. 1 MB of one byte costs ~3 ms, 1 MB of base64 ~50 ms,
-// 1 MB of "token=a " ~32 ms, 1 MB of unterminated PEM headers ~190 ms.
+// runs, token extension is bounded, scanners never revisit bytes, each byte
+// is base64-decoded at most once, and all patterns are RE2. `make bench`
+// prints the pipeline's cost per MB beside one RE2 pass of the same bytes.
 //
 // # Errors
 //

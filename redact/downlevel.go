@@ -110,20 +110,21 @@ func checkEvent(e map[string]any) error {
 const maxIdent = 64
 
 // structuralValue filters v, found under key, to what is structural at
-// metadata without a schema to vouch for it: numbers and booleans, and
-// identifier-like strings (no blanks or path separators, at most maxIdent
-// bytes) that no secret rule flags, all under a name that does not name a
-// credential; objects and arrays keep their structural members. ok is false
-// when nothing of v is kept.
+// metadata without a schema to vouch for it: numbers and booleans under a
+// name that does not name a secret (a PIN is a number), and identifier-like
+// strings (no blanks or path separators, at most maxIdent bytes) that no
+// secret rule flags under a name that does not even hint at a credential;
+// objects and arrays keep their structural members. ok is false when
+// nothing of v is kept.
 func structuralValue(v any, key string) (any, bool) {
-	if key != "" && CredentialKey(key) {
+	if key != "" && formSecretName(key) {
 		return nil, false
 	}
 	switch t := v.(type) {
 	case nil:
 		return nil, true
 	case string:
-		return t, identLike(t) && len(diagPipeline().secretHits(t)) == 0
+		return t, identLike(t) && classifyKey(key) == notCred && len(diagPipeline().secretHits(t)) == 0
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {

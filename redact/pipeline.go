@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -26,7 +27,7 @@ const minEnvSecret = 4
 // never redacts pays nothing. A Pipeline is safe for concurrent use.
 type Pipeline struct {
 	opts  Options
-	table func() []rule // the rule table; rules() unless a test narrows it
+	table func() []rule // the rule table; nil means rules()
 	once  sync.Once
 	rules []compiledRule
 	index *kwIndex
@@ -34,11 +35,11 @@ type Pipeline struct {
 	home  string
 }
 
-// compiledRule is a rule with its lazily compiled pattern.
+// compiledRule is a rule with its lazily compiled patterns.
 type compiledRule struct {
 	rule
-	once sync.Once
-	re   *regexp.Regexp
+	once, ionce sync.Once
+	re, ire     *regexp.Regexp
 }
 
 func (c *compiledRule) regexp() *regexp.Regexp {
@@ -49,17 +50,28 @@ func (c *compiledRule) regexp() *regexp.Regexp {
 	return c.re
 }
 
+// innerRegexp is the rule's inner pattern.
+func (c *compiledRule) innerRegexp() *regexp.Regexp {
+	c.ionce.Do(func() { c.ire = regexp.MustCompile(c.inner) })
+	return c.ire
+}
+
 // NewPipeline returns a pipeline for opts. It compiles nothing.
-func NewPipeline(opts Options) *Pipeline { return &Pipeline{opts: opts, table: rules} }
+func NewPipeline(opts Options) *Pipeline { return &Pipeline{opts: opts} }
 
 func (p *Pipeline) init() {
 	p.once.Do(func() {
-		rs := p.table()
+		var rs []rule
+		if p.table == nil {
+			rs, p.index = rules(), defaultIndex()
+		} else {
+			rs = p.table()
+			p.index = newKWIndex(rs)
+		}
 		p.rules = make([]compiledRule, len(rs))
 		for i := range rs {
 			p.rules[i].rule = rs[i]
 		}
-		p.index = newKWIndex(rs)
 		if p.opts.Getenv != nil {
 			for _, name := range p.opts.SecretEnv {
 				if v := p.opts.Getenv(strings.TrimSpace(name)); len(v) >= minEnvSecret {
@@ -91,8 +103,12 @@ func (p *Pipeline) Text(s string) string {
 
 // Value walks a decoded JSON value: strings (and numbers) under
 // credential-named keys are replaced whole, other strings pass
-// [Pipeline.Text], numbers, booleans and nulls stay, keys are never
-// rewritten. The input is not modified.
+// [Pipeline.Text], numbers, booleans and nulls stay. Object keys pass
+// [Pipeline.Text] too (an AskUserQuestion answer is keyed by the question's
+// own words): a key the pipeline changes becomes its redacted text, made
+// unique within its object by a " #2", " #3" suffix in the order of the
+// original keys, so the structure survives and the same object always
+// yields the same keys. The input is not modified.
 func (p *Pipeline) Value(v any) any {
 	return p.value(v, false)
 }
@@ -110,11 +126,7 @@ func (p *Pipeline) value(v any, cred bool) any {
 		}
 		return v
 	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = p.value(x, CredentialKey(k))
-		}
-		return out
+		return p.object(t, func(k string) bool { return CredentialKey(k) || proseSecret(k) })
 	case []any:
 		out := make([]any, len(t))
 		for i, x := range t {
@@ -123,6 +135,33 @@ func (p *Pipeline) value(v any, cred bool) any {
 		return out
 	}
 	return v
+}
+
+// object walks the members of m; secret reports whether a member's value is
+// a credential by its key alone.
+func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string]any {
+	out := make(map[string]any, len(m))
+	var renamed []string
+	for k, x := range m {
+		if p.Text(k) != k {
+			renamed = append(renamed, k)
+			continue
+		}
+		out[k] = p.value(x, secret(k))
+	}
+	slices.Sort(renamed)
+	for _, k := range renamed {
+		base := p.Text(k)
+		nk := base
+		for n := 2; ; n++ {
+			if _, taken := out[nk]; !taken {
+				break
+			}
+			nk = base + " #" + strconv.Itoa(n)
+		}
+		out[nk] = p.value(m[k], secret(k))
+	}
+	return out
 }
 
 // secretHits returns the spans rule (a) finds in s.
@@ -159,9 +198,26 @@ func replaceSpans(s string, spans []span, mark string) string {
 	return b.String()
 }
 
-// secretSpans runs rule (a): the keyword prefilter, then each hit rule's
-// pattern over its merged windows, and each scan rule at its hits.
+// secretSpans runs rule (a) on s and on its decoded views: the text with
+// line continuations joined (a token split over "\\\n"), the text with
+// percent escapes decoded, and every base64 run that decodes to text
+// holding a secret (the whole run is then redacted).
 func (p *Pipeline) secretSpans(s string) []span {
+	out := p.detect(s)
+	for _, v := range [...]func(string) (view, bool){continuationView, percentView} {
+		if vw, ok := v(s); ok {
+			for _, sp := range p.detect(vw.text) {
+				out = append(out, vw.source(sp))
+			}
+		}
+	}
+	return append(out, p.base64Spans(s)...)
+}
+
+// detect runs the rules over s: the keyword prefilter, then each hit
+// pattern rule's regexp over its merged windows, and each scan rule at its
+// hits.
+func (p *Pipeline) detect(s string) []span {
 	wins, hits := p.index.windows(s, p.rules)
 	var out []span
 	for ri, ws := range wins {
@@ -169,18 +225,8 @@ func (p *Pipeline) secretSpans(s string) []span {
 			continue
 		}
 		r := &p.rules[ri]
-		re := r.regexp()
 		for _, w := range ws {
-			for _, m := range re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
-				for k := range m {
-					if m[k] >= 0 {
-						m[k] += w.start
-					}
-				}
-				if sp, ok := r.span(s, m); ok {
-					out = append(out, sp)
-				}
-			}
+			out = r.matches(s, w, r.regexp(), out)
 		}
 	}
 	var last []int // per scan rule: end of the last value it redacted
@@ -191,13 +237,32 @@ func (p *Pipeline) secretSpans(s string) []span {
 		if h.at < last[h.rule] {
 			continue // inside a value already redacted
 		}
-		key, at, noDash, ok := p.rules[h.rule].scan(s, h.at, h.kwLen)
-		if !ok || !CredentialKey(key) {
+		r := &p.rules[h.rule]
+		for _, sp := range r.scan(s, h.at, h.kwLen, r) {
+			if sp.end > sp.start {
+				out = append(out, sp)
+				last[h.rule] = max(last[h.rule], sp.end)
+			}
+		}
+	}
+	return out
+}
+
+// matches appends the spans of re's matches in s[w.start:w.end]; with an
+// inner pattern, the spans of its matches within each match.
+func (r *compiledRule) matches(s string, w span, re *regexp.Regexp, out []span) []span {
+	for _, m := range re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += w.start
+			}
+		}
+		if r.inner != "" && re == r.re {
+			out = r.matches(s, span{m[0], m[1]}, r.innerRegexp(), out)
 			continue
 		}
-		if sp, ok := parseValue(s, at, noDash); ok {
+		if sp, ok := r.span(s, m); ok {
 			out = append(out, sp)
-			last[h.rule] = sp.end
 		}
 	}
 	return out
@@ -216,92 +281,6 @@ func (r *rule) span(s string, m []int) (span, bool) {
 		return span{}, false
 	}
 	return sp, true
-}
-
-// parseValue reads the value of an assignment starting at i: a double-quoted
-// string (also JSON-escaped as \"...\"), a single-quoted string, or a bare
-// token. Placeholders, booleans and already redacted values are refused; an
-// authentication scheme word (Bearer, Basic, token) is skipped to the
-// credential after it.
-func parseValue(s string, i int, noDash bool) (span, bool) {
-	n := len(s)
-	if i >= n {
-		return span{}, false
-	}
-	var st, en int
-	switch {
-	case s[i] == '\\' && i+1 < n && s[i+1] == '"':
-		st = i + 2
-		en = st
-		for en < n && s[en] != '\n' && s[en] != '\r' && !(s[en] == '\\' && en+1 < n && s[en+1] == '"') {
-			en++
-		}
-	case s[i] == '"':
-		st = i + 1
-		en = st
-		for en < n && s[en] != '"' && s[en] != '\n' && s[en] != '\r' {
-			if s[en] == '\\' && en+1 < n {
-				en++
-			}
-			en++
-		}
-		en = min(en, n)
-	case s[i] == '\'':
-		st = i + 1
-		en = st
-		for en < n && s[en] != '\'' && s[en] != '\n' && s[en] != '\r' {
-			en++
-		}
-	default:
-		st = i
-		en = bareEnd(s, i)
-	}
-	v := s[st:en]
-	if v == "" || (noDash && v[0] == '-') || strings.HasPrefix(v, "[REDACTED") || !hasAlnum(v) {
-		return span{}, false
-	}
-	switch strings.ToLower(v) {
-	case "true", "false", "null", "none", "nil", "undefined", "***":
-		return span{}, false
-	case "bearer", "basic", "token", "digest", "negotiate":
-		j := en
-		for j < n && (s[j] == ' ' || s[j] == '\t') {
-			j++
-		}
-		if j == en || j >= n {
-			return span{}, false
-		}
-		e := bareEnd(s, j)
-		if e == j || strings.HasPrefix(s[j:e], "[REDACTED") {
-			return span{}, false
-		}
-		return span{j, e}, true
-	}
-	return span{st, en}, true
-}
-
-// hasAlnum reports whether s holds a letter or digit (any non-ASCII byte
-// counts): a value of ASCII punctuation alone ("/", "***", "-") is a
-// placeholder, not a credential.
-func hasAlnum(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if isAlnum(s[i]) || s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
-// bareEnd returns the end of an unquoted value starting at i.
-func bareEnd(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', '"', '\'', ',', ';', '&', '{', '}', '[', ']', '(', ')', '<', '>', '\\', '`':
-			return i
-		}
-		i++
-	}
-	return i
 }
 
 // envSpans runs rule (b): every occurrence of a configured value.

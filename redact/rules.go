@@ -1,28 +1,35 @@
 package redact
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"sync"
+)
 
 // rule is one secret detector, as data (after gitleaks): a regular
 // expression (RE2: linear time) that only runs in windows around a cheap
-// keyword hit, with true- and false-positive samples checked by
-// TestRules.
+// keyword hit, or a linear scanner called at each hit, with true- and
+// false-positive samples checked by TestRules.
 type rule struct {
 	id string
-	// keywords are lower-case literals; the pattern runs only within
-	// [hit-back, hit+fwd] of a case-insensitive occurrence, extended to the
-	// end of the token there.
+	// keywords are lower-case literals, matched ignoring ASCII case unless
+	// exact is set (then as written); the pattern runs only within
+	// [hit-back, hit+fwd] of an occurrence, extended to the end of the
+	// token there.
 	keywords  []string
+	exact     bool
 	pattern   string
 	back, fwd int
+	// inner, when set, runs over each match of pattern, and its matches
+	// (their groups) are what is redacted: every -p of one command line.
+	inner string
 	// groups lists the submatches to redact; the first that participated
 	// is replaced. Empty means the whole match.
 	groups []int
-	// scan, instead of a pattern, recognizes an assignment around a keyword
-	// hit at i (keyword length k) by a linear scan: it returns the key
-	// name, where the value starts, and whether the value may not start
-	// with '-'. The value (quoted or bare) is then parsed by hand.
-	scan func(s string, i, k int) (key string, value int, noDash, ok bool)
-	// check, when set, vets the redacted text.
+	// scan, instead of a pattern, finds what to redact around a keyword
+	// hit at i (keyword length k) by a linear scan.
+	scan func(s string, i, k int, r *compiledRule) []span
+	// check, when set, vets the redacted text of a pattern match.
 	check  func(string) bool
 	tp, fp []string
 }
@@ -32,16 +39,37 @@ const (
 	piiMark    = "[REDACTED:pii]"
 )
 
-// rules returns the secret rules in a fixed order. The table is built per
-// call; a Pipeline keeps its own copy with lazily compiled patterns.
-func rules() []rule {
+// rules returns every rule, in a fixed order: the generic forms below, the
+// command-line forms (rules_cli.go) and the provider tokens (providers.go).
+// The table is built on first use, never at package initialisation, so a
+// process that never redacts pays nothing; a Pipeline keeps its own copy
+// with lazily compiled patterns.
+var rules = sync.OnceValue(func() []rule {
+	return slices.Concat(genericRules(), cliRules(), providerRules())
+})
+
+// defaultIndex is the keyword index of the default table, built once per
+// process and shared by every Pipeline.
+var defaultIndex = sync.OnceValue(func() *kwIndex { return newKWIndex(rules()) })
+
+// credKeywords start the names CredentialKey and classifyKey judge.
+var credKeywords = []string{
+	"pass", "pw", "secret", "token", "key", "auth", "cred", "cookie", "pat", "otp", "mfa",
+	"access", "api", "session", "sig", "salt", "hmac", "private", "cert", "license",
+	"bearer", "jwt", "login", "pin", "mnemonic", "seed", "onetime", "one_time", "one-time",
+}
+
+// genericRules are the shapes every credential takes whatever its
+// provider: key blocks, JWTs, authorization headers, URL credentials and
+// credential-named assignments and flags.
+func genericRules() []rule {
 	return []rule{
 		{
 			id:       "pem-block",
 			keywords: []string{"-----begin"},
 			// A whole block, or a truncated one up to the end of its body,
 			// also with JSON-escaped newlines.
-			pattern: `-----BEGIN[A-Z0-9 ]{0,64}-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,64}-----|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
+			pattern: `-----BEGIN[A-Z0-9 _-]{0,}-----(?:[\s\S]*?-----END[A-Z0-9 _-]{0,}-----|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
 			back:    1, fwd: 16384,
 			tp: []string{
 				"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
@@ -51,104 +79,23 @@ func rules() []rule {
 			fp: []string{"----- begin here -----", "the BEGIN marker"},
 		},
 		{
-			id:       "aws-access-key-id",
-			keywords: []string{"akia", "asia", "abia", "acca", "a3t"},
-			pattern:  `(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`,
-			back:     1, fwd: 24,
-			tp: []string{"AKIAIOSFODNN7EXAMPLE", "id=ASIAY34FZKBOKMUTVV7A;"},
-			fp: []string{"AKIA-short", "akiaiosfodnn7example"},
-		},
-		{
-			id:       "github-token",
-			keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-			pattern:  `\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`,
-			back:     1, fwd: 300,
-			tp: []string{"ghp_0123456789abcdefghijABCDEFGHIJ012345", "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV"},
-			fp: []string{"ghp_short", "the ghs_ prefix"},
-		},
-		{
-			id:       "gitlab-token",
-			keywords: []string{"glpat-", "glptt-", "glrt-", "gldt-", "glft-", "glsoat-"},
-			pattern:  `\bgl(?:pat|ptt|rt|dt|ft|soat)-[A-Za-z0-9_\-]{20,}`,
-			back:     1, fwd: 100,
-			tp: []string{"glpat-xxxxXXXX1234567890ab", "GITLAB_TOKEN=glrt-AbCdEfGhIjKlMnOpQrSt12"},
-			fp: []string{"glpat-short"},
-		},
-		{
-			id:       "slack-token",
-			keywords: []string{"xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxe", "xapp-"},
-			pattern:  `\bx(?:ox[baprse](?:\.xox[bp])?|app)-[A-Za-z0-9\-]{10,}`,
-			back:     1, fwd: 300,
-			tp: []string{"xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "xapp-1-A0123456789-0123456789012-abcdef"},
-			fp: []string{"xoxb-1"},
-		},
-		{
-			id:       "slack-webhook",
-			keywords: []string{"hooks.slack.com/"},
-			pattern:  `hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,}`,
-			back:     1, fwd: 200,
-			tp: []string{"https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"},
-			fp: []string{"https://hooks.slack.com/"},
-		},
-		{
-			id:       "discord-webhook",
-			keywords: []string{"/api/webhooks/"},
-			pattern:  `discord(?:app)?\.com/api/webhooks/[0-9]{10,20}/[A-Za-z0-9_\-]{30,}`,
-			back:     20, fwd: 200,
-			tp: []string{"https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz0123456789ABCD"},
-			fp: []string{"https://example.com/api/webhooks/12"},
-		},
-		{
-			id: "sk-token",
-			// OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-api03-,
-			// sk-ant-admin01-), DeepSeek and other sk- keys.
-			keywords: []string{"sk-"},
-			pattern:  `\bsk-[A-Za-z0-9_\-]{20,}`,
-			back:     1, fwd: 300,
-			check: hasDigit,
-			tp: []string{
-				"OPENAI_API_KEY sk-proj-AbCdEf0123456789AbCdEf0123456789AbCd",
-				"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ-abcdefghij_0123456789AA",
-				"sk-0123456789abcdefghijT3BlbkFJ0123456789abcdefghij",
-			},
-			fp: []string{"task-list-is-long-enough-here", "the sk-learning-rate-scheduler-option"},
-		},
-		{
-			id:       "prefixed-api-key",
-			keywords: []string{"hf_", "api_org_", "npm_", "gsk_", "xai-", "pplx-", "r8_", "dop_v1_", "doo_v1_", "dor_v1_", "lin_api_", "sntrys_", "sntryu_", "glc_", "glsa_", "pmak-", "ops_", "fo1_", "shpat_", "shpss_", "shpca_", "shppa_", "dapi", "pul-", "sq0atp-", "sq0csp-", "hvs.", "hvb.", "rk_live_", "sk_live_", "rk_test_", "sk_test_", "whsec_", "gocspx-", "ya29.", "aiza", "sg.", "age-secret-key-1", "atatt3", "dp.pt.", "nfp_", "tfp_", "rubygems_", "oy2", "key-", "figd_", "pscale_", "ntn_", "secret_"},
-			pattern:  `\b(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{60,}|pplx-[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|do[opr]_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}|sntr[ys][su]?_[A-Za-z0-9+/=_]{40,}|glc_[A-Za-z0-9+/=]{30,}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34}|ops_eyJ[A-Za-z0-9+/=_\-]{40,}|fo1_[A-Za-z0-9_\-]{40,}|shp(?:at|ss|ca|pa)_[A-Fa-f0-9]{32}|dapi[a-f0-9]{32}(?:-\d)?|pul-[a-f0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|hv[sb]\.[A-Za-z0-9_\-]{24,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{24,}|GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{20,}|AIza[A-Za-z0-9_\-]{35}|SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}|AGE-SECRET-KEY-1[A-Z0-9]{58}|ATATT3[A-Za-z0-9_\-=]{100,}|dp\.pt\.[A-Za-z0-9]{40,}|nfp_[A-Za-z0-9]{36}|tfp_[A-Za-z0-9_]{40,}|rubygems_[a-f0-9]{48}|oy2[a-z0-9]{43}|key-[a-f0-9]{32}|figd_[A-Za-z0-9_\-]{40}|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-=.]{32,}|ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})\b`,
-			back:     1, fwd: 300,
-			tp: []string{
-				"hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
-				"npm_abcdefghijklmnopqrstuvwxyz0123456789",
-				"AIzaSyA0123456789abcdefghijklmnopqrstuv",
-				"sk_live_0123456789abcdefABCDEF",
-				"rk_test_abcdefghij0123456789",
-				"SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
-				"hvs.CAESIAbcdefghijklmnopqrstuvwxyz012",
-				"ya29.a0AfH6SMBabcdefghijklmnop",
-				"dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-			},
-			fp: []string{"hf_short", "npm_config_cache", "key-value store", "secret_name", "the sk_live_ prefix"},
-		},
-		{
-			id:       "pypi-token",
-			keywords: []string{"pypi-ageichlwas5vcmc"},
-			pattern:  `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`,
-			back:     1, fwd: 300,
-			tp: []string{"pypi-AgEIcHlwaS5vcmcCJGFiY2RlZmdoLWlqa2wtbW5vcC1xcnN0LXV2d3h5ejAxMjM0NTY3ODkw"},
-			fp: []string{"pypi-AgEIcHlwaS5vcmc"},
-		},
-		{
 			id:       "jwt",
 			keywords: []string{"eyj"},
-			pattern:  `\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`,
+			pattern:  `\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-/\\]{4,}\.[A-Za-z0-9_\-/\\]*={0,2}`,
 			back:     1, fwd: 8192,
 			tp: []string{
 				"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
 				"token=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.",
 			},
 			fp: []string{"eyJhbGciOiJIUzI1NiJ9 alone", "eyJ.x.y"},
+		},
+		{
+			id:       "jwt-base64",
+			keywords: []string{"zxlk"},
+			pattern:  `\bZXlK[A-Za-z0-9+/]{40,}={0,2}`,
+			back:     1, fwd: 8192,
+			tp: []string{"ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUl4SW4wLmMybG4="},
+			fp: []string{"ZXlKshort"},
 		},
 		{
 			id:       "bearer",
@@ -163,48 +110,110 @@ func rules() []rule {
 		{
 			id:       "basic-auth",
 			keywords: []string{"basic"},
-			pattern:  `(?i)authorization\\?["']?\s*[:=]\s*\\?["']?basic\s+([A-Za-z0-9+/]{4,}=*)`,
-			back:     40, fwd: 32,
+			pattern:  `(?i)(?:authorization|proxy-authorization|extraheader)\\?["']?\s*[:=]\s*\\?["']?(?:authorization:\s*)?basic\s+([A-Za-z0-9+/]{4,}=*)`,
+			back:     64, fwd: 32,
 			groups: []int{1},
-			tp:     []string{"Authorization: Basic dXNlcjpwYXNzd29yZA=="},
+			tp:     []string{"Authorization: Basic dXNlcjpwYXNzd29yZA==", `git -c http.extraHeader="AUTHORIZATION: basic eDpnaHBfYWJj" clone`},
 			fp:     []string{"basic authentication works", "a basic example"},
 		},
 		{
 			id:       "url-credentials",
 			keywords: []string{"://"},
-			pattern:  `(?i)\b[a-z][a-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?#@"'<>]+)@`,
+			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?#@"'<>]+)@`,
 			back:     32, fwd: 256,
 			groups: []int{1},
-			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379"},
+			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git"},
 			fp:     []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user"},
 		},
 		{
+			id: "url-token-user",
+			// A token as the whole userinfo: https://TOKEN@github.com/...
+			keywords: []string{"://"},
+			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,})@`,
+			back:     32, fwd: 256,
+			groups: []int{1},
+			check:  randomLike,
+			tp:     []string{"git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git"},
+			fp:     []string{"ssh://git@github.com/o/r.git", "https://docs.example.com/@scope/pkg"},
+		},
+		{
 			id: "credential-assignment",
-			// key = value, key: value, key => value, "key": "value" (also
-			// JSON-escaped): the spec floor's (password|passwd|secret|
-			// api[_-]?key|token) assignments and every credential-named key
-			// spelling CredentialKey accepts. A linear scan, no regexp.
-			keywords: []string{"pass", "pw", "secret", "token", "key", "auth", "credential", "cookie"},
-			scan:     scanAssign,
+			// key = value in every spelling assignAt reads: a name
+			// classifyKey calls strong takes any real value, a weak one
+			// only a random-looking value.
+			keywords: credKeywords,
+			scan:     scanCredAssign,
 			tp: []string{
 				"password=hunter2", `"password": "correct horse battery"`, "export API_KEY=abc123",
 				`aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`, "X-Api-Key: 0123456789",
 				`client_secret: "abc def"`, `{\"token\": \"tok_123\"}`, "Server=db;User Id=sa;Password=Pa55word;",
 				"secret: s3", "api-key=k1", "db_pass: p4ss", "opts = {token => 'abc'}",
+				"MY_SERVICE_CRED=9f2c4e6a8b0d1f3e5a7c", "DB_PWD=Tr0ub4dor", "GH_PAT=abc123xyz", "SECRET_KEY_BASE=5f0e3a9c2b7d",
+				"cache_key = 3f786850e387550fdab836ed7e6dc881de23001b", `var apiToken string = "k8s-t0ken-v4lue"`,
+				`System.setProperty("API_TOKEN", "d4f7a1b2c3")`, "PASSWORD :::= s3cr3tv4l", "<password>hunter2</password>",
+				"API_KEY=\n  sk9f8e7d6c5b4a3", "password: |\n  hunter2", `mySecretString=Zf3D0LXCM3EIMb`,
 			},
 			fp: []string{
 				"max_tokens: 4096", "tokenizer=cl100k_base", "the secret to fast builds", "token_type: bearer",
 				"secret_name: prod-db", `"key": "attention.*"`, "password_file=/etc/pw.txt",
 				"Authorization: Bearer", "password: [REDACTED:secret]", "bypass: true", "if token == nil {",
-				"password:\n  next: 1",
+				"password:\n  next: 1", "token: string;", "password = os.environ", "token = get_token()",
+				"API_KEY=$API_KEY", "password: ${{ secrets.DB_PASSWORD }}", "PWD=/srv/x", "api_version: 2024-10-01",
+				"token_count = 123456789012", "key: value", "password = password", `auth_mode = "oauth2"`,
 			},
 		},
 		{
 			id:       "credential-flag",
-			keywords: []string{"-pass", "-pw", "-secret", "-token", "-key", "-api", "-auth", "-credential"},
-			scan:     scanFlag,
-			tp:       []string{"mysql --password hunter2", "gh auth login --with-token tok123", "cli --api-key=abc", `run "--token" x1`},
-			fp:       []string{"--max-tokens 4096", "--token-file ./t.txt", "--password-stdin", "--no-auth --verbose", "pre-auth hook"},
+			keywords: credKeywords,
+			scan:     scanCredFlag,
+			tp: []string{
+				"mysql --password hunter2", "gh auth login --with-token tok123", "cli --api-key=abc", `run "--token" x1`,
+				"keytool -storepass chang3it -keypass k3ypass", "influx -password s3cr3t",
+			},
+			fp: []string{"--max-tokens 4096", "--token-file ./t.txt", "--password-stdin registry.io", "--no-auth --verbose", "pre-auth hook"},
+		},
+		{
+			id: "name-value-pair",
+			// {name: DB_PASSWORD, value: x} (Kubernetes env entries, GitHub
+			// Actions, NuGet's <add key="ClearTextPassword" value="x" />).
+			keywords: []string{"value"},
+			scan:     scanNameValue,
+			tp: []string{
+				"- name: DB_PASSWORD\n  value: hunter2", `{"name": "API_TOKEN", "value": "abc123"}`,
+				`<add key="ClearTextPassword" value="s3cr3t!" />`,
+			},
+			fp: []string{"- name: LOG_LEVEL\n  value: debug", `{"name": "token_count", "value": "12"}`},
+		},
+		{
+			id:       "netrc",
+			keywords: []string{"password", "passwd"},
+			scan:     scanNetrc,
+			tp: []string{
+				"machine api.example.com login me password VALUE6", "machine h\n  login bob\n  password p4ss w",
+				"default login anonymous password guest123",
+			},
+			fp: []string{"enter the login password here", "password reset machine"},
+		},
+		{
+			id:       "pgpass",
+			keywords: []string{"pgpass", ":5432:", ":*:"},
+			pattern:  `(?:^|[\s'"])[^:\s'"#]+:(?:\d{1,5}|\*):[^:\s'"]+:[^:\s'"]+:([^\s'"]+)`,
+			back:     256, fwd: 512,
+			groups: []int{1},
+			tp:     []string{"db.example.com:5432:app:admin:s3cr3tPW", "echo 'localhost:*:*:postgres:pg_pw1' >> ~/.pgpass"},
+			fp:     []string{"time 10:15:04:221", "listen 0.0.0.0:5432"},
+		},
+		{
+			id: "kubernetes-secret-data",
+			// Every value under data: / stringData: of a kind: Secret.
+			keywords: []string{"kind: secret", "kind: \"secret\"", `"kind":"secret"`, `"kind": "secret"`},
+			scan:     scanK8sSecret,
+			back:     1, fwd: 4096,
+			tp: []string{
+				"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: aHVudGVyMg==\n  user: YWRtaW4=\n",
+				"kind: Secret\nstringData:\n  config.json: '{\"a\":1}'\n  url: postgres://x\n",
+			},
+			fp: []string{"kind: Secret\nmetadata:\n  name: db\ntype: Opaque\n"},
 		},
 	}
 }
@@ -222,70 +231,169 @@ func hasDigit(s string) bool {
 // tokenLike accepts a bearer token: random-looking (a digit) or long.
 func tokenLike(s string) bool { return hasDigit(s) || len(s) >= 32 }
 
-// keyByte reports whether c can be part of an assignment's key name.
-func keyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
-
-// keyAround returns the key name around the keyword at s[i:i+k].
-func keyAround(s string, i, k int) (start, end int) {
-	start, end = i, i+k
-	for start > 0 && i-start < 64 && keyByte(s[start-1]) {
-		start--
+// judge reports whether the value of an assignment to a key of class c is
+// a credential: any real value of a strong key, a random-looking one of a
+// weak key.
+func judge(s string, a assignment, c keyClass) bool {
+	if c == notCred || placeholder(s, a.key, a.value, a.quote) {
+		return false
 	}
-	for end < len(s) && end-i < 64 && keyByte(s[end]) {
-		end++
-	}
-	return start, end
+	return c == strongCred || randomLike(s[a.value.start:a.value.end])
 }
 
-func skipBlanks(s string, j int) int {
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-		j++
+func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
+	a, ok := assignAt(s, i, k)
+	if !ok || !judge(s, a, classifyKey(a.key)) {
+		return nil
 	}
-	return j
+	return []span{a.value}
 }
 
-// scanAssign recognizes KEY = VALUE, KEY: VALUE, KEY => VALUE, with the key
-// optionally quoted (also JSON-escaped).
-func scanAssign(s string, i, k int) (string, int, bool, bool) {
-	ks, ke := keyAround(s, i, k)
-	j := ke
-	if j < len(s) && s[j] == '\\' {
-		j++
+// flagPass are endings that make a flag a password even where they would
+// over-match as a key name: keytool -storepass, openssl -passin.
+var flagPass = [...]string{"pass", "passin", "passout", "pwd", "pw", "passwd"}
+
+func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
+	a, ok := flagAt(s, i, k)
+	if !ok {
+		return nil
 	}
-	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
-		j++
+	c := classifyKey(a.key)
+	norm := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(a.key))
+	for _, suf := range flagPass {
+		if strings.HasSuffix(norm, suf) {
+			c = strongCred
+		}
 	}
-	j = skipBlanks(s, j)
-	switch {
-	case j+1 < len(s) && s[j] == '=' && s[j+1] == '>':
-		j += 2
-	case j < len(s) && s[j] == '=' && !(j+1 < len(s) && s[j+1] == '='):
-		j++
-	case j < len(s) && s[j] == ':' && !(j+1 < len(s) && s[j+1] == '/'):
-		j++
-	default:
-		return "", 0, false, false
+	if !judge(s, a, c) {
+		return nil
 	}
-	return s[ks:ke], skipBlanks(s, j), false, true
+	return []span{a.value}
 }
 
-// scanFlag recognizes a command-line flag --KEY VALUE or --KEY=VALUE.
-func scanFlag(s string, i, k int) (string, int, bool, bool) {
-	ks, ke := keyAround(s, i, k)
-	if s[ks] != '-' || (ks > 0 && !strings.ContainsRune(" \t\n\"'", rune(s[ks-1]))) {
-		return "", 0, false, false
+// scanNameValue redacts the value of a {name: X, value: V} pair when X
+// names a credential: the "value" key at i, the name within the 200 bytes
+// before it.
+func scanNameValue(s string, i, k int, _ *compiledRule) []span {
+	a, ok := assignAt(s, i, k)
+	if !ok || !strings.EqualFold(a.key, "value") {
+		return nil
 	}
-	j := ke
-	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
-		j++
+	from := max(0, i-200)
+	before := s[from:i]
+	j := max(strings.LastIndex(before, "name"), strings.LastIndex(before, "key"))
+	if j < 0 {
+		return nil
 	}
-	switch {
-	case j < len(s) && s[j] == '=':
-		j++
-	case j < len(s) && (s[j] == ' ' || s[j] == '\t'):
-		j = skipBlanks(s, j)
-	default:
-		return "", 0, false, false
+	kw := 4
+	if strings.HasPrefix(before[j:], "key") {
+		kw = 3
 	}
-	return strings.TrimLeft(s[ks:ke], "-"), j, true, true
+	n, ok := assignAt(s, from+j, kw)
+	if !ok || n.value.end > i {
+		return nil
+	}
+	if !judge(s, a, classifyKey(s[n.value.start:n.value.end])) {
+		return nil
+	}
+	return []span{a.value}
+}
+
+// scanNetrc reads a .netrc "password VALUE" token pair: the keyword as a
+// whole word, a machine or default entry and a login before it.
+func scanNetrc(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && !isSpace(s[i-1]) || i+k >= len(s) || (s[i+k] != ' ' && s[i+k] != '\t') {
+		return nil
+	}
+	before := strings.ToLower(s[max(0, i-512):i])
+	m := max(strings.LastIndex(before, "machine "), strings.LastIndex(before, "default "))
+	if m < 0 || !strings.Contains(before[m:], "login ") {
+		return nil
+	}
+	v := skipBlanks(s, i+k)
+	sp, _, ok := parseValue(s, v)
+	if !ok || placeholder(s, "password", sp, false) {
+		return nil
+	}
+	return []span{sp}
+}
+
+// scanK8sSecret redacts every value of the data: and stringData: maps of a
+// Kubernetes Secret manifest (YAML or JSON) around the keyword (kubectl
+// prints data before kind).
+func scanK8sSecret(s string, i, k int, r *compiledRule) []span {
+	from, end := max(0, i-r.fwd), min(len(s), i+k+r.fwd)
+	var out []span
+	for _, blk := range [...]string{"\ndata:", `"data":`, "\nstringData:", `"stringData":`} {
+		j := strings.Index(s[from:end], blk)
+		if j < 0 {
+			continue
+		}
+		j += from + len(blk)
+		if v := skipBlanks(s, j); v < end && s[v] == '{' {
+			out = append(out, jsonMapValues(s, v+1, end)...)
+			continue
+		}
+		out = append(out, yamlMapValues(s, j, end)...)
+	}
+	return out
+}
+
+// yamlMapValues returns the values of the "key: value" lines of the
+// indented block that starts on the line after j.
+func yamlMapValues(s string, j, end int) []span {
+	nl := strings.IndexByte(s[j:end], '\n')
+	if nl < 0 {
+		return nil
+	}
+	var out []span
+	indent := -1
+	for ls := j + nl + 1; ls < end; {
+		le := end
+		if e := strings.IndexByte(s[ls:end], '\n'); e >= 0 {
+			le = ls + e
+		}
+		d := skipBlanks(s, ls) - ls
+		if d == 0 || ls+d >= le || (indent >= 0 && d < indent) {
+			break
+		}
+		if indent < 0 {
+			indent = d
+		}
+		if c := strings.IndexByte(s[ls+d:le], ':'); d == indent && c > 0 {
+			if v := skipBlanks(s, ls+d+c+1); v < le {
+				if sp, _, ok := parseValue(s, v); ok {
+					out = append(out, sp)
+				}
+			}
+		}
+		ls = le + 1
+	}
+	return out
+}
+
+// jsonMapValues returns the string values of a flat JSON object starting
+// after its '{' at j.
+func jsonMapValues(s string, j, end int) []span {
+	var out []span
+	for j < end && s[j] != '}' {
+		c := strings.IndexByte(s[j:end], ':')
+		if c < 0 {
+			break
+		}
+		v := skipBlanks(s, j+c+1)
+		sp, _, ok := parseValue(s, v)
+		if !ok {
+			break
+		}
+		out = append(out, sp)
+		j = sp.end + 1
+		for j < end && s[j] != ',' && s[j] != '}' {
+			j++
+		}
+		if j < end && s[j] == ',' {
+			j++
+		}
+	}
+	return out
 }

@@ -27,14 +27,16 @@ func TestRules(t *testing.T) {
 			if (r.pattern == "") == (r.scan == nil) {
 				t.Fatalf("a rule has either a pattern or a scanner")
 			}
-			if _, err := syntax.Parse(r.pattern, syntax.Perl); r.pattern != "" && err != nil {
-				t.Fatalf("pattern: %v", err)
+			for _, pat := range []string{r.pattern, r.inner} {
+				if _, err := syntax.Parse(pat, syntax.Perl); pat != "" && err != nil {
+					t.Fatalf("pattern %q: %v", pat, err)
+				}
 			}
 			if len(r.keywords) == 0 || len(r.tp) == 0 || len(r.fp) == 0 {
 				t.Fatalf("a rule needs keywords and both kinds of samples")
 			}
 			for _, kw := range r.keywords {
-				if kw != strings.ToLower(kw) {
+				if kw != strings.ToLower(kw) && !r.exact {
 					t.Errorf("keyword %q not lower case", kw)
 				}
 			}

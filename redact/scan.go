@@ -1,41 +1,56 @@
 package redact
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // kwIndex is the keyword prefilter: one pass over the input finds every
 // case-insensitive occurrence of every rule keyword, and only the rules hit
-// run their patterns, in windows around the hits.
+// run their patterns, in windows around the hits. It is immutable once
+// built.
 type kwIndex struct {
 	first  [256]bool
-	second [256][256]bool
-	byPair map[uint16][]kwEntry
+	second [256][4]uint64      // bit c1 of second[c0]: a keyword starts c0 c1
+	byPair map[uint16][2]int32 // the range of entries starting with a pair
+	entry  []kwEntry           // sorted by their first two bytes
 }
 
+// kwEntry is one keyword of one rule.
 type kwEntry struct {
 	kw    string // lower-case
-	rules []int
+	exact string // the spelling it must match exactly, or ""
+	rule  int
 }
 
+func pairOf(kw string) uint16 { return uint16(kw[0])<<8 | uint16(kw[1]) }
+
 func newKWIndex(rs []rule) *kwIndex {
-	x := &kwIndex{byPair: map[uint16][]kwEntry{}}
-	pos := map[string][2]int{} // keyword -> (pair, index in byPair[pair])
+	x := &kwIndex{}
 	for ri, r := range rs {
-		for _, kw := range r.keywords {
-			if len(kw) < 2 {
+		for _, orig := range r.keywords {
+			if len(orig) < 2 {
 				panic("redact: keyword shorter than 2 bytes in rule " + r.id)
 			}
-			kw = strings.ToLower(kw)
-			k := uint16(kw[0])<<8 | uint16(kw[1])
-			if at, ok := pos[kw]; ok {
-				e := &x.byPair[uint16(at[0])][at[1]]
-				e.rules = append(e.rules, ri)
-				continue
+			e := kwEntry{kw: strings.ToLower(orig), rule: ri}
+			if r.exact {
+				e.exact = orig
 			}
-			x.first[kw[0]] = true
-			x.second[kw[0]][kw[1]] = true
-			pos[kw] = [2]int{int(k), len(x.byPair[k])}
-			x.byPair[k] = append(x.byPair[k], kwEntry{kw: kw, rules: []int{ri}})
+			x.entry = append(x.entry, e)
+			x.first[e.kw[0]] = true
+			x.second[e.kw[0]][e.kw[1]>>6] |= 1 << (e.kw[1] & 63)
 		}
+	}
+	slices.SortStableFunc(x.entry, func(a, b kwEntry) int { return int(pairOf(a.kw)) - int(pairOf(b.kw)) })
+	x.byPair = make(map[uint16][2]int32, len(x.entry)/2)
+	for i := 0; i < len(x.entry); {
+		k := pairOf(x.entry[i].kw)
+		j := i + 1
+		for j < len(x.entry) && pairOf(x.entry[j].kw) == k {
+			j++
+		}
+		x.byPair[k] = [2]int32{int32(i), int32(j)}
+		i = j
 	}
 	return x
 }
@@ -68,29 +83,33 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 			continue
 		}
 		c1 := lower[s[i+1]]
-		if !x.second[c0][c1] {
+		if x.second[c0][c1>>6]&(1<<(c1&63)) == 0 {
 			continue
 		}
-		for _, e := range x.byPair[uint16(c0)<<8|uint16(c1)] {
-			if !hasPrefixFold(s[i:], e.kw) {
+		rg := x.byPair[uint16(c0)<<8|uint16(c1)]
+		prev, match := "", false
+		for _, e := range x.entry[rg[0]:rg[1]] {
+			if e.kw != prev {
+				prev, match = e.kw, hasPrefixFold(s[i:], e.kw)
+			}
+			if !match || e.exact != "" && !strings.HasPrefix(s[i:], e.exact) {
 				continue
 			}
 			if wins == nil {
 				wins = make([][]span, len(rs))
 			}
-			for _, ri := range e.rules {
-				r := &rs[ri]
-				if r.scan != nil {
-					hits = append(hits, hit{ri, i, len(e.kw)})
-					continue
-				}
-				w := span{max(0, i-r.back), min(n, i+len(e.kw)+r.fwd)}
-				ws := wins[ri]
-				if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end {
-					ws[k].end = max(ws[k].end, w.end)
-				} else {
-					wins[ri] = append(ws, w)
-				}
+			ri := e.rule
+			r := &rs[ri]
+			if r.scan != nil {
+				hits = append(hits, hit{ri, i, len(e.kw)})
+				continue
+			}
+			w := span{max(0, i-r.back), min(n, i+len(e.kw)+r.fwd)}
+			ws := wins[ri]
+			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end {
+				ws[k].end = max(ws[k].end, w.end)
+			} else {
+				wins[ri] = append(ws, w)
 			}
 		}
 	}

@@ -1,0 +1,75 @@
+package redact
+
+// providerWords are the provider names that make an assignment's value a
+// credential when it looks random, whatever else the name says: gitleaks'
+// "semi-generic" rules (the facts, not its text; see providers.go for its
+// licence) cover these providers by name, and so does providerNameRule.
+var providerWords = []string{
+	"adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "atlassian", "confluence",
+	"jira", "beamer", "bitbucket", "bittrex", "meraki", "cloudflare", "codecov", "cohere",
+	"co_api_key", "coinbase", "confluent", "contentful", "datadog", "dnkey", "discord",
+	"droneci", "dropbox", "etsy", "facebook", "fastly", "finicity", "finnhub", "flickr",
+	"freshbooks", "gitter", "gocardless", "heroku", "hubspot", "intercom", "jfrog",
+	"artifactory", "bintray", "xray", "kraken", "kucoin", "launchdarkly", "linear", "linkedin",
+	"linked_in", "linked-in", "looker", "mailchimp", "mailgun", "mapbox", "mattermost",
+	"messagebird", "message_bird", "message-bird", "newrelic", "new_relic", "new-relic",
+	"nytimes", "newyorktimes", "okta", "plaid", "privateai", "private_ai", "private-ai",
+	"rapidapi", "sendbird", "sentry", "snyk", "sonar", "squarespace", "sumo", "telegr",
+	"travis", "twitch", "twitter", "typeform", "yandex", "zendesk", "contribsys",
+	"sourcegraph", "lob_", "_lob", "gitlab", "github", "slack", "stripe", "twilio", "openai",
+	"anthropic", "vercel", "netlify", "supabase", "firebase", "azure", "gcp", "digitalocean",
+}
+
+// providerValue reports whether v is the value shape a provider name
+// carries: one token of at least 12 bytes that looks random, or a long
+// digit run (client ids).
+func providerValue(v string) bool {
+	if len(v) < 12 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < len(v); i++ {
+		if isDigit(v[i]) {
+			digits++
+		}
+	}
+	if digits == len(v) {
+		return len(v) >= 14 && entropy(v) >= 2
+	}
+	return randomLike(v)
+}
+
+// providerNameRule redacts a random-looking value assigned to a name that
+// holds a provider's name (DISCORD_CLIENT=..., heroku: <uuid>, asana_id:
+// <16 digits>).
+func providerNameRule() rule {
+	return rule{
+		id:       "provider-name-assignment",
+		keywords: providerWords,
+		scan: func(s string, i, k int, _ *compiledRule) []span {
+			a, ok := assignAt(s, i, k)
+			if !ok || placeholder(s, a.key, a.value, a.quote) || !providerValue(s[a.value.start:a.value.end]) {
+				return nil
+			}
+			return []span{a.value}
+		},
+		tp: []string{
+			"DISCORD=0123456789abcdef0123456789abcdef", "heroku: 01234567-89ab-cdef-0123-456789abcdef",
+			"asana_client = 1234567890123456", `<discordToken>
+    9d8c7b6a5f4e3d2c1b0a
+</discordToken>`, `"twitter_consumer" => "AbCdEf0123456789XyZw"`,
+		},
+		fp: []string{"DISCORD_CHANNEL=announcements", "twitter_handle: @company", "linear_layer = nn.Linear(4, 4)", "slack_channel: #deploys"},
+	}
+}
+
+// vaultLike vets a legacy Vault token (s.XXXX): letters of both cases and
+// a digit.
+func vaultLike(v string) bool {
+	var up, low bool
+	for i := 0; i < len(v); i++ {
+		up = up || v[i] >= 'A' && v[i] <= 'Z'
+		low = low || v[i] >= 'a' && v[i] <= 'z'
+	}
+	return up && low && hasDigit(v)
+}

@@ -1,0 +1,318 @@
+package redact
+
+import "strings"
+
+// This file holds the command-line forms of credentials: the short flags
+// and positional arguments of the tools agents most often ask permission to
+// run (database clients, ssh/sshpass, curl/wget/httpie, registry and cloud
+// logins, `config set` and `secrets set` verbs, echo piped into
+// --password-stdin). Long flags (--password, --token) and KEY=VALUE
+// arguments are the generic rules' work.
+
+// cliRest is the rest of a command up to the next command separator.
+// Greedy on purpose: a lazy repetition costs RE2 far more to compile, and
+// a rule that must find every flag of a command uses an inner pattern.
+const cliRest = `[^\n;|&]*`
+
+// cliVal is a flag's value: quoted, or a bare word not starting with '-'.
+const cliVal = `('[^'\n]+'|"[^"\n]+"|[^\s'"\-][^\s'";|&]*)`
+
+// cliAttached is a value written right after its flag (-pSECRET).
+const cliAttached = `('[^'\n]+'|"[^"\n]+"|[^\s'";|&]+)`
+
+// cliFlagRule is the rule for a short flag of the commands cmds (an RE2
+// alternation) that takes a secret, separated or attached as sep says: the
+// pattern finds the command up to its separator, the inner pattern every
+// such flag in it.
+func cliFlagRule(id string, keywords []string, cmds, flag, sep string, tp, fp []string) rule {
+	val := cliVal
+	if sep == "" {
+		val = cliAttached
+	}
+	return rule{
+		id: id, keywords: keywords,
+		pattern: `\b(?:` + cmds + `)\b[^\n;|&]*`,
+		inner:   `[ \t]` + flag + sep + val,
+		back:    128, fwd: 512, groups: []int{1}, tp: tp, fp: fp,
+	}
+}
+
+func cliRules() []rule {
+	return []rule{
+		cliFlagRule("mysql-p", []string{"mysql", "mariadb"}, `(?i:mysql|mariadb)[\w-]*`, `-p`, ``,
+			[]string{"mysql -u root -pPASSWORD1 db", "mysqldump -uroot -p'hunter 2' app > a.sql", "mariadb -h db -p\"s3cr3t\""},
+			[]string{"mysql -u root -p mydb", "mysql -P 3306 -h db"}),
+		cliFlagRule("sshpass", []string{"sshpass"}, `sshpass`, `-p`, `[ \t]*`,
+			[]string{"sshpass -p PASSWORD2 ssh host", "sshpass -p'pa ss' scp a b:"},
+			[]string{"sshpass -f ~/.pw ssh host", "sshpass -e ssh host"}),
+		cliFlagRule("registry-login-p", []string{"login"},
+			`(?:docker|podman|nerdctl|buildah|oras|skopeo|crane|finch|cosign|helm|regctl)`+cliRest+`\blogin`, `-p`, `(?:[ \t]+|=)?`,
+			[]string{"docker login -u me -p PASSWORD4 reg", "helm registry login reg.io -u a -p s3cr3t", "podman login -p=tok3n quay.io"},
+			[]string{"docker run -p 8080:80 nginx", "docker login -u me --password-stdin"}),
+		cliFlagRule("cloud-login-p", []string{"login", "twine"},
+			`(?:az|oc|cf|argocd|rancher|tsh|harbor|twine)[ \t]+(?:login|upload)`, `-p`, `[ \t]+`,
+			[]string{"az login --service-principal -u app -p S3cr3t --tenant t", "oc login -u dev -p d3vpass https://api:6443", "twine upload -u __token__ -p pypi-x1 dist/*"},
+			[]string{"az login --identity", "az login -p -u x"}),
+		cliFlagRule("db-client-p", []string{"mongo", "cqlsh"}, `mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh`, `-p`, `[ \t]*`,
+			[]string{"mongosh -u admin -p Adm1nPass --authenticationDatabase admin", "cqlsh -u cassandra -p c4ss host"},
+			[]string{"mongosh -u admin -p --authenticationDatabase admin"}),
+		cliFlagRule("upper-P", []string{"sqlcmd", "bcp", "mssql", "isql", "osql", "zip", "mosquitto_"},
+			`sqlcmd|bcp|mssql-cli|isql|osql|zip|unzip|zipcloak|mosquitto_(?:pub|sub|rr)`, `-P`, `[ \t]*`,
+			[]string{"sqlcmd -S db -U sa -P 'Yuk0n!' -Q 'select 1'", "zip -P zippass out.zip f", "mosquitto_pub -u u -P mqttpw -t t"},
+			[]string{"zip -r out.zip dir", "sqlcmd -S db -E"}),
+		cliFlagRule("7z-p", []string{"7z"}, `7z[ar]?`, `-p`, ``,
+			[]string{"7z a -pS3v3nZ arc.7z f"}, []string{"7z a -mx9 arc.7z f"}),
+		cliFlagRule("redis-cli-a", []string{"redis-cli"}, `redis-cli`, `-a`, `[ \t]+`,
+			[]string{"redis-cli -h cache -a r3disPW ping"}, []string{"redis-cli -h cache ping"}),
+		cliFlagRule("ldap-w", []string{"ldap"}, `ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)`, `-w`, `[ \t]+`,
+			[]string{"ldapsearch -x -D cn=admin -w LdapPw1 -b dc=x"}, []string{"ldapsearch -x -W -b dc=x"}),
+		cliFlagRule("snmp-auth", []string{"snmp"}, `snmp\w*`, `-[AXc]`, `[ \t]+`,
+			[]string{"snmpwalk -v3 -u u -A authPass1 -X privPass1 host"}, []string{"snmpwalk -v2c host"}),
+		cliFlagRule("ssh-keygen-passphrase", []string{"ssh-keygen"}, `ssh-keygen`, `-[NP]`, `[ \t]+`,
+			[]string{`ssh-keygen -t ed25519 -N "my phrase" -f k`}, []string{`ssh-keygen -t ed25519 -N "" -f k`}),
+		cliFlagRule("openssl-k", []string{"openssl"}, `openssl`, `-k`, `[ \t]+`,
+			[]string{"openssl enc -aes-256-cbc -k encPass1 -in f"}, []string{"openssl enc -d -in f"}),
+		cliFlagRule("doctl-t", []string{"doctl"}, `doctl`, `-t`, `[ \t]+`,
+			[]string{"doctl auth init -t d0tok3n"}, []string{"doctl compute droplet list"}),
+		{
+			id:       "smb-user-percent",
+			keywords: []string{"smb", "rpcclient", "mount.cifs"},
+			pattern:  `\b(?:smbclient|rpcclient|smbmap|smbget|smbcacls|mount\.cifs)\b` + cliRest,
+			inner:    `(?:-U|--user(?:name)?)[ \t=]*['"]?[^\s%'"]+%` + cliAttached,
+			back:     1, fwd: 512, groups: []int{1},
+			tp: []string{"smbclient //h/s -U alice%Sm8pass"}, fp: []string{"smbclient //h/s -U alice"},
+		},
+		{
+			id:       "lftp-user-comma",
+			keywords: []string{"lftp"},
+			pattern:  `\blftp\b` + cliRest,
+			inner:    `[ \t]-u[ \t]+['"]?[^\s,'"]+,` + cliAttached,
+			back:     1, fwd: 512, groups: []int{1},
+			tp: []string{"lftp -u bob,ftpP4ss sftp://h"}, fp: []string{"lftp -u bob sftp://h"},
+		},
+		{
+			id:       "http-client-user",
+			keywords: []string{"curl", "wget", "http ", "https ", "xh "},
+			pattern:  `\b(?:curl|wget|http|https|xh|xhs)\b` + cliRest,
+			inner: `[ \t](?:-u|--user|-a|--auth|--proxy-user)(?:[ \t]+|=)?` +
+				`(?:'[^':\n]*:([^'\n]+)'|"[^":\n]*:([^"\n]+)"|[^\s'":;|&]*:([^\s'";|&]+))`,
+			back: 1, fwd: 512, groups: []int{1, 2, 3},
+			tp: []string{"curl -u admin:PASSWORD3 https://x", `curl --user "ci:t0k en" https://x`, "http -a bob:p4ss GET example.org", "curl -uadmin:pw1234 x"},
+			fp: []string{"curl -u admin https://x", "curl -X POST https://x"},
+		},
+		{
+			id:       "echo-to-stdin",
+			keywords: []string{"-stdin", "with-token", "passwd"},
+			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n]*` +
+				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b)`,
+			back: 512, fwd: 16, groups: []int{1},
+			check: func(v string) bool {
+				v = strings.Trim(v, `'"`)
+				return hasAlnum(v) && v[0] != '$' && !strings.Contains(v, "%s")
+			},
+			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd"},
+			fp: []string{`echo "$PW" | docker login --password-stdin`, "cat pw.txt | docker login --password-stdin"},
+		},
+		{
+			id:       "here-string-stdin",
+			keywords: []string{"-stdin", "with-token"},
+			pattern:  `(?:--password-stdin|--with-token|--token-stdin|--stdin)\b[^\n<]*<<<[ \t]*` + cliAttached,
+			back:     16, fwd: 256, groups: []int{1},
+			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+			tp:    []string{"gh auth login --with-token <<< 'tok3nvalue'"}, fp: []string{`docker login --password-stdin <<< "$PW"`},
+		},
+		{
+			id:       "openssl-pass-arg",
+			keywords: []string{"pass:"},
+			pattern:  `\bpass:` + cliAttached,
+			back:     1, fwd: 256, groups: []int{1},
+			tp: []string{"openssl pkcs12 -export -passout pass:Exp0rt -in c", "openssl rsa -passin 'pass:in pw'"},
+			fp: []string{"bypass: true", "pass:"},
+		},
+		{
+			id:       "htpasswd-b",
+			keywords: []string{"htpasswd"},
+			pattern:  `(?m)\bhtpasswd\b[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*(?:[^\s\-]\S*[ \t]+){1,2}` + cliAttached + `[ \t]*(?:$|[;|&])`,
+			back:     1, fwd: 512, groups: []int{1},
+			tp: []string{"htpasswd -b .htpasswd admin Htp4ss", "htpasswd -nb admin Htp4ss"},
+			fp: []string{"htpasswd -c .htpasswd admin"},
+		},
+		{
+			id:       "positional-login",
+			keywords: []string{"vault", "cargo", "wpa_passphrase", "rabbitmqctl", "cf auth"},
+			pattern: `(?m)\b(?:vault[ \t]+login|cargo[ \t]+login)[ \t]+(?:-[\w-]+(?:=\S+)?[ \t]+)*([^\s=\-][^\s=;|&]{7,})(?:[ \t;|&]|$)` +
+				`|\b(?:wpa_passphrase|cf[ \t]+auth|rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user))[ \t]+\S+[ \t]+` + cliVal,
+			back: 1, fwd: 512, groups: []int{1, 2},
+			tp: []string{"vault login s.AbCdEf0123456789xyz", "cargo login cio0123456789abcdef", "wpa_passphrase HomeNet wifiPass1", "rabbitmqctl add_user app Rabb1tPw"},
+			fp: []string{"vault login -method=oidc", "cargo login --registry=x"},
+		},
+		{
+			id:       "oracle-user-slash",
+			keywords: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman"},
+			pattern:  `\b(?:sqlplus|sqlldr|expdp|impdp|rman)\b[ \t]+(?:-\S+[ \t]+)*['"]?[\w$#.\-]+/([^\s@'"/]+)`,
+			back:     1, fwd: 512, groups: []int{1},
+			tp: []string{"sqlplus scott/T1ger@orcl", "expdp system/Manag3r directory=d"},
+			fp: []string{"sqlplus /nolog", "sqlplus -s @script.sql"},
+		},
+		{
+			id:       "net-use",
+			keywords: []string{"net use", "net user"},
+			pattern:  `(?i)\bnet[ \t]+use[ \t]+(?:[a-z]:[ \t]+)?\\\\\S+[ \t]+([^\s/'"*\\][^\s'"]*)[ \t]+/u(?:ser)?:|\bnet[ \t]+user[ \t]+\S+[ \t]+([^\s/'"*][^\s'"]*)[ \t]+/(?:add|y)\b`,
+			back:     1, fwd: 512, groups: []int{1, 2},
+			tp: []string{`net use \\srv\share NetPw1 /user:DOM\bob`, "net user svc Svc!pw1 /add"},
+			fp: []string{`net use \\srv\share /user:DOM\bob`, "net user svc * /add"},
+		},
+		{
+			id:       "nmcli-psk",
+			keywords: []string{"nmcli"},
+			pattern:  `\bnmcli\b` + cliRest,
+			inner:    `[ \t](?:password|wifi-sec\.psk|802-1x\.password)[ \t]+` + cliVal,
+			back:     1, fwd: 512, groups: []int{1},
+			tp: []string{"nmcli dev wifi connect Home password wifiPw12"}, fp: []string{"nmcli dev wifi list"},
+		},
+		{
+			id:       "config-set",
+			keywords: []string{"config", "configure"},
+			scan:     scanConfigSet,
+			tp: []string{
+				"aws configure set aws_secret_access_key VALUE5xyz", "npm config set //registry.npmjs.org/:_authToken npmTok3n",
+				"git config --global github.token gh0tok", "poetry config pypi-token.pypi pypi-AgEx", "yarn config set npmAuthToken yTok",
+			},
+			fp: []string{"aws configure set region eu-west-1", "git config --global user.name Bob", "npm config set registry https://r.io"},
+		},
+		{
+			id: "secrets-set",
+			keywords: []string{"secret set", "secrets set", "secrets:set", "secret:set", "env:set", "env set", "variables set",
+				"variables:set", "vars set", "config:set", "secret put", "secrets put"},
+			scan: scanSecretsSet,
+			tp: []string{
+				"gh secret set DEPLOY_KEY --body 'k3y v'", "fly secrets set DATABASE_URL=pgx1 OTHER=o2", "heroku config:set STRIPE=sk9x -a app",
+				"doppler secrets set API s3cr3tval", "netlify env:set FOO barv4l",
+			},
+			fp: []string{"gh secret set DEPLOY_KEY < key.txt", "gh secret list"},
+		},
+		{
+			id:       "kubectl-from-literal",
+			keywords: []string{"from-literal"},
+			scan:     scanFromLiteral,
+			tp:       []string{"kubectl create secret generic db --from-literal=password=Kub3pw --from-literal=user=admin"},
+			fp:       []string{"kubectl create configmap c --from-literal=color=blue"},
+		},
+	}
+}
+
+// cliTokens splits the rest of the line at j into blank-separated tokens
+// (a quoted token may hold blanks), at most max of them, stopping at a
+// command separator.
+func cliTokens(s string, j, max int) []span {
+	var out []span
+	for len(out) < max {
+		j = skipBlanks(s, j)
+		if j >= len(s) || strings.IndexByte("\n\r;|&<>", s[j]) >= 0 {
+			break
+		}
+		e := j
+		for e < len(s) && !isSpace(s[e]) && s[e] != ';' && s[e] != '|' && s[e] != '&' {
+			if s[e] == '\'' || s[e] == '"' {
+				if k := strings.IndexByte(s[e+1:], s[e]); k >= 0 && !strings.ContainsAny(s[e+1:e+1+k], "\n") {
+					e += k + 2
+					continue
+				}
+			}
+			e++
+		}
+		if e == j {
+			break
+		}
+		out = append(out, span{j, e})
+		j = e
+	}
+	return out
+}
+
+// unquote drops the quotes around a token span.
+func unquote(s string, sp span) span {
+	if sp.end-sp.start >= 2 && (s[sp.start] == '\'' || s[sp.start] == '"') && s[sp.end-1] == s[sp.start] {
+		return span{sp.start + 1, sp.end - 1}
+	}
+	return sp
+}
+
+// scanConfigSet reads "config [set] [flags] NAME VALUE" (aws configure set,
+// npm/yarn/pnpm/git/poetry/pip config): the value after the first name that
+// names a credential.
+func scanConfigSet(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && keyByte(s[i-1]) || i+k < len(s) && s[i+k] != ' ' && s[i+k] != '\t' && s[i+k] != ':' {
+		return nil
+	}
+	ts := cliTokens(s, i+k, 10)
+	for n, t := range ts {
+		name := s[t.start:t.end]
+		if name[0] == '-' || strings.Contains(name, "=") || name == "set" {
+			continue
+		}
+		if classifyKey(name) == strongCred && n+1 < len(ts) {
+			v := unquote(s, ts[n+1])
+			if val := s[v.start:v.end]; val != "" && val[0] != '-' && !placeholder(s, name, v, v != ts[n+1]) {
+				return []span{v}
+			}
+		}
+	}
+	return nil
+}
+
+// scanSecretsSet reads "secrets set NAME VALUE", "secrets set K=V ...",
+// "config:set K=V" and "secret set NAME --body V": every value is a secret.
+func scanSecretsSet(s string, i, k int, _ *compiledRule) []span {
+	var out []span
+	ts := cliTokens(s, i+k, 24)
+	positional := 0
+	for n := 0; n < len(ts); n++ {
+		t := s[ts[n].start:ts[n].end]
+		switch {
+		case t == "--body" || t == "-b" || t == "--value":
+			if n+1 < len(ts) {
+				out = append(out, unquote(s, ts[n+1]))
+				n++
+			}
+		case strings.HasPrefix(t, "--body=") || strings.HasPrefix(t, "--value="):
+			eq := strings.IndexByte(t, '=')
+			out = append(out, unquote(s, span{ts[n].start + eq + 1, ts[n].end}))
+		case t[0] == '-':
+		case strings.Contains(t, "="):
+			eq := strings.IndexByte(t, '=')
+			if v := unquote(s, span{ts[n].start + eq + 1, ts[n].end}); v.end > v.start {
+				out = append(out, v)
+			}
+		default:
+			positional++
+			if positional == 2 {
+				out = append(out, unquote(s, ts[n]))
+			}
+		}
+	}
+	return out
+}
+
+// scanFromLiteral redacts the value of --from-literal=KEY=VALUE on a line
+// that creates a secret.
+func scanFromLiteral(s string, i, k int, _ *compiledRule) []span {
+	ls := strings.LastIndexByte(s[:i], '\n') + 1
+	if !strings.Contains(s[ls:i], "secret") {
+		return nil
+	}
+	j := i + k
+	if j < len(s) && (s[j] == '=' || s[j] == ' ') {
+		j++
+	}
+	ts := cliTokens(s, j, 1)
+	if len(ts) == 0 {
+		return nil
+	}
+	t := unquote(s, ts[0])
+	eq := strings.IndexByte(s[t.start:t.end], '=')
+	if eq < 0 || t.start+eq+1 >= t.end {
+		return nil
+	}
+	return []span{unquote(s, span{t.start + eq + 1, t.end})}
+}
