@@ -278,12 +278,14 @@ func askUserQuestionForm(agent string, input []byte) (data, meta map[string]any)
 
 // formSpec is the structural part of one form field, kept in the table
 // state so the answer's metadata stand-in can tell structural values (ids,
-// numbers, booleans) from free text.
+// numbers, booleans) from free text, and the gate which answers are
+// secrets (redact.SecretFields judged the request's schema and words).
 type formSpec struct {
 	ID      string   `json:"i"`
 	Type    string   `json:"t"`
 	Multi   bool     `json:"m,omitempty"`
 	Choices []string `json:"c,omitempty"`
+	Secret  bool     `json:"s,omitempty"`
 }
 
 // elicitationSchema returns the requested schema of an Elicitation payload
@@ -340,6 +342,7 @@ func elicitationForm(agent string, raw []byte) (data, meta map[string]any, spec 
 		required[r.String()] = true
 	}
 	var fields, metaFields []any
+	var judged []redact.FormField
 	schema.Get("properties").ForEach(func(k, p gjson.Result) bool {
 		id := k.String()
 		label := p.Get("title").String()
@@ -384,8 +387,15 @@ func elicitationForm(agent string, raw []byte) (data, meta map[string]any, spec 
 		fields = append(fields, f)
 		metaFields = append(metaFields, mf)
 		spec = append(spec, fs)
+		judged = append(judged, redact.FormField{ID: id, Type: fs.Type, Title: p.Get("title").String(),
+			Description: p.Get("description").String(), Format: p.Get("format").String(), WriteOnly: p.Get("writeOnly").Bool()})
 		return true
 	})
+	for _, id := range redact.SecretFields(Str(raw, "message"), judged) {
+		for i := range spec {
+			spec[i].Secret = spec[i].Secret || spec[i].ID == id
+		}
+	}
 	if fields == nil {
 		fields, metaFields = []any{}, []any{}
 	}
@@ -454,10 +464,26 @@ func elicitationResult(raw []byte, st *State) []Draft {
 	ansKey := key + ":answered"
 	answered := Draft{
 		Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
-		Meta: map[string]any{"answer": map[string]any{"values": structuralValues(values, specJSON)}},
+		Data:    map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
+		Meta:    map[string]any{"answer": map[string]any{"values": structuralValues(values, specJSON)}},
+		Secrets: secretFields(specJSON),
 	}
 	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+}
+
+// secretFields returns the ids of the stored spec's secret fields.
+func secretFields(specJSON string) []string {
+	var spec []formSpec
+	if json.Unmarshal([]byte(specJSON), &spec) != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range spec {
+		if f.Secret {
+			out = append(out, f.ID)
+		}
+	}
+	return out
 }
 
 // structuralValues keeps the answer values that are structural at every
@@ -472,7 +498,7 @@ func structuralValues(values map[string]any, specJSON string) map[string]any {
 	}
 	for _, f := range spec {
 		v, ok := values[f.ID]
-		if !ok {
+		if !ok || f.Secret {
 			continue
 		}
 		switch f.Type {

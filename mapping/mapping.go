@@ -219,6 +219,9 @@ type Draft struct {
 	// Levels declares the capture levels of content-bearing fields of an x.*
 	// payload; undeclared fields of an x.* payload count as full.
 	Levels map[string]redact.Level
+	// Secrets names the form answers (answer.values ids) the request said
+	// are secrets (see redact.Content.Secrets).
+	Secrets []string
 
 	// Session, when set, addresses the event to another AEP session than
 	// the moment's (a resumed session's new AEP session, a child session):

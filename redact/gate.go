@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,14 @@ type Content struct {
 	// (or of any type the registry does not know). A field without a declared
 	// level is treated as full.
 	Levels map[string]Level
+	// Secrets names the answer.values entries (form field ids) whose
+	// request said they hold secrets ([SecretFields]: a writeOnly or
+	// password-format schema, a PIN or one-time-code field, a prompt asking
+	// for a password). At redacted they are replaced whole, at metadata
+	// dropped whatever their type; a name that says so ([CredentialKey],
+	// pin, otp, one_time_code, db_login, secret_answer) counts without
+	// being listed.
+	Secrets []string
 }
 
 // Gate applies ceiling to c and returns the payload to emit and the capture
@@ -47,7 +56,7 @@ func Gate(c Content, ceiling Level, p *Pipeline) (map[string]any, Level) {
 	if p == nil && ceiling == Redacted {
 		p = NewPipeline(Options{})
 	}
-	g := gater{ceiling: ceiling, p: p, agent: c.Agent, subject: c.Subject}
+	g := gater{ceiling: ceiling, p: p, agent: c.Agent, subject: c.Subject, secrets: c.Secrets}
 	spec, ok := registry()[c.Type]
 	if !ok {
 		return g.untyped(c.Data, c.Levels), ceiling
@@ -56,7 +65,7 @@ func Gate(c Content, ceiling Level, p *Pipeline) (map[string]any, Level) {
 	if ceiling == Metadata {
 		for k, v := range c.Meta {
 			if f := spec[k]; f != nil && f.hasStar() {
-				out[k] = v
+				out[k] = g.withoutSecretValues(k, v)
 			}
 		}
 	}
@@ -78,6 +87,39 @@ type gater struct {
 	// are, and a full content field is dropped rather than turned into its
 	// redacted twin.
 	hop bool
+	// secrets are Content.Secrets.
+	secrets []string
+}
+
+// secret reports whether the answer.values entry id holds a secret: listed
+// by the mapping, or named so.
+func (g gater) secret(id string) bool {
+	return slices.Contains(g.secrets, id) || formSecretName(id) || proseSecret(id)
+}
+
+// withoutSecretValues drops the secret entries from a Meta stand-in's
+// answer.values: the mapping vouches for structure, the gate for secrecy.
+func (g gater) withoutSecretValues(field string, v any) any {
+	ans, ok := v.(map[string]any)
+	if field != "answer" || !ok {
+		return v
+	}
+	vals, ok := ans["values"].(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(ans))
+	for k, x := range ans {
+		out[k] = x
+	}
+	kept := make(map[string]any, len(vals))
+	for k, x := range vals {
+		if !g.secret(k) {
+			kept[k] = x
+		}
+	}
+	out["values"] = kept
+	return out
 }
 
 // untyped gates a payload the registry has no annotations for by its
@@ -196,6 +238,9 @@ func (g gater) nested(f *field, v any) (any, bool) {
 // starred gates a [metadata*] member of parent.
 func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool) {
 	if g.ceiling >= Redacted {
+		if m, ok := v.(map[string]any); ok && s == starValues && g.ceiling == Redacted && !g.hop {
+			return g.p.object(m, func(k string) bool { return g.secret(k) || CredentialKey(k) }), true
+		}
 		return g.leaf(v, Redacted)
 	}
 	switch s {
@@ -213,7 +258,7 @@ func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool
 		}
 		out := make(map[string]any, len(m))
 		for k, x := range m {
-			if scalar(x) {
+			if scalar(x) && !g.secret(k) {
 				out[k] = x
 			}
 		}

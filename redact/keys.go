@@ -99,15 +99,15 @@ func nameSegments(name string) []string {
 		start = -1
 	}
 	upper := func(c byte) bool { return c >= 'A' && c <= 'Z' }
-	lowerOrDigit := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	lowerCase := func(c byte) bool { return c >= 'a' && c <= 'z' }
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		switch {
 		case !isAlnum(c):
 			flush(i)
 			continue
-		case start >= 0 && upper(c) && lowerOrDigit(name[i-1]):
-			flush(i) // fooBar
+		case start >= 0 && upper(c) && lowerCase(name[i-1]):
+			flush(i) // fooBar, but 2FA stays whole
 		case start >= 0 && upper(c) && upper(name[i-1]) && i+1 < len(name) && name[i+1] >= 'a' && name[i+1] <= 'z':
 			flush(i) // APIKey
 		}

@@ -287,7 +287,7 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		ceiling := e.Policy.Ceiling(d.Type)
 		data, honoured := redact.Gate(redact.Content{
 			Type: d.Type, Agent: agent, Subject: ev.Subject,
-			Data: d.Data, Meta: d.Meta, Levels: d.Levels,
+			Data: d.Data, Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
 		}, ceiling, e.Pipeline)
 		ev.Data, ev.Capture = data, honoured.String()
 		if AgentScoped(d.Type) {
