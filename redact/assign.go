@@ -369,13 +369,9 @@ func bareEnd(s string, i int) int {
 
 // typeWords are values that name a type, not hold a value ("token:
 // string" in a TypeScript interface).
-var typeWords = map[string]bool{
-	"string": true, "str": true, "number": true, "int": true, "integer": true, "bool": true,
-	"boolean": true, "bytes": true, "any": true, "object": true, "unknown": true, "void": true,
-	"char": true, "float": true, "double": true, "long": true, "optional": true, "required": true,
-	"true": true, "false": true, "null": true, "none": true, "nil": true, "undefined": true,
-	"redacted": true, "secret": true, "password": true, "token": true, "hidden": true, "masked": true,
-}
+const typeWords wordSet = "string str number int integer bool boolean bytes any object unknown " +
+	"void char float double long optional required true false null none " +
+	"nil undefined redacted secret password token hidden masked"
 
 // placeholder reports whether the value v of an assignment to key is a
 // stand-in rather than a credential: punctuation alone, a boolean or type
@@ -385,7 +381,7 @@ var typeWords = map[string]bool{
 // config.password) or a call (getpass()).
 func placeholder(s string, key string, sp span, quoted bool) bool {
 	v := s[sp.start:sp.end]
-	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords[strings.ToLower(v)] {
+	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) {
 		return true
 	}
 	if strings.EqualFold(v, key) {

@@ -16,12 +16,8 @@ type FormField struct {
 
 // formWords are segments that make a form field's name or words say it
 // holds a secret, beyond what CredentialKey accepts.
-var formWords = map[string]bool{
-	"pin": true, "otp": true, "totp": true, "hotp": true, "mfa": true, "2fa": true,
-	"cvv": true, "cvc": true, "cvn": true, "ssn": true, "passcode": true, "passphrase": true,
-	"password": true, "passwd": true, "secret": true, "token": true, "credential": true,
-	"credentials": true, "creds": true, "apikey": true,
-}
+const formWords wordSet = "pin otp totp hotp mfa 2fa cvv cvc cvn ssn passcode passphrase " +
+	"password passwd secret token credential credentials creds apikey"
 
 // formCompounds are adjacent-segment spellings of secrets: a one-time
 // code, a card's security code, an API key.
@@ -33,18 +29,18 @@ var formCompounds = [...]string{
 }
 
 // secretFormats are schema formats that mark a secret.
-var secretFormats = map[string]bool{"password": true, "secret": true, "pin": true, "otp": true, "credential": true}
+const secretFormats wordSet = "password secret pin otp credential"
 
 // secretWords reports whether a name or a piece of prose says it holds a
 // secret: a word such as password, PIN, OTP, token, passphrase, or a
 // compound such as "one-time code", "security code", "API key".
 func secretWords(text string, login bool) bool {
 	segs := nameSegments(text)
-	if len(segs) == 0 || descriptors[segs[len(segs)-1]] {
+	if len(segs) == 0 || descriptors.has(segs[len(segs)-1]) {
 		return false // "token_count", "pin_length" describe a secret
 	}
 	for i, s := range segs {
-		if formWords[s] || (login && s == "login") {
+		if formWords.has(s) || (login && s == "login") {
 			return true
 		}
 		if i+1 < len(segs) {
@@ -95,7 +91,7 @@ func SecretFields(prompt string, fields []FormField) []string {
 		if f.Type == "select" || f.Type == "boolean" {
 			continue
 		}
-		if f.WriteOnly || secretFormats[strings.ToLower(f.Format)] || formSecretName(f.ID) ||
+		if f.WriteOnly || secretFormats.has(strings.ToLower(f.Format)) || formSecretName(f.ID) ||
 			secretWords(f.Title, true) || secretWords(f.Description, false) || (free == 1 && secretWords(prompt, false)) {
 			out = append(out, f.ID)
 		}

@@ -32,55 +32,58 @@ var strongSuffixes = [...]string{
 // "GITHUB_PAT", "DB_PWD", "otp") but would over-match as suffixes
 // ("bypass", "compass"); true marks those that do so only after another
 // segment ("PWD" alone is the working directory, "PASS:" a test result).
-var strongLast = map[string]bool{"pass": true, "pw": true, "pwd": true, "pat": true, "otp": false, "totp": false, "mfa": true, "2fa": false}
+const (
+	strongLastAlone wordSet = "otp totp 2fa"
+	strongLastAfter wordSet = "pass pw pwd pat mfa"
+)
 
 // strongWords are segments that make a name credential-bearing wherever
 // they stand ("SECRET_KEY_BASE", "mySecretString", "db_password_prod"),
 // unless the last segment describes rather than holds (see descriptors).
-var strongWords = map[string]bool{
-	"password": true, "passwd": true, "passphrase": true, "passcode": true, "secret": true,
-	"secrets": true, "token": true, "credential": true, "credentials": true, "creds": true,
-	"cred": true, "apikey": true, "privatekey": true,
-}
+const strongWords wordSet = "password passwd passphrase passcode secret secrets token credential " +
+	"credentials creds cred apikey privatekey"
 
 // weakWords are segments that make a name possibly credential-bearing.
-var weakWords = map[string]bool{
-	"key": true, "keys": true, "access": true, "auth": true, "api": true, "session": true,
-	"sig": true, "signature": true, "salt": true, "hmac": true, "private": true, "cert": true,
-	"license": true, "bearer": true, "jwt": true, "sid": true, "tokens": true, "oauth": true,
-	"login": true, "pin": true, "pass": true, "pw": true,
-}
+const weakWords wordSet = "key keys access auth api session sig signature salt hmac private cert " +
+	"license bearer jwt sid tokens oauth login pin pass pw"
 
 // descriptors are last segments that describe a credential rather than
 // hold one: "secret_name", "password_file", "token_type", "token_count".
-var descriptors = map[string]bool{
-	"name": true, "names": true, "file": true, "files": true, "path": true, "paths": true,
-	"dir": true, "type": true, "types": true, "count": true, "counts": true, "length": true,
-	"len": true, "size": true, "url": true, "uri": true, "endpoint": true, "ref": true,
-	"refs": true, "arn": true, "env": true, "var": true, "vars": true, "prefix": true,
-	"suffix": true, "hint": true, "format": true, "field": true, "fields": true,
-	"label": true, "header": true, "param": true, "policy": true, "rotation": true,
-	"ttl": true, "expiry": true, "expires": true, "expiration": true, "expiresat": true,
-	"lifetime": true, "version": true, "enabled": true, "required": true, "mode": true,
-	"provider": true, "store": true, "manager": true, "source": true, "location": true,
-	"kind": true, "schema": true, "status": true, "limit": true, "min": true, "max": true,
-	"regex": true, "pattern": true, "placeholder": true, "description": true, "desc": true,
-	"help": true, "message": true, "msg": true, "error": true, "usage": true, "budget": true,
-	"template": true, "validator": true, "strength": true, "reset": true, "changed": true,
-	"updated": true, "created": true, "at": true, "ids": true, "tokenizer": true,
-	"index": true, "idx": true, "position": true, "pos": true, "offset": true, "start": true,
-	"end": true, "in": true, "out": true, "used": true, "remaining": true, "estimate": true,
-	"stdin": true, "command": true, "cmd": true, "helper": true, "prompt": true,
-}
+const descriptors wordSet = "name names file files path paths dir type types count counts length " +
+	"len size url uri endpoint ref refs arn env var vars prefix suffix " +
+	"hint format field fields label header param policy rotation ttl " +
+	"expiry expires expiration expiresat lifetime version enabled required " +
+	"mode provider store manager source location kind schema status limit " +
+	"min max regex pattern placeholder description desc help message msg " +
+	"error usage budget template validator strength reset changed updated " +
+	"created at ids tokenizer index idx position pos offset start end in " +
+	"out used remaining estimate stdin command cmd helper prompt"
 
 // fileExts are the endings after a name's last '.' that make it a file
 // name: TokenService.java:88 is a source position, not a token.
-var fileExts = map[string]bool{
-	"java": true, "go": true, "py": true, "js": true, "ts": true, "tsx": true, "jsx": true,
-	"rb": true, "rs": true, "c": true, "h": true, "cc": true, "cpp": true, "cs": true,
-	"kt": true, "swift": true, "php": true, "scala": true, "sh": true, "yaml": true,
-	"yml": true, "json": true, "toml": true, "xml": true, "txt": true, "md": true,
-	"html": true, "css": true, "lock": true, "log": true,
+const fileExts wordSet = "java go py js ts tsx jsx rb rs c h cc cpp cs kt swift php scala sh " +
+	"yaml yml json toml xml txt md html css lock log"
+
+// wordSet is a set of words written as one space-separated string: a
+// constant, so the sets cost no package initialisation in every hook
+// process.
+type wordSet string
+
+// has reports whether w is one of the set's words.
+func (ws wordSet) has(w string) bool {
+	s := string(ws)
+	for off := 0; w != ""; {
+		i := strings.Index(s[off:], w)
+		if i < 0 {
+			return false
+		}
+		st, en := off+i, off+i+len(w)
+		if (st == 0 || s[st-1] == ' ') && (en == len(s) || s[en] == ' ') {
+			return true
+		}
+		off = st + 1
+	}
+	return false
 }
 
 // nameSegments splits a name into lower-case segments at separators
@@ -136,22 +139,22 @@ func classifyKey(name string) keyClass {
 			return strongCred
 		}
 	}
-	if needPrefix, ok := strongLast[last]; ok && (!needPrefix || len(segs) > 1) {
+	if strongLastAlone.has(last) || strongLastAfter.has(last) && len(segs) > 1 {
 		return strongCred
 	}
 	class := notCred
 	for i, s := range segs {
-		if strongWords[s] || (s == "api" && i+1 < len(segs) && segs[i+1] == "key") ||
+		if strongWords.has(s) || (s == "api" && i+1 < len(segs) && segs[i+1] == "key") ||
 			(s == "private" && i+1 < len(segs) && segs[i+1] == "key") {
 			class = strongCred
 			break
 		}
-		if weakWords[s] {
+		if weakWords.has(s) {
 			class = weakCred
 		}
 	}
 	dot := strings.LastIndexByte(name, '.')
-	if class > notCred && (descriptors[last] || dot > 0 && fileExts[strings.ToLower(name[dot+1:])]) {
+	if class > notCred && (descriptors.has(last) || dot > 0 && fileExts.has(strings.ToLower(name[dot+1:]))) {
 		class-- // "token_type", "secret_name", "api_version" describe, not hold
 	}
 	return class

@@ -106,6 +106,9 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 		printRow("hook "+name, res[name], fl)
 	}
 	fmt.Println("goal: hook p50 <= 2.5x floor (stretch 2x)")
+	if err := redactFigures(bin, floor, tmp, n); err != nil {
+		return err
+	}
 	if skipGo {
 		return nil
 	}
