@@ -45,3 +45,22 @@ func TestPatternsCheapToCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataPathCompilesNothing gates content full of credentials at
+// metadata and asserts the pipeline was never even initialised: the
+// default hook path builds no table and compiles no pattern.
+func TestMetadataPathCompilesNothing(t *testing.T) {
+	p := NewPipeline(Options{})
+	args := map[string]any{"command": "mysql -pS3cret && curl -u a:b https://x?token=ghp_0123456789abcdefghijABCDEFGHIJ012345"}
+	for _, c := range []Content{
+		{Type: "tool.requested", Data: map[string]any{"tool": map[string]any{"name": "Bash"}, "args": args}},
+		{Type: "attention.requested", Agent: "a", Data: map[string]any{"kind": "permission", "prompt": args["command"]}},
+		{Type: "attention.answered", Data: map[string]any{"answer": map[string]any{"text": "pw", "values": map[string]any{"pin": "1234", "n": float64(2)}}}},
+		{Type: "x.vendor.thing.done", Data: map[string]any{"raw": args}, Levels: map[string]Level{"raw": Redacted}},
+	} {
+		Gate(c, Metadata, p)
+	}
+	if p.index != nil || p.rules != nil {
+		t.Error("the metadata path initialised the pipeline")
+	}
+}
