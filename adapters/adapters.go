@@ -28,6 +28,7 @@ package adapters
 import (
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
+	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -44,6 +45,8 @@ func Decode(t mapping.Transport, line []byte) ([]mapping.Moment, error) {
 		return agui.Decode(line)
 	case mapping.TransportOTLP:
 		return otlp.Decode(line)
+	case mapping.TransportOpenCode:
+		return opencode.Decode(line)
 	}
 	return []mapping.Moment{{Raw: line}}, nil
 }

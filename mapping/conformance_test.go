@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 	}
 	var report []string
 	for _, v := range mapping.Vendors() {
-		if _, err := os.Stat(filepath.Join(dir, v.Name+".json")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, pins.PinFile(v.Name))); err != nil {
 			continue // a vendor the pins do not cover
 		}
 		cases, skipped, err := pins.LoadPins(dir, v.Name)

@@ -238,7 +238,16 @@ func plural(n int) string {
 // ("{agent} asks N questions"). meta is the metadata stand-in: labels
 // degraded to the ids.
 func askUserQuestionForm(agent string, input []byte) (data, meta map[string]any) {
-	qs := gjson.GetBytes(input, "questions").Array()
+	data, meta, _ = questionsForm(agent, gjson.GetBytes(input, "questions").Array(), "multiSelect", "")
+	return data, meta
+}
+
+// questionsForm builds the AskUserQuestion-shaped form of a list of
+// questions: multiField names the member that makes a question multi-select,
+// customField (when set) the member whose false value withholds the free
+// "other" answer (absent means allowed). labels are each question's choice
+// labels, for matching a vendor's answer back to choice ids.
+func questionsForm(agent string, qs []gjson.Result, multiField, customField string) (data, meta map[string]any, labels [][]string) {
 	prompt := fmt.Sprintf("%s asks %d question%s", agent, len(qs), plural(len(qs)))
 	fields := make([]any, 0, len(qs))
 	metaFields := make([]any, 0, len(qs))
@@ -251,6 +260,7 @@ func askUserQuestionForm(agent string, input []byte) (data, meta map[string]any)
 		opts := q.Get("options").Array()
 		f := map[string]any{"id": id, "label": label, "required": true}
 		mf := map[string]any{"id": id, "label": id, "required": true}
+		var ls []string
 		if len(opts) == 0 {
 			f["type"], mf["type"] = "string", "string"
 		} else {
@@ -260,20 +270,25 @@ func askUserQuestionForm(agent string, input []byte) (data, meta map[string]any)
 				cid := strconv.Itoa(j + 1)
 				choices = append(choices, map[string]any{"id": cid, "label": o.Get("label").String()})
 				metaChoices = append(metaChoices, map[string]any{"id": cid, "label": cid})
+				ls = append(ls, o.Get("label").String())
 			}
 			f["type"], mf["type"] = "select", "select"
-			f["other"], mf["other"] = true, true
+			other := customField == "" || q.Get(customField).Type != gjson.False
+			if other {
+				f["other"], mf["other"] = true, true
+			}
 			f["choices"], mf["choices"] = choices, metaChoices
-			if q.Get("multiSelect").Bool() {
+			if q.Get(multiField).Bool() {
 				f["multi"], mf["multi"] = true, true
 			}
 		}
 		fields = append(fields, f)
 		metaFields = append(metaFields, mf)
+		labels = append(labels, ls)
 	}
 	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields, "respond_via": []any{"control"}}
 	meta = map[string]any{"prompt": prompt, "fields": metaFields}
-	return data, meta
+	return data, meta, labels
 }
 
 // formSpec is the structural part of one form field, kept in the table

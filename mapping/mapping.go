@@ -176,9 +176,23 @@ const (
 	// record and Record, an *OTelRecord; Raw is nil. OTLP vendors declare
 	// Detect, the receiver's per-resource vendor choice.
 	TransportOTLP
+	// TransportOpenCode is the OpenCode / Kilo Code bus (adapters/opencode):
+	// the SSE bridge (`aep-hook follow`) and the plugin forwarder. Kind event
+	// is one bus event (Raw is the event {id?, type, properties}; Name its
+	// type, ID its evt_ id when it has one, Thread the directory a
+	// /global/event wrapper named, Method the plugin hook that carried it,
+	// "" from the stream) or one interception hook (Method
+	// "tool.execute.before" / "tool.execute.after", Raw {input, output};
+	// "permission.ask", Raw the permission). Kind record is one object the
+	// bridge fetched over REST while catching up after a reconnect (Name
+	// the resource: "session", "message", "part", "permission", "question";
+	// Raw the object as the server returned it; Session). Kind end says the
+	// catch-up found Session idle without the stream having said so
+	// (Reason).
+	TransportOpenCode
 )
 
-var transportNames = [...]string{"hook", "acp", "agui", "otlp"}
+var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode"}
 
 // String names the transport by its adapter package.
 func (t Transport) String() string {

@@ -16,7 +16,11 @@ func Vendors() []Vendor {
 		Cline(),       // cline.go
 		Gemini(),      // gemini.go
 		Hermes(),      // hermes.go
+		KiloCode(),    // opencode.go
+		KiloCodeSSE(), // opencode.go
 		KimiCode(),    // kimicode.go
+		OpenCode(),    // opencode.go
+		OpenCodeSSE(), // opencode.go
 		Qwen(),        // qwen.go
 		VSCode(),      // vscode.go
 		VSCodeOtel(),  // vscodeotel.go

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/aep-hook/aep-hook/internal/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -34,12 +36,20 @@ func TestMapVerbPins(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(v.Name+"/"+c.Name, func(t *testing.T) {
-				s := c.Steps[0]
+				s := c.Steps[len(c.Steps)-1]
 				args := []string{"aep-hook", "map", v.Name, "--capture", c.Policy.Default.String()}
 				for _, o := range c.Policy.Overrides {
 					args = append(args, "--capture-override", o.Pattern+"="+o.Level.String())
 				}
 				var line bytes.Buffer
+				for _, p := range c.Steps[:len(c.Steps)-1] {
+					// Earlier steps (a transition pin's prev) as earlier lines.
+					json.Compact(&line, p.Input)
+					line.WriteByte('\n')
+				}
+				if v.Transport == mapping.TransportOpenCode && c.Seeded {
+					line.WriteString(busPrelude(s.Input))
+				}
 				if len(s.Join) > 0 && string(s.Join) != "null" {
 					// The join the pin presumes, as the earlier moment that
 					// makes it: a PreToolUse for the same step, named as joined.
@@ -88,6 +98,25 @@ func TestMapVerbPins(t *testing.T) {
 			})
 		}
 	}
+}
+
+// busPrelude is the OpenCode / Kilo Code moment that makes the runtime
+// state a pin presumes: the user message whose run a session.idle closes,
+// the snapshot already seen for a todo list (a snapshot alone is no
+// transition).
+func busPrelude(input json.RawMessage) string {
+	ev := gjson.GetBytes(input, "event")
+	switch ev.Get("type").String() {
+	case "session.idle":
+		sess := ev.Get("properties.sessionID").String()
+		return `{"kind":"bus","event":{"type":"message.updated","properties":{"sessionID":` + strconvQuote(sess) +
+			`,"info":{"id":"msg_prelude","sessionID":` + strconvQuote(sess) + `,"role":"user"}}}}` + "\n"
+	case "todo.updated":
+		var b bytes.Buffer
+		json.Compact(&b, input)
+		return b.String() + "\n"
+	}
+	return ""
 }
 
 // joinMoment is the Antigravity PreToolUse line that a pin's join stands

@@ -46,6 +46,9 @@ type Step struct {
 	Input    json.RawMessage
 	Join     json.RawMessage
 	Expected []Expect
+	// Prime says the step only establishes state (a transition pin's
+	// "prev"): its events are not compared.
+	Prime bool
 }
 
 // Case is one independent check: steps run in order against one fresh
@@ -92,10 +95,22 @@ var (
 	singleSections = []string{"fallback", "unknown"}
 )
 
+// streamSuffix names a stream channel table whose pins are its vendor's
+// sse_modes block (opencode-sse: opencode.json's sse_modes).
+const streamSuffix = "-sse"
+
+// PinFile is the pin file (in the pin folder) a table's cases come from: its
+// own, or for a stream channel table its vendor's.
+func PinFile(table string) string {
+	return strings.TrimSuffix(table, streamSuffix) + ".json"
+}
+
 // LoadPins reads the pin file of vendor from dir. Sections this harness
 // does not run (identity, transitions, stream modes) are listed in skipped.
+// A stream channel table (name-sse) gets its vendor file's sse_modes block:
+// each mode entry runs the vendor's pinned moment in both channel modes.
 func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, vendor+".json"))
+	b, err := os.ReadFile(filepath.Join(dir, PinFile(vendor)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("pins %s: %w", vendor, err)
 	}
@@ -104,10 +119,22 @@ func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 		return nil, nil, fmt.Errorf("pins %s: %w", vendor, err)
 	}
 	def := redact.DefaultPolicy()
+	if strings.HasSuffix(vendor, streamSuffix) {
+		cs, err := streamModeCases(vendor, doc, def)
+		return cs, nil, err
+	}
 	for _, sec := range sortedKeys(doc) {
 		raw := doc[sec]
 		switch {
 		case strings.HasPrefix(sec, "$"), sec == "identity":
+		case sec == "sse_modes":
+			// Run by the vendor's stream channel table (vendor-sse).
+		case sec == "todos" && busVendor(vendor):
+			c, err := todoCase(vendor, raw, def)
+			if err != nil {
+				return nil, nil, err
+			}
+			cases = append(cases, c)
 		case contains(entrySections, sec):
 			var entries map[string]json.RawMessage
 			if err := json.Unmarshal(raw, &entries); err != nil {
@@ -186,6 +213,73 @@ func entryCases(vendor, name string, raw json.RawMessage, p redact.Policy) ([]Ca
 		}
 	}
 	return out, nil
+}
+
+// streamModeCases are a stream channel table's cases: every entry of the
+// vendor file's sse_modes block, its input taken from the moments block.
+func streamModeCases(table string, doc map[string]json.RawMessage, p redact.Policy) ([]Case, error) {
+	var modes struct {
+		Modes map[string]json.RawMessage `json:"modes"`
+	}
+	if err := json.Unmarshal(doc["sse_modes"], &modes); err != nil {
+		return nil, fmt.Errorf("pins %s sse_modes: %w", table, err)
+	}
+	var moments map[string]struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(doc["moments"], &moments); err != nil {
+		return nil, fmt.Errorf("pins %s moments: %w", table, err)
+	}
+	var out []Case
+	for _, name := range sortedKeys(modes.Modes) {
+		in, ok := moments[name]
+		if !ok {
+			return nil, fmt.Errorf("pins %s sse_modes: %s has no pinned moment", table, name)
+		}
+		var e entry
+		if err := json.Unmarshal(modes.Modes[name], &e); err != nil {
+			return nil, fmt.Errorf("pins %s sse_modes %s: %w", table, name, err)
+		}
+		e.Input = in.Input
+		b, _ := json.Marshal(e)
+		cs, err := entryCases(table, "sse_modes/"+name, b, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// busVendor says the vendor's moments are OpenCode-bus shaped (OpenCode and
+// its fork Kilo Code), whose todos block diffs two todo.updated snapshots.
+func busVendor(vendor string) bool { return vendor == "opencode" || vendor == "kilocode" }
+
+// todoCase runs a todos block ({input: {prev, next}, expected}): the prev
+// snapshot as a priming todo.updated, then next, whose transitions are
+// compared. The snapshots ride the bus moment form of the pins' inputs.
+func todoCase(vendor string, raw json.RawMessage, p redact.Policy) (Case, error) {
+	var e struct {
+		Input struct {
+			Prev json.RawMessage `json:"prev"`
+			Next json.RawMessage `json:"next"`
+		} `json:"input"`
+		Expected json.RawMessage `json:"expected"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return Case{}, fmt.Errorf("pins %s todos: %w", vendor, err)
+	}
+	ex, err := ParseExpected(e.Expected)
+	if err != nil {
+		return Case{}, fmt.Errorf("pins %s todos: %w", vendor, err)
+	}
+	moment := func(todos json.RawMessage) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"kind":"bus","event":{"type":"todo.updated","properties":{"sessionID":"s_fix_1","todos":%s}}}`, todos))
+	}
+	return Case{Vendor: vendor, Name: "todos", Policy: p, Steps: []Step{
+		{Input: moment(e.Input.Prev), Prime: true},
+		{Input: moment(e.Input.Next), Expected: ex},
+	}}, nil
 }
 
 // formCases runs claude-code.json's AEP-0006 form pins: the pinned input is
@@ -334,7 +428,7 @@ func Run(c Case) []string {
 			if session == "" {
 				session = mapping.UnknownSession
 			}
-			store.Locked(v.Name, session, func(tx *shim.Tx) error {
+			store.Locked(v.AgentName(), session, func(tx *shim.Tx) error {
 				v.Seed(s.Join, m, &tx.State.Table)
 				return nil
 			})
@@ -349,7 +443,9 @@ func Run(c Case) []string {
 			stepIDs = append(stepIDs, ev.ID)
 		}
 		ids = append(ids, stepIDs)
-		diffs = append(diffs, compare(i+1, s.Expected, sink.lines, ids)...)
+		if !s.Prime {
+			diffs = append(diffs, compare(i+1, s.Expected, sink.lines, ids)...)
+		}
 	}
 	return diffs
 }
