@@ -47,9 +47,9 @@ type Reader struct {
 	max  int
 	buf  []byte // buf[pos:] is read but not yet parsed
 	pos  int
-	err  error // the source's error, returned once buf is drained
-	bom  bool  // the byte-order mark check is done
-	cr   bool  // the last line ended at CR: a following LF belongs to it
+	err  error  // the source's error, returned once buf is drained
+	bom  bool   // the byte-order mark check is done
+	cr   bool   // the last line ended at CR: a following LF belongs to it
 	line []byte // the current line, up to the limit
 	n    int    // the current line's whole length
 
