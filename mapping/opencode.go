@@ -212,10 +212,22 @@ func (p busProfile) mapMoment(m Moment, st *State) ([]Draft, error) {
 		return keep, nil
 	}
 	name := busName(m)
-	if name == "server.heartbeat" || name == "sync" || (name == "message.part.delta" && !m.Deltas) {
+	if busPlumbing(name) || name == "message.part.delta" && !m.Deltas {
 		return nil, nil
 	}
 	return []Draft{{Type: p.vendorType(name), Severity: debug, Data: map[string]any{}}}, nil
+}
+
+// busPlumbing names what no channel records: transport (heartbeats, the
+// global stream's sync copies) and the instance's catalog plumbing
+// (sessionless, dozens at every start, no agent activity).
+func busPlumbing(name string) bool {
+	switch name {
+	case "server.heartbeat", "sync", "plugin.added", "catalog.updated", "reference.updated",
+		"integration.updated", "integration.connection.updated", "models-dev.refreshed", "indexing.status":
+		return true
+	}
+	return false
 }
 
 // cloneState copies st so a companion's mapping leaves the primary
@@ -268,15 +280,19 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 	}
 	name := busName(m)
 	props := []byte(gjson.GetBytes(raw, "properties").Raw)
-	switch name {
-	case "server.heartbeat", "sync":
+	if busPlumbing(name) {
 		return nil
+	}
+	switch name {
 	case "session.created":
 		return p.sessionStarted(Raw(props, "info"), st)
 	case "session.deleted":
 		ds := p.closeRun(st, "")
 		return append(ds, Draft{Type: "session.ended", Data: Data("reason", "normal")})
 	case "session.idle":
+		if _, vendorTurns := st.Get(busTurnOwner); vendorTurns {
+			return nil // the turn's own close follows
+		}
 		return p.closeRun(st, "")
 	case "session.compacted":
 		return inRun(st, Draft{Type: "session.compacted", Data: map[string]any{}})
@@ -299,11 +315,14 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 		d.Severity = "error"
 		return inRun(st, d)
 	case "session.turn.open":
+		// Kilo states its turns: from now on they, not idle, bound runs.
+		// The turn follows its user message, which named the run already.
 		st.Set(busTurnOwner, "1")
-		return p.openRun(st, firstNonEmpty(Str(props, "turnID"), Str(props, "id"), Str(props, "messageID"), m.Nonce), "")
+		last, _ := st.Get(busLastUser)
+		return p.openRun(st, firstNonEmpty(last, m.Nonce), "")
 	case "session.turn.close":
 		st.Set(busTurnOwner, "1")
-		return p.closeRun(st, Str(props, "reason"))
+		return p.closeRun(st, firstNonEmpty(Str(props, "reason"), "completed"))
 	case "message.updated":
 		return p.message(Raw(props, "info"), st, name, true)
 	case "message.part.updated":
@@ -456,12 +475,13 @@ func (p busProfile) failOpenTools(st *State, run, outcome string) []Draft {
 	var ds []Draft
 	for _, k := range sortedKeysWith(st, "oc.tool:") {
 		v := st.Entries[k]
-		if !strings.HasPrefix(v, "r:") {
+		parts := strings.SplitN(v, ":", 3)
+		if len(parts) != 3 || parts[0] != "r" {
 			continue
 		}
-		name := strings.TrimPrefix(v, "r:")
+		name := parts[2]
 		call := strings.TrimPrefix(k, "oc.tool:")
-		st.Set(k, "c")
+		st.Set(k, "c:"+parts[1])
 		ds = append(ds, Draft{Type: "tool.failed", Subject: name, Run: run,
 			Data: Data("tool", ToolRef(name, call), "error", Data("type", typ))})
 	}
@@ -478,9 +498,6 @@ func (p busProfile) message(info []byte, st *State, name string, live bool) []Dr
 			return nil // a re-sent (summary) update of a message already seen
 		}
 		st.Set(busLastUser, id)
-		if _, vendorTurns := st.Get(busTurnOwner); vendorTurns && live {
-			return nil
-		}
 		return p.openRun(st, id, "")
 	case "assistant":
 		if currentRun(st) != "" {
@@ -549,6 +566,7 @@ func (p busProfile) part(part []byte, st *State, name string, live bool) []Draft
 	}
 	call, tool := Str(part, "callID"), Str(part, "tool")
 	status := Str(part, "state.status")
+	p.reusedCall(st, call, Str(part, "messageID"))
 	var ds []Draft
 	switch status {
 	case "running":
@@ -592,6 +610,32 @@ func (p busProfile) toolErrorType(st *State, call string) string {
 	return "error"
 }
 
+// reusedCall forgets a call id last used by another assistant message:
+// some providers number their calls per response (call_0, call_1, ...), so
+// the same id in a later message is a new call.
+func (p busProfile) reusedCall(st *State, call, msg string) {
+	if call == "" || msg == "" {
+		return
+	}
+	if v, ok := st.Get(busToolKey(call)); ok {
+		if toolStateMsg(v) == msg {
+			return
+		}
+		st.Del(busToolKey(call))
+	}
+	st.Set("oc.toolmsg:"+call, msg)
+}
+
+// toolStateMsg is the message a tool state entry ("r:MSG:NAME", "c:MSG")
+// was recorded under.
+func toolStateMsg(v string) string {
+	parts := strings.SplitN(v, ":", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
 // toolRequest emits tool.requested for call once.
 func (p busProfile) toolRequest(st *State, tool, call string, input []byte) []Draft {
 	if call == "" {
@@ -600,7 +644,9 @@ func (p busProfile) toolRequest(st *State, tool, call string, input []byte) []Dr
 	if _, seen := st.Get(busToolKey(call)); seen {
 		return nil
 	}
-	st.Set(busToolKey(call), "r:"+clip(tool, maxKeyName))
+	msg, _ := st.Get("oc.toolmsg:" + call)
+	st.Del("oc.toolmsg:" + call)
+	st.Set(busToolKey(call), "r:"+msg+":"+clip(tool, maxKeyName))
 	d := Draft{Type: "tool.requested", Subject: tool, Data: Data("tool", ToolRef(tool, call))}
 	if len(input) > 0 {
 		d.Data["args_digest"] = redact.DigestJSON(input)
@@ -614,10 +660,11 @@ func (p busProfile) toolClose(st *State, call string) bool {
 	if call == "" {
 		return false
 	}
-	if v, _ := st.Get(busToolKey(call)); v == "c" {
+	v, _ := st.Get(busToolKey(call))
+	if strings.HasPrefix(v, "c:") {
 		return false
 	}
-	st.Set(busToolKey(call), "c")
+	st.Set(busToolKey(call), "c:"+toolStateMsg(v))
 	return true
 }
 

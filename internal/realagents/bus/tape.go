@@ -1,0 +1,86 @@
+package bus
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// TapeFile is a tape's file name inside its scenario folder.
+const TapeFile = "tape.json"
+
+// Tape is one recorded scenario of a bus server.
+type Tape struct {
+	// Agent is the fixtures folder (opencode, kilocode); Vendor the follow
+	// verb's word (opencode, kilo); Version the server's npm version.
+	Agent, Vendor, Version string
+	Scenario               string `json:"scenario"`
+	Description            string `json:"description"`
+	// RecordedAt is when the session was recorded: the replay's clock, so
+	// the ids' embedded times read as they did live.
+	RecordedAt time.Time `json:"recorded_at"`
+	// AllDirectories says the bridge followed /global/event.
+	AllDirectories bool `json:"all_directories,omitempty"`
+	// Facts are what really happened, for the truth checker.
+	Facts truth.Facts `json:"facts"`
+	// Exchanges are the bridge's requests and the server's answers, in
+	// order.
+	Exchanges []Exchange `json:"exchanges"`
+
+	dir string
+}
+
+// Exchange is one request and its answer. A stream's body is in File
+// (raw bytes), a REST answer's in Body.
+type Exchange struct {
+	Method string          `json:"method"`
+	Path   string          `json:"path"`
+	Status int             `json:"status"`
+	Type   string          `json:"type,omitempty"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	File   string          `json:"file,omitempty"`
+}
+
+// LoadTapes reads every tape under root/<agent>/recorded/*/, sorted.
+func LoadTapes(root string) ([]*Tape, error) {
+	paths, err := filepath.Glob(filepath.Join(root, "*", "recorded", "*", TapeFile))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []*Tape
+	for _, p := range paths {
+		t, err := LoadTape(filepath.Dir(p))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// LoadTape reads the tape in dir.
+func LoadTape(dir string) (*Tape, error) {
+	b, err := os.ReadFile(filepath.Join(dir, TapeFile))
+	if err != nil {
+		return nil, err
+	}
+	t := &Tape{dir: dir}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("tape %s: %w", dir, err)
+	}
+	return t, nil
+}
+
+// Dir is the tape's folder.
+func (t *Tape) Dir() string { return t.dir }
+
+// Stream returns the bytes of a stream exchange.
+func (t *Tape) Stream(x Exchange) ([]byte, error) {
+	return os.ReadFile(filepath.Join(t.dir, filepath.Base(x.File)))
+}
