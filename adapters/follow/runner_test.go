@@ -77,7 +77,7 @@ func ev(key string) read {
 type memCursor struct{ saved []string }
 
 func (m *memCursor) Load() (string, error) { return "c0", nil }
-func (m *memCursor) Save(c string) error  { m.saved = append(m.saved, c); return nil }
+func (m *memCursor) Save(c string) error   { m.saved = append(m.saved, c); return nil }
 
 type recorder struct{ stages []string }
 
