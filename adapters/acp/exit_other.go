@@ -14,3 +14,10 @@ func exitCode(ps *os.ProcessState) int {
 	}
 	return 1
 }
+
+// exitSignal is always nil: no signal ends a process here.
+func exitSignal(*os.ProcessState) os.Signal { return nil }
+
+// Reraise does nothing where processes do not die by signals; the caller
+// exits with the agent's status.
+func Reraise(os.Signal) {}

@@ -27,6 +27,7 @@ func runStub() {
 	if role == "" {
 		return
 	}
+	runProcessStub(role)
 	dir := os.Getenv(dirEnv)
 	sent, err := os.Create(filepath.Join(dir, role+".sent"))
 	if err != nil {

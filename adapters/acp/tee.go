@@ -17,7 +17,8 @@ const (
 	DefaultMaxLine    = 8 << 20
 	DefaultQueueLines = 1024
 	DefaultQueueBytes = 64 << 20
-	DefaultDrain      = 2 * time.Second
+	DefaultLinger     = 2 * time.Second
+	DefaultDrain      = 2500 * time.Millisecond
 )
 
 // Exit statuses of the tee itself, as a shell reports them.
@@ -53,8 +54,12 @@ type Tee struct {
 	// does not fit is dropped from observation (never from the relay).
 	QueueLines int
 	QueueBytes int64
-	// Drain bounds how long the tee keeps observing what is queued after
-	// the agent exits: transparency outranks delivery.
+	// Linger bounds how long, after the agent exits, the tee goes on
+	// relaying its stdout and stderr: a worker the agent left behind may
+	// hold them open, and the tee then stops as the editor would.
+	Linger time.Duration
+	// Drain bounds how long after the agent exits the tee keeps observing
+	// what is queued: transparency outranks delivery.
 	Drain time.Duration
 	// Signals are forwarded to the agent (main subscribes SIGINT/SIGTERM).
 	Signals <-chan os.Signal
@@ -68,13 +73,21 @@ type Tee struct {
 type Result struct {
 	// ExitCode is the agent's exit status (128+N when signal N ended it).
 	ExitCode int
+	// Signal is the signal that ended the agent, nil when it exited; the
+	// caller re-raises it (Reraise) so its own parent sees the same death.
+	Signal os.Signal
+	// Cut is true when the agent's stdout or stderr was still open Linger
+	// after it exited (a worker it left behind) and the relay stopped.
+	Cut bool
 	// Drained is false when observation was cut short by the drain bound.
 	Drained bool
 	Stats   *Stats
 }
 
 // Run starts the agent, relays both directions until the agent exits and
-// its stdout is drained, and returns its exit status. Cancelling ctx kills
+// its stdout is drained (for at most Linger after the exit), and returns
+// its exit status. When the agent exits, its stdin is closed, as an editor
+// closes it, so that a worker sharing it stops too. Cancelling ctx kills
 // the agent. An agent that cannot be started yields ExitNotFound or
 // ExitCannotRun with the error.
 func (t *Tee) Run(ctx context.Context) (Result, error) {
@@ -83,23 +96,11 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	if len(t.Command) == 0 {
 		return Result{ExitCode: ExitCannotRun, Stats: st}, errors.New("acp tee: no agent command given")
 	}
-	cmd := exec.Command(t.Command[0], t.Command[1:]...)
-	cmd.Env, cmd.Dir, cmd.Stderr = t.Env, t.Dir, t.Stderr
-	toAgent, err := cmd.StdinPipe()
+	a, code, err := spawn(t)
 	if err != nil {
-		return Result{ExitCode: ExitCannotRun, Stats: st}, fmt.Errorf("acp tee: agent stdin: %w", err)
+		return Result{ExitCode: code, Stats: st}, err
 	}
-	fromAgent, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{ExitCode: ExitCannotRun, Stats: st}, fmt.Errorf("acp tee: agent stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		code := ExitCannotRun
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = ExitNotFound
-		}
-		return Result{ExitCode: code, Stats: st}, fmt.Errorf("acp tee: start %s: %w", t.Command[0], err)
-	}
+	defer a.release()
 
 	q := newQueue(orInt(t.QueueLines, DefaultQueueLines), orInt64(t.QueueBytes, DefaultQueueBytes), st)
 	maxLine := orInt(t.MaxLine, DefaultMaxLine)
@@ -126,32 +127,49 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	in := &relay{dir: ClientToAgent, src: stdin, dst: toAgent, q: q, max: maxLine, stats: st}
-	out := &relay{dir: AgentToClient, src: fromAgent, dst: stdout, q: q, max: maxLine, stats: st}
+	in := &relay{dir: ClientToAgent, src: stdin, dst: a.stdin, q: q, max: maxLine, stats: st}
+	out := &relay{dir: AgentToClient, src: a.stdout, dst: stdout, q: q, max: maxLine, stats: st}
 	go func() {
 		// The editor's EOF is the agent's EOF; a failed write means the
 		// agent is gone, which Wait reports.
 		in.run()
-		toAgent.Close()
+		a.closeStdin()
 	}()
 	outDone := make(chan error, 1)
 	go func() { outDone <- out.run() }()
-
+	errDone := make(chan struct{})
+	go a.copyStderr(t.Stderr, errDone)
+	exited := make(chan error, 1)
+	go func() { exited <- a.cmd.Wait() }()
 	waited := make(chan struct{})
-	go forward(ctx, cmd.Process, t.Signals, waited)
+	go forward(ctx, a.cmd.Process, t.Signals, waited)
 
-	outErr := <-outDone
-	if outErr != nil {
-		// The editor stopped reading: the agent sees its stdout close, as
-		// it would without the tee.
-		fromAgent.Close()
+	var werr error
+	select {
+	case outErr := <-outDone:
+		outDone = nil
+		if outErr != nil {
+			// The editor stopped reading: the agent sees its stdout close,
+			// as it would without the tee.
+			a.stdout.Close()
+		}
+		werr = <-exited
+	case werr = <-exited:
 	}
-	werr := cmd.Wait()
 	close(waited)
-	res.ExitCode = exitCode(cmd.ProcessState)
+	exitAt := time.Now()
+	// The agent is gone. An editor closes its stdin now, which also tells
+	// a worker it left behind to stop; what the pipes still hold is
+	// relayed for at most Linger.
+	a.closeStdin()
+	res.Cut = !lingerFor(orDur(t.Linger, DefaultLinger), outDone, errDone)
+	if res.Cut {
+		a.release()
+	}
+	res.ExitCode, res.Signal = exitCode(a.cmd.ProcessState), exitSignal(a.cmd.ProcessState)
 
 	close(stop)
-	timer := time.NewTimer(orDur(t.Drain, DefaultDrain))
+	timer := time.NewTimer(time.Until(exitAt.Add(orDur(t.Drain, DefaultDrain))))
 	defer timer.Stop()
 	select {
 	case <-observed:
@@ -167,6 +185,24 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("acp tee: wait for agent: %w", werr)
 	}
 	return res, nil
+}
+
+// lingerFor waits at most d for the relays of the agent's stdout (unless
+// already done: nil) and stderr to end, reporting whether both did.
+func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for outDone != nil || errDone != nil {
+		select {
+		case <-outDone:
+			outDone = nil
+		case <-errDone:
+			errDone = nil
+		case <-timer.C:
+			return false
+		}
+	}
+	return true
 }
 
 // run observes queued items until stop, then what is still queued.

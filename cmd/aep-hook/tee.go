@@ -69,6 +69,13 @@ func (c *AcpCmd) Run(s *Streams) error {
 	if err != nil {
 		return exitError{code: res.ExitCode, msg: err.Error()}
 	}
+	if res.Signal != nil {
+		// The editor sees the agent's own death: everything is written by
+		// now, so the tee dies by the same signal (exiting 128+N only
+		// where that cannot be done).
+		signal.Stop(sigs)
+		acp.Reraise(res.Signal)
+	}
 	if res.ExitCode != 0 {
 		return exitError{code: res.ExitCode}
 	}

@@ -1,0 +1,152 @@
+package acp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aep-hook/aep-hook/adapters/acp"
+)
+
+// The process stubs model agents whose lifetime is not their stdout's:
+// a launcher that re-spawns itself as a worker sharing its stdio and
+// exits (Qwen Code's `--acp`), a worker that stops at stdin EOF or never.
+const (
+	workerEnv = "ACP_STUB_WORKER" // polite: stop at stdin EOF; stubborn: never
+	raiseEnv  = "ACP_STUB_SIGNAL" // the signal a dying stub ends by
+)
+
+// runProcessStub runs a process role and exits; other roles return.
+func runProcessStub(role string) {
+	dir := os.Getenv(dirEnv)
+	switch role {
+	case "launcher":
+		// The worker inherits stdin and stdout (not stderr: the tee's
+		// stderr here is the test's), then the launcher leaves.
+		w := exec.Command(os.Args[0])
+		w.Env = append(os.Environ(), roleEnv+"=worker")
+		w.Stdin, w.Stdout = os.Stdin, os.Stdout
+		if err := w.Start(); err != nil {
+			panic(err)
+		}
+		os.WriteFile(filepath.Join(dir, "worker.pid"), []byte(strconv.Itoa(w.Process.Pid)), 0o600)
+		fmt.Println(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"launcher"}}}}`)
+		if sig := os.Getenv(raiseEnv); sig != "" {
+			dieBy(sig)
+		}
+		os.Exit(5)
+	case "worker":
+		eof := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, os.Stdin)
+			close(eof)
+		}()
+		out := bufio.NewWriter(os.Stdout)
+		for i := 0; ; i++ {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"worker %d"}}}}`+"\n", i)
+			if out.Flush() != nil {
+				os.Exit(0) // the reader went away
+			}
+			select {
+			case <-eof:
+				if os.Getenv(workerEnv) == "polite" {
+					os.WriteFile(filepath.Join(dir, "worker.eof"), nil, 0o600)
+					os.Exit(0)
+				}
+				eof = nil
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	case "die":
+		dieBy(os.Getenv(raiseEnv))
+	case "reraise":
+		n, _ := strconv.Atoi(os.Getenv(raiseEnv))
+		reraise(n)
+		os.Exit(99)
+	default:
+		return
+	}
+	os.Exit(0)
+}
+
+// killWorker ends a worker a launcher left behind in dir, if any.
+func killWorker(t *testing.T, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "worker.pid"))
+	if err != nil {
+		return
+	}
+	pid, _ := strconv.Atoi(string(b))
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
+}
+
+// orphanTee runs the tee around a launcher whose worker is polite or
+// stubborn, with the editor's stdin left open (an editor that does not
+// know the agent is gone).
+func orphanTee(t *testing.T, worker string, linger time.Duration, extra ...string) (acp.Result, []byte, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() { killWorker(t, dir) })
+	editorR, editorW := io.Pipe() // never closed before the tee returns
+	t.Cleanup(func() { editorW.Close() })
+	var out bytes.Buffer
+	tee := &acp.Tee{
+		Command: []string{os.Args[0]},
+		Env:     append(os.Environ(), append([]string{roleEnv + "=launcher", dirEnv + "=" + dir, workerEnv + "=" + worker}, extra...)...),
+		Stdin:   editorR,
+		Stdout:  &out,
+		Stderr:  os.Stderr,
+		Linger:  linger,
+		Token:   "T",
+	}
+	res, err := tee.Run(context.Background())
+	if err != nil {
+		t.Fatalf("tee: %v", err)
+	}
+	return res, out.Bytes(), dir
+}
+
+// TestTeeOrphanedWorker: when the direct child exits, the tee closes its
+// stdin (so a worker that stops at EOF stops, and everything it wrote is
+// relayed), and a worker that does not stop is cut off after Linger; the
+// tee reports the launcher's status either way.
+func TestTeeOrphanedWorker(t *testing.T) {
+	t.Run("polite", func(t *testing.T) {
+		res, out, dir := orphanTee(t, "polite", time.Minute)
+		if res.ExitCode != 5 || res.Signal != nil || res.Cut {
+			t.Errorf("exit %d signal %v cut %v, want 5, nil, false", res.ExitCode, res.Signal, res.Cut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "worker.eof")); err != nil {
+			t.Errorf("the worker never saw its stdin close: %v", err)
+		}
+		if !bytes.Contains(out, []byte(`"launcher"`)) || !bytes.Contains(out, []byte(`"worker 0"`)) {
+			t.Errorf("relayed %q", out)
+		}
+	})
+	t.Run("stubborn", func(t *testing.T) {
+		res, out, _ := orphanTee(t, "stubborn", 50*time.Millisecond)
+		if res.ExitCode != 5 || !res.Cut {
+			t.Errorf("exit %d cut %v, want 5, true", res.ExitCode, res.Cut)
+		}
+		if !bytes.Contains(out, []byte(`"launcher"`)) {
+			t.Errorf("relayed %q", out)
+		}
+	})
+}
+
+func TestLingerDefaultsFitTheExitBound(t *testing.T) {
+	// The issue's bound: the tee exits within 3 s of its direct child,
+	// Linger and Drain both counting from the exit.
+	if acp.DefaultLinger >= 3*time.Second || acp.DefaultDrain >= 3*time.Second {
+		t.Errorf("linger %v, drain %v: past the 3 s exit bound", acp.DefaultLinger, acp.DefaultDrain)
+	}
+}
