@@ -98,7 +98,11 @@ func (p *Proxy) init() {
 	tr := p.Transport
 	if tr == nil {
 		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			tr = dt.Clone()
+			c := dt.Clone()
+			// The upstream gets the UI's own Accept-Encoding: Go's
+			// transport would otherwise ask for gzip when the UI did not.
+			c.DisableCompression = true
+			tr = c
 		}
 	}
 	p.rp = &httputil.ReverseProxy{
@@ -116,8 +120,12 @@ func (p *Proxy) init() {
 	}
 }
 
-// readInput reads the head of a JSON request body (the AG-UI run input)
-// for its threadId and runId and puts the bytes back unchanged.
+// readInput reads a JSON request body (the AG-UI run input) for its
+// threadId and runId. A body within MaxInput is forwarded from the bytes
+// read, so the transport never reads the live body again: the server
+// closes it once the response starts, and a transport reading a closed
+// body tears the upstream connection down, cutting the stream short. A
+// longer body is forwarded as the bytes read followed by the rest.
 func (p *Proxy) readInput(out *http.Request) scope {
 	if out.Body == nil || out.Body == http.NoBody || out.Method != http.MethodPost {
 		return scope{}
@@ -130,11 +138,13 @@ func (p *Proxy) readInput(out *http.Request) scope {
 		limit = DefaultMaxInput
 	}
 	head, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
-	body := out.Body
-	out.Body = readCloser{io.MultiReader(bytes.NewReader(head), body), body}
 	if err != nil || int64(len(head)) > limit {
+		body := out.Body
+		out.Body = readCloser{io.MultiReader(bytes.NewReader(head), body), body}
 		return scope{}
 	}
+	out.Body = io.NopCloser(bytes.NewReader(head))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(head)), nil }
 	return scope{thread: str(head, "threadId"), run: str(head, "runId")}
 }
 

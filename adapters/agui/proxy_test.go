@@ -51,9 +51,11 @@ type upstream struct {
 	ack    chan struct{}
 	body   chan []byte
 	header chan http.Header
+	gone   chan struct{} // closed when the handler returns
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer close(u.gone)
 	b, _ := io.ReadAll(r.Body)
 	u.body <- b
 	u.header <- r.Header.Clone()
@@ -97,7 +99,7 @@ func readEvent(r *bufio.Reader) (string, error) {
 func runThrough(t *testing.T, sink *sinktest.Sink, queue int, release func()) (*agui.Proxy, *sinktest.Failures) {
 	t.Helper()
 	evs := runEvents()
-	up := &upstream{events: evs, ack: make(chan struct{}), body: make(chan []byte, 1), header: make(chan http.Header, 1)}
+	up := &upstream{events: evs, ack: make(chan struct{}), body: make(chan []byte, 1), header: make(chan http.Header, 1), gone: make(chan struct{})}
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
 	u, _ := url.Parse(upSrv.URL)
@@ -111,7 +113,11 @@ func runThrough(t *testing.T, sink *sinktest.Sink, queue int, release func()) (*
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("X-Ui", "copilotkit")
-	resp, err := srv.Client().Do(req)
+	// A UI that asks for no compression: the upstream must not be asked
+	// for any either.
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +125,7 @@ func runThrough(t *testing.T, sink *sinktest.Sink, queue int, release func()) (*
 	if got := <-up.body; string(got) != input {
 		t.Errorf("run input altered: %q", got)
 	}
-	if h := <-up.header; h.Get("X-Ui") != "copilotkit" || h.Get("X-Forwarded-For") != "" {
+	if h := <-up.header; h.Get("X-Ui") != "copilotkit" || h.Get("X-Forwarded-For") != "" || h.Get("Accept-Encoding") != "" {
 		t.Errorf("request headers: %v", h)
 	}
 	if resp.Header.Get("X-Agent") != "stub" {
@@ -134,7 +140,11 @@ func runThrough(t *testing.T, sink *sinktest.Sink, queue int, release func()) (*
 		if got != want {
 			t.Fatalf("event %d altered (%d bytes, want %d)", i, len(got), len(want))
 		}
-		up.ack <- struct{}{}
+		select {
+		case up.ack <- struct{}{}:
+		case <-up.gone:
+			// The upstream's stream ended early: the next read fails.
+		}
 	}
 	if rest, _ := io.ReadAll(br); len(rest) != 0 {
 		t.Errorf("trailing bytes %q", rest)
