@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"math/rand/v2"
 	"strings"
@@ -23,7 +24,7 @@ func plant(shape uint8, body []byte) (text, secret string) {
 		b[0] = '7' // a digit, so token-likeness checks hold
 		return string(b)
 	}
-	switch shape % 9 {
+	switch shape % 15 {
 	case 0:
 		s := "ghp_" + gen(alnum, 36)
 		return s, s
@@ -48,6 +49,21 @@ func plant(shape uint8, body []byte) (text, secret string) {
 	case 7:
 		s := gen(alnum, 16)
 		return `{"aws_secret_access_key": "` + s + `"}`, s
+	case 9:
+		s := gen(alnum, 12)
+		return "mysql -u root -p" + s + " app", s
+	case 10:
+		s := gen(alnum, 12)
+		return "sshpass -p " + s + " ssh host", s
+	case 11:
+		s := gen(alnum, 12)
+		return "curl -u admin:" + s + " https://x", s
+	case 12:
+		s := "ghp_" + gen(alnum, 36)
+		return "echo " + base64.StdEncoding.EncodeToString([]byte(s)) + " | base64 -d", base64.StdEncoding.EncodeToString([]byte(s))
+	case 13:
+		s := gen(alnum, 16)
+		return "export API_TOKEN=ghp_" + gen(alnum, 20) + "\\\n" + s, s
 	default:
 		s := "MIIE" + gen(alnum, 40)
 		return "-----BEGIN RSA PRIVATE KEY-----\\n" + s + "\\n-----END RSA PRIVATE KEY-----", s
@@ -71,7 +87,7 @@ func FuzzText(f *testing.F) {
 		in := pre + "\n" + text + "\n" + post
 		out = p.Text(in)
 		if strings.Contains(out, secret) {
-			t.Fatalf("planted secret survived (shape %d)", shape%9)
+			t.Fatalf("planted secret survived (shape %d)", shape%15)
 		}
 	})
 }
