@@ -19,6 +19,26 @@ func (v view) source(sp span) span {
 	return span{v.start[sp.start], v.start[sp.end-1] + int(v.width[sp.end-1])}
 }
 
+// decode builds the view of s that step describes: at each position step
+// returns the byte it decodes to, how many input bytes that consumes, and
+// whether the byte is emitted at all (a line continuation is not).
+func decode(s string, step func(s string, i int) (c byte, n int, emit bool)) view {
+	var b strings.Builder
+	b.Grow(len(s))
+	v := view{start: make([]int, 0, len(s)), width: make([]uint8, 0, len(s))}
+	for i := 0; i < len(s); {
+		c, n, emit := step(s, i)
+		if emit {
+			b.WriteByte(c)
+			v.start = append(v.start, i)
+			v.width = append(v.width, uint8(n))
+		}
+		i += n
+	}
+	v.text = b.String()
+	return v
+}
+
 // continuationView joins lines continued with a trailing backslash (shell,
 // Python, C, Makefiles), dropping the backslash, the line break and the
 // next line's indentation, so a token split across lines is seen whole.
@@ -26,59 +46,37 @@ func continuationView(s string) (view, bool) {
 	if !strings.Contains(s, "\\\n") && !strings.Contains(s, "\\\r\n") {
 		return view{}, false
 	}
-	var b strings.Builder
-	v := view{start: make([]int, 0, len(s)), width: make([]uint8, 0, len(s))}
-	for i := 0; i < len(s); {
+	return decode(s, func(s string, i int) (byte, int, bool) {
 		if s[i] == '\\' {
 			j := i + 1
 			if j < len(s) && s[j] == '\r' {
 				j++
 			}
 			if j < len(s) && s[j] == '\n' {
-				i = skipBlanks(s, j+1)
-				continue
+				return 0, skipBlanks(s, j+1) - i, false
 			}
 		}
-		b.WriteByte(s[i])
-		v.start = append(v.start, i)
-		v.width = append(v.width, 1)
-		i++
-	}
-	v.text = b.String()
-	return v, true
+		return s[i], 1, true
+	}), true
 }
 
 // percentView decodes URL percent escapes (%3D, %2F, %40 ...), so a
 // credential in an encoded query, form body or URL is seen as written.
 func percentView(s string) (view, bool) {
-	first := -1
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
-			first = i
-			break
-		}
+	escape := func(s string, i int) bool { return s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) }
+	found := false
+	for i := 0; i < len(s) && !found; i++ {
+		found = escape(s, i)
 	}
-	if first < 0 {
+	if !found {
 		return view{}, false
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	v := view{start: make([]int, 0, len(s)), width: make([]uint8, 0, len(s))}
-	for i := 0; i < len(s); {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
-			v.start = append(v.start, i)
-			v.width = append(v.width, 3)
-			i += 3
-			continue
+	return decode(s, func(s string, i int) (byte, int, bool) {
+		if escape(s, i) {
+			return unhex(s[i+1])<<4 | unhex(s[i+2]), 3, true
 		}
-		b.WriteByte(s[i])
-		v.start = append(v.start, i)
-		v.width = append(v.width, 1)
-		i++
-	}
-	v.text = b.String()
-	return v, true
+		return s[i], 1, true
+	}), true
 }
 
 func isHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
