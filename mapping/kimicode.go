@@ -48,6 +48,7 @@ const (
 	kimiSubEnded   = "kimi.sub.ended"
 	kimiForeground = "kimi.fg"
 	kimiDenied     = "kimi.denied:"
+	kimiCallRun    = "kimi.call:"
 )
 
 func mapKimiCode(m Moment, st *State) ([]Draft, error) {
@@ -107,12 +108,16 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if kimiForegroundAgent(raw, tool) {
 			kimiCalls(st, kimiForeground, call, true)
 		}
+		if run := currentRun(st); run != "" && call != "" {
+			st.Set(kimiCallRun+call, run)
+		}
 		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
 	case "PostToolUse":
-		kimiCalls(st, kimiForeground, call, false)
-		return inRun(st, toolCompleted(raw, tool, call, "tool_output")), nil
+		d := toolCompleted(raw, tool, call, "tool_output")
+		d.Run = kimiCallDone(st, call)
+		return inRun(st, d), nil
 	case "PostToolUseFailure":
-		kimiCalls(st, kimiForeground, call, false)
+		run := kimiCallDone(st, call)
 		if _, denied := st.Get(kimiDenied + call); denied && call != "" {
 			// The rejected approval already ended the call (tool.denied).
 			st.Del(kimiDenied + call)
@@ -120,7 +125,9 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		}
 		errType := firstNonEmpty(Str(raw, "error.code"), Str(raw, "error.name"), "tool_error")
 		msg := firstNonEmpty(Str(raw, "error"), Str(raw, "error.message"))
-		return inRun(st, toolFailed(tool, call, errType, msg)), nil
+		d := toolFailed(tool, call, errType, msg)
+		d.Run = run
+		return inRun(st, d), nil
 	case "PermissionRequest":
 		return inRun(st, kimiPermissionRequest(raw, st, tool, call)), nil
 	case "PermissionResult":
@@ -211,6 +218,18 @@ func kimiSubagentTurnEnd(st *State) bool {
 	}
 	kimiCount(st, kimiSubEnded, 1)
 	return true
+}
+
+// kimiCallDone forgets a finished call and returns the run its request was
+// in: a background subagent's call can end after its parent's turn did.
+func kimiCallDone(st *State, call string) string {
+	kimiCalls(st, kimiForeground, call, false)
+	if call == "" {
+		return ""
+	}
+	run, _ := st.Get(kimiCallRun + call)
+	st.Del(kimiCallRun + call)
+	return run
 }
 
 // kimiForegroundAgent reports whether a PreToolUse starts a subagent the

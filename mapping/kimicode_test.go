@@ -16,8 +16,9 @@ func TestKimiCodeMap(t *testing.T) {
 			{`{"hook_event_name":"Interrupt",` + s + `,"turn_id":"t9","reason":"cancelled"}`, "n3", []Draft{
 				{Type: "run.cancelled", Run: "n1", Data: map[string]any{"by": "user"}}}},
 			{`{"hook_event_name":"Stop",` + s + `}`, "n4", []Draft{{Type: "run.finished", Run: "n1"}}},
+			// The outcome rides the run of its request, even after the run ended.
 			{`{"hook_event_name":"PostToolUseFailure",` + s + `,"tool_name":"Bash","tool_call_id":"c1","error":{"name":"AbortError","message":"aborted"}}`, "n5", []Draft{
-				{Type: "tool.failed", Subject: "Bash", Data: map[string]any{
+				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{
 					"tool": map[string]any{"name": "Bash", "call_id": "c1"}, "error": map[string]any{"type": "AbortError", "message": "aborted"}}}}},
 		}},
 		{"stale run drained, steer never opens a run", []fleetStep{

@@ -1,0 +1,248 @@
+package realagents
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// clineHookFiles are the hook file names Cline 3.0.65 runs (the README's
+// registration), in <workspace>/.cline/hooks/.
+var clineHookFiles = []string{"TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "TaskError",
+	"PreToolUse", "PostToolUse", "UserPromptSubmit", "PreCompact", "SessionShutdown"}
+
+func cline() *Agent {
+	toolsTurn := []fakemodel.Reply{
+		calls(call("run_commands", obj{"commands": []string{"echo hello"}})),
+		calls(call("run_commands", obj{"commands": []string{"ls /nonexistent-dir"}})),
+		calls(call("read_files", obj{"files": []obj{{"path": "/nonexistent/file.txt"}}})),
+		say("One worked, two failed."),
+	}
+	return &Agent{
+		Name: "cline", Package: "cline", Version: "3.0.65", Bin: "cline",
+		API:   fakemodel.ChatCompletions,
+		Setup: clineSetup,
+		Scenarios: []Scenario{
+			{
+				Name: "tools", Mode: "headless",
+				Description: "cline --json: a command that succeeds, one that fails, a missing file; then the same prompt " +
+					"without the hook files: the model requests must be identical (model-requests.json)",
+				Facts: truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": toolsTurn}),
+				Drive: clineDrive(func(r *Run) error {
+					return sameModelRequests(r, clineWriteHooks, func() error {
+						_, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:tools run the commands")
+						return err
+					})
+				}),
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "cline --json: spawn_agent runs a child agent, which runs a command",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"subagent": {calls(call("spawn_agent", obj{"systemPrompt": "You are a helper.", "task": "SCENARIO:sub print the directory"})), say("The child finished.")},
+					"sub":      {calls(call("run_commands", obj{"commands": []string{"pwd"}})), say("Here is the directory.")},
+				}),
+				Drive: clineDrive(func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:subagent delegate it")
+					return err
+				}),
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "cline --json: the model API answers 500",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Failures: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Marker == "apierror" {
+						return fakemodel.Reply{Status: 500}
+					}
+					return say("Done.")
+				},
+				Drive: clineDrive(func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:apierror fail")
+					return err
+				}),
+			},
+			{
+				Name: "resume", Mode: "headless",
+				Description: "cline --json, then cline --json --id <root session>: a second prompt in the resumed task",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("run_commands", obj{"commands": []string{"echo one"}})), say("First done.")},
+					"second": {calls(call("run_commands", obj{"commands": []string{"echo two"}})), say("Second done.")},
+				}),
+				Drive: clineDrive(func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:first go"); err != nil {
+						return err
+					}
+					if err := r.WaitFiring("agent_end", 1, time.Minute); err != nil {
+						return err
+					}
+					root := clineRootSession(r)
+					if root == "" {
+						return fmt.Errorf("no rootSessionId in the recorded firings")
+					}
+					_, err := r.Exec(2*time.Minute, "", "--json", "--id", root, "SCENARIO:second go on")
+					return err
+				}),
+			},
+			{
+				Name: "approvals", Mode: "tmux",
+				Description: "cline TUI without auto-approve: a command rejected, the same command approved",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"ask": {calls(call("run_commands", obj{"commands": []string{"echo approve-me > f.txt"}})), say("Asked.")},
+				}),
+				Drive: clineDrive(func(r *Run) error {
+					t, err := clineTUI(r, "--auto-approve", "false")
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					for i, key := range []string{"n", "y"} {
+						t.Type("SCENARIO:ask write the file", true)
+						if err := t.WaitScreen("Approve tool call", time.Minute); err != nil {
+							return err
+						}
+						t.Keys(key)
+						if err := r.WaitFiring("agent_end", i+1, time.Minute); err != nil {
+							return err
+						}
+					}
+					return nil
+				}),
+			},
+			{
+				Name: "interrupt", Mode: "tmux",
+				Description: "cline TUI: Esc during a long command (only SessionShutdown fires), then another prompt",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow":  {calls(call("run_commands", obj{"commands": []string{"sleep 30"}})), say("Slept.")},
+					"after": {say("Still here.")},
+				}),
+				Drive: clineDrive(func(r *Run) error {
+					t, err := clineTUI(r)
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					t.Type("SCENARIO:slow take long", true)
+					if err := r.WaitFiring("tool_call", 1, time.Minute); err != nil {
+						return err
+					}
+					time.Sleep(2 * time.Second)
+					t.Keys("Escape")
+					if err := r.WaitFiring("session_shutdown", 1, time.Minute); err != nil {
+						return err
+					}
+					t.Type("SCENARIO:after are you there", true)
+					return r.WaitFiring("agent_end", 1, time.Minute)
+				}),
+			},
+		},
+	}
+}
+
+// clineSetup points Cline at the fake model (its auth command; the first
+// Cline command also starts the hub daemon the hooks run in) and writes the
+// README's hook files.
+func clineSetup(r *Run) error {
+	if err := clineWriteHooks(r, true); err != nil {
+		return err
+	}
+	out, err := r.Exec(time.Minute, "", "auth", "-p", "openai-compatible", "-k", "sk-fake-cline", "-m", "fake-model", "-b", r.Model.URL+"/v1")
+	if err != nil || !strings.Contains(out, "configured") {
+		return fmt.Errorf("cline auth: %v: %s", err, out)
+	}
+	return nil
+}
+
+// clineWriteHooks writes (or removes) the hook files. The hooks run in
+// Cline's hub daemon, whose environment is not the shell's: like the
+// README's registration, each file carries its settings.
+func clineWriteHooks(r *Run, hooks bool) error {
+	dir := filepath.Join(r.Work, ".cline", "hooks")
+	if !hooks {
+		return os.RemoveAll(dir)
+	}
+	var env []string
+	for _, kv := range r.Env {
+		if k, _, _ := strings.Cut(kv, "="); k == "AEP_HOME" || k == "AEP_HOST" || k == EnvRecordDir || k == EnvAEPHook {
+			env = append(env, shellQuote(kv))
+		}
+	}
+	script := "#!/bin/sh\nexport " + strings.Join(env, " ") + "\nexec " + r.HookCommand() + "\n"
+	for _, name := range clineHookFiles {
+		if err := r.WriteFile(filepath.Join(dir, name), script); err != nil {
+			return err
+		}
+		if err := os.Chmod(filepath.Join(dir, name), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clineDrive runs drive, then stops the run's hub daemon, which would
+// otherwise outlive the run.
+func clineDrive(drive func(r *Run) error) func(r *Run) error {
+	return func(r *Run) error {
+		defer clineStopHub(r)
+		return drive(r)
+	}
+}
+
+// clineStopHub asks the run's hub to stop, then ends any process still
+// running from the run's own folder (the hub daemon names it in --cwd).
+func clineStopHub(r *Run) {
+	r.Exec(30*time.Second, "", "hub", "stop")
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), "--cline-hub-daemon") && strings.Contains(string(cmd), r.Dir) {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Signal(syscall.SIGTERM)
+			}
+		}
+	}
+}
+
+// clineTUI starts `cline -i` and closes the start-up announcement.
+func clineTUI(r *Run, args ...string) (*Tmux, error) {
+	t, err := r.StartTmux(append([]string{"-i"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.WaitScreen("Auto-approve", time.Minute); err != nil {
+		t.Close()
+		return nil, err
+	}
+	time.Sleep(time.Second)
+	t.Keys("Escape")
+	time.Sleep(time.Second)
+	return t, nil
+}
+
+// clineRootSession is the root session id of the firings recorded so far.
+func clineRootSession(r *Run) string {
+	fs, _ := collectFirings(r.Dir, &Rewriter{})
+	for _, f := range fs {
+		if id := gjson.GetBytes(f.Input, "sessionContext.rootSessionId").String(); id != "" {
+			return id
+		}
+	}
+	return ""
+}

