@@ -74,6 +74,11 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Run: clineRuns(parent).current(st), Data: map[string]any{}})
 		}
 		run = m.Nonce
+		if trigger == "agent" {
+			// The child's run is named by its agent id, the delegation's
+			// subject, so the pair and the run it stands for correlate.
+			run = agentID
+		}
 		lane.begin(st, run)
 		ds = append(ds, Draft{Type: "run.started", Run: run, Step: step, Data: Data("trigger", trigger)})
 		return ds, nil

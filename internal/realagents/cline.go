@@ -35,7 +35,7 @@ func cline() *Agent {
 				Name: "tools", Mode: "headless",
 				Description: "cline --json: a command that succeeds, one that fails, a missing file; then the same prompt " +
 					"without the hook files: the model requests must be identical (model-requests.json)",
-				Facts: truth.Facts{Turns: 1, Sessions: 1},
+				Facts: truth.Facts{Turns: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": toolsTurn}),
 				Drive: clineDrive(func(r *Run) error {
 					return sameModelRequests(r, clineWriteHooks, func() error {
@@ -47,7 +47,7 @@ func cline() *Agent {
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "cline --json: spawn_agent runs a child agent, which runs a command",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
+				Facts:       truth.Facts{Turns: 1, Subagents: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"subagent": {calls(call("spawn_agent", obj{"systemPrompt": "You are a helper.", "task": "SCENARIO:sub print the directory"})), say("The child finished.")},
 					"sub":      {calls(call("run_commands", obj{"commands": []string{"pwd"}})), say("Here is the directory.")},
@@ -60,7 +60,7 @@ func cline() *Agent {
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "cline --json: the model API answers 500",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Failures: 1},
+				Facts:       truth.Facts{Turns: 1, Failures: 1},
 				Model: func(req fakemodel.Request) fakemodel.Reply {
 					if req.Marker == "apierror" {
 						return fakemodel.Reply{Status: 500}
@@ -73,14 +73,16 @@ func cline() *Agent {
 				}),
 			},
 			{
-				Name: "resume", Mode: "headless",
-				Description: "cline --json, then cline --json --id <root session>: a second prompt in the resumed task",
-				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Name: "resume", Mode: "tmux",
+				Description: "cline --json, then the TUI resumes the task (cline --id <root session>) for a second prompt",
+				Facts:       truth.Facts{Turns: 2},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"first":  {calls(call("run_commands", obj{"commands": []string{"echo one"}})), say("First done.")},
 					"second": {calls(call("run_commands", obj{"commands": []string{"echo two"}})), say("Second done.")},
 				}),
 				Drive: clineDrive(func(r *Run) error {
+					// 3.0.65 resumes only in the TUI (--json with --id asks
+					// for an interactive mode it does not support).
 					if _, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:first go"); err != nil {
 						return err
 					}
@@ -91,14 +93,19 @@ func cline() *Agent {
 					if root == "" {
 						return fmt.Errorf("no rootSessionId in the recorded firings")
 					}
-					_, err := r.Exec(2*time.Minute, "", "--json", "--id", root, "SCENARIO:second go on")
-					return err
+					t, err := clineTUI(r, "--id", root)
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					clinePrompt(t, "SCENARIO:second go on")
+					return r.WaitFiring("agent_end", 2, time.Minute)
 				}),
 			},
 			{
 				Name: "approvals", Mode: "tmux",
 				Description: "cline TUI without auto-approve: a command rejected, the same command approved",
-				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Facts:       truth.Facts{Turns: 2},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"ask": {calls(call("run_commands", obj{"commands": []string{"echo approve-me > f.txt"}})), say("Asked.")},
 				}),
@@ -109,7 +116,7 @@ func cline() *Agent {
 					}
 					defer t.Close()
 					for i, key := range []string{"n", "y"} {
-						t.Type("SCENARIO:ask write the file", true)
+						clinePrompt(t, "SCENARIO:ask write the file")
 						if err := t.WaitScreen("Approve tool call", time.Minute); err != nil {
 							return err
 						}
@@ -124,7 +131,7 @@ func cline() *Agent {
 			{
 				Name: "interrupt", Mode: "tmux",
 				Description: "cline TUI: Esc during a long command (only SessionShutdown fires), then another prompt",
-				Facts:       truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
+				Facts:       truth.Facts{Turns: 2, Interrupts: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"slow":  {calls(call("run_commands", obj{"commands": []string{"sleep 30"}})), say("Slept.")},
 					"after": {say("Still here.")},
@@ -135,7 +142,7 @@ func cline() *Agent {
 						return err
 					}
 					defer t.Close()
-					t.Type("SCENARIO:slow take long", true)
+					clinePrompt(t, "SCENARIO:slow take long")
 					if err := r.WaitFiring("tool_call", 1, time.Minute); err != nil {
 						return err
 					}
@@ -144,7 +151,7 @@ func cline() *Agent {
 					if err := r.WaitFiring("session_shutdown", 1, time.Minute); err != nil {
 						return err
 					}
-					t.Type("SCENARIO:after are you there", true)
+					clinePrompt(t, "SCENARIO:after are you there")
 					return r.WaitFiring("agent_end", 1, time.Minute)
 				}),
 			},
@@ -234,6 +241,13 @@ func clineTUI(r *Run, args ...string) (*Tmux, error) {
 	t.Keys("Escape")
 	time.Sleep(time.Second)
 	return t, nil
+}
+
+// clinePrompt types a prompt once the TUI's input is ready for one.
+func clinePrompt(t *Tmux, text string) {
+	t.WaitScreen("Ask anything", time.Minute)
+	time.Sleep(500 * time.Millisecond)
+	t.Type(text, true)
 }
 
 // clineRootSession is the root session id of the firings recorded so far.

@@ -159,6 +159,11 @@ func collectFirings(dir string, rw *Rewriter) ([]Firing, error) {
 		if err := json.Unmarshal(b, &rf); err != nil {
 			return nil, fmt.Errorf("firing %s: %w", p, err)
 		}
+		if len(rf.Stdin) == 0 && rf.Signal != "" {
+			// The agent killed the hook before writing its payload (Kimi
+			// aborting a fire-and-forget hook on Esc): no moment to keep.
+			continue
+		}
 		f := Firing{N: len(out) + 1, Exit: rf.Exit, Stdout: rf.Stdout, Signal: rf.Signal, SignalAfterMS: rf.SignalAfterMS}
 		if !rf.Done {
 			f.Exit = -1 // the recorder itself was killed
