@@ -13,8 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/gjson"
-
+	"github.com/aep-hook/aep-hook/internal/jsonbound"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -30,8 +29,12 @@ type Runner struct {
 	Vendor   mapping.Vendor
 	Emitter  *shim.Emitter // nil when setup failed; the reply stays neutral
 	Errors   *shim.ErrorLog
-	MaxInput int64         // stdin bound; 0 means DefaultMaxInput
+	MaxInput int64         // stdin kept in memory; 0 means DefaultMaxInput
 	Deadline time.Duration // hard bound on the whole run; 0 means DefaultDeadline
+	// Limits bound what of the payload the table reads verbatim (the rest
+	// is replaced by placeholders carrying its digests); zero means
+	// jsonbound.DefaultLimits.
+	Limits jsonbound.Limits
 	// Setup, when non-nil, is a configuration failure main already fell
 	// back from (e.g. an invalid capture level → metadata); it is recorded.
 	Setup error
@@ -81,11 +84,13 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 			}
 		})
 	}
+	start := time.Now()
 	watchdog := time.AfterFunc(deadline, func() {
 		r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "deadline", Error: fmt.Sprintf("hook not finished after %s; replied neutrally", deadline)})
 		reply()
 		exit(0)
 	})
+	var drained <-chan struct{}
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -93,10 +98,20 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 				r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
 			}
 		}()
-		r.handle(argvHook, in, func(h string) { hookName.Store(h) })
+		drained = r.handle(argvHook, in, func(h string) { hookName.Store(h) })
 	}()
 	watchdog.Stop()
 	reply()
+	if drained != nil {
+		// The writer of a payload past MaxInput gets to finish writing it,
+		// within what is left of the deadline, rather than meet a closed pipe.
+		t := time.NewTimer(max(deadline-time.Since(start), 0))
+		defer t.Stop()
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+	}
 	return 0
 }
 
@@ -104,41 +119,76 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 // caller should then skip any further work (delivery) and exit.
 func (r *Runner) Interrupted() bool { return r.interrupted }
 
-// handle reads, maps and emits; it returns the moment's name for the reply.
-func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) {
-	max := r.MaxInput
-	if max <= 0 {
-		max = DefaultMaxInput
+// handle reads, bounds, maps and emits. When the payload is longer than
+// MaxInput it returns a channel closed once the rest has been read.
+func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (drained <-chan struct{}) {
+	limit := r.MaxInput
+	if limit <= 0 {
+		limit = DefaultMaxInput
 	}
-	raw, err := io.ReadAll(io.LimitReader(in, max+1))
+	raw, cut, drained, err := readPayload(in, limit)
 	if err != nil {
 		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: "read stdin: " + errText(err), Bytes: len(raw)})
-		return
+		return drained
 	}
-	if int64(len(raw)) > max {
-		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: fmt.Sprintf("payload larger than %d bytes; not mapped", max), Bytes: len(raw)})
-		return
+	lim := r.Limits
+	if lim == (jsonbound.Limits{}) {
+		lim = jsonbound.DefaultLimits
 	}
-	if !gjson.ValidBytes(raw) {
+	// Linear in the payload at any depth, and outside the session lock:
+	// what the table reads afterwards is bounded.
+	bounded, rep, err := jsonbound.Bound(raw, cut, lim)
+	if err != nil {
 		r.record(shim.Failure{Hook: argvHook, Stage: "parse", Error: "payload is not valid JSON; not mapped", Bytes: len(raw)})
-		return
+		return drained
 	}
 	hook := argvHook
 	if r.Vendor.Identify != nil {
-		if h, _ := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: raw}); h != "" {
+		if h, _ := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: bounded}); h != "" {
 			hook = h
 			seen(h) // the reply may depend on it, even if the rest overruns
 		}
 	}
+	if cut {
+		if hook == "" {
+			r.record(shim.Failure{Stage: "read", Bytes: len(raw),
+				Error: fmt.Sprintf("payload larger than %d bytes, cut before its moment's name; not mapped", limit)})
+			return drained
+		}
+		r.record(shim.Failure{Hook: hook, Stage: "read", Bytes: len(raw),
+			Error: fmt.Sprintf("payload larger than %d bytes: its first %d bytes mapped, the rest read and dropped", limit, limit)})
+	}
+	if rep.Omitted > 0 {
+		r.record(shim.Failure{Hook: hook, Stage: "bound", Bytes: rep.OmittedBytes,
+			Error: fmt.Sprintf("%d values left out of the event (%d too deep, %d too big, %d cut short); their digests are kept", rep.Omitted, rep.Deep, rep.Big, rep.Cut)})
+	}
 	if r.Emitter == nil {
 		r.record(shim.Failure{Hook: hook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})
-		return
+		return drained
 	}
-	m := mapping.Moment{Hook: argvHook, Raw: raw, Nonce: shim.NewIDs().New(time.Now())}
+	m := mapping.Moment{Hook: argvHook, Raw: bounded, Nonce: shim.NewIDs().New(time.Now())}
 	res, err := r.Emitter.Handle(r.Vendor, m)
 	if err != nil {
 		r.record(shim.Failure{Hook: hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: max0(len(res.Events))})
 	}
+	return drained
+}
+
+// readPayload reads the payload, keeping at most limit bytes. When there is
+// more, the rest is read into nothing on another goroutine, so the writer
+// never meets a closed pipe (a Node parent without an EPIPE handler
+// crashes), and the payload is reported cut.
+func readPayload(in io.Reader, limit int64) (raw []byte, cut bool, drained <-chan struct{}, err error) {
+	raw, err = io.ReadAll(io.LimitReader(in, limit+1))
+	if err != nil || int64(len(raw)) <= limit {
+		return raw, false, nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		io.Copy(io.Discard, in)
+	}()
+	return raw[:limit], true, done, nil
 }
 
 func (r *Runner) record(f shim.Failure) {
