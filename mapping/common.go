@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/aep-hook/aep-hook/internal/jsonbound"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
 )
@@ -66,10 +67,12 @@ func Str(raw []byte, path string) string {
 
 // Value returns the decoded JSON value at path (nil when absent), with
 // numbers as json.Number-free float64/int per gjson; use for content fields
-// that the gate will digest or drop.
+// that the gate will digest or drop. A value the hook runner bounded (part
+// of it too big or too deep to keep) is nil too: the event keeps its digest
+// and drops the content rather than show part of it.
 func Value(raw []byte, path string) any {
 	r := gjson.GetBytes(raw, path)
-	if !r.Exists() {
+	if !r.Exists() || jsonbound.Omits([]byte(r.Raw)) {
 		return nil
 	}
 	return r.Value()
