@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/aep-hook/aep-hook/internal/jsonbound"
 )
 
 // Digest returns the AEP-0003 §9.3 digest of v: SHA-256 over its canonical
@@ -30,15 +32,11 @@ func Canonical(v any) []byte {
 	return bytes.TrimSuffix(out, []byte{'\n'})
 }
 
-// DigestJSON is [Digest] over a raw JSON document, decoded with exact
-// numbers so large integers keep their spelling. Invalid JSON is digested as
-// a JSON string holding the raw bytes.
-func DigestJSON(raw []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return Digest(string(raw))
-	}
-	return Digest(v)
-}
+// DigestJSON is [Digest] over a raw JSON document as decoded with exact
+// numbers (so large integers keep their spelling), computed in one
+// streaming pass without decoding: linear time and no recursion whatever
+// the size or depth. Invalid JSON, or JSON nested deeper than
+// encoding/json decodes, is digested as a JSON string holding the raw
+// bytes. A payload the hook runner bounded digests as the original did;
+// "" means the digest is unknown (see jsonbound.Digest).
+func DigestJSON(raw []byte) string { return jsonbound.Digest(raw) }
