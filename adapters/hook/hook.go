@@ -179,7 +179,7 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (
 // never meets a closed pipe (a Node parent without an EPIPE handler
 // crashes), and the payload is reported cut.
 func readPayload(in io.Reader, limit int64) (raw []byte, cut bool, drained <-chan struct{}, err error) {
-	raw, err = io.ReadAll(io.LimitReader(in, limit+1))
+	raw, err = readAtMost(in, limit+1)
 	if err != nil || int64(len(raw)) <= limit {
 		return raw, false, nil, err
 	}
@@ -189,6 +189,33 @@ func readPayload(in io.Reader, limit int64) (raw []byte, cut bool, drained <-cha
 		io.Copy(io.Discard, in)
 	}()
 	return raw[:limit], true, done, nil
+}
+
+// firstRead is the buffer a payload is read into first; nearly every
+// payload fits it.
+const firstRead = 64 << 10
+
+// readAtMost reads up to n bytes. A payload that outgrows its buffer moves
+// into one eight times larger (up to n), which the OS backs only as it
+// fills: a big payload costs about its own size in memory.
+func readAtMost(in io.Reader, n int64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, firstRead))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= n {
+				return buf, nil
+			}
+			buf = append(make([]byte, 0, min(n, int64(cap(buf))*8)), buf...)
+		}
+		m, err := in.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 func (r *Runner) record(f shim.Failure) {

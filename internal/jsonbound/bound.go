@@ -326,7 +326,11 @@ func (b *bounder) digest(i int) string {
 	}
 	n := &b.ix.nodes[i]
 	d := ""
-	if !n.cut && !n.rest {
+	switch {
+	case n.cut || n.rest:
+	case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
+		d = DigestString(b.raw[n.vs:n.ve])
+	default:
 		d = digestOriginal(b.raw[n.vs:n.ve])
 	}
 	b.digests[i] = d

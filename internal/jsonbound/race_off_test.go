@@ -1,0 +1,5 @@
+//go:build !race
+
+package jsonbound
+
+const raceEnabled = false
