@@ -42,7 +42,7 @@ func (f *Forwarder) Run(ctx context.Context, r io.Reader) (int, error) {
 			if len(bytes.TrimSpace(line)) > 0 {
 				lines <- line
 			} else if errors.Is(err, errTooLong) {
-				f.fail("read", "line over the limit skipped", len(line))
+				lines <- nil // reported by the handling goroutine
 			}
 			if err != nil && !errors.Is(err, errTooLong) {
 				if !errors.Is(err, io.EOF) {
@@ -89,6 +89,10 @@ func (f *Forwarder) Run(ctx context.Context, r io.Reader) (int, error) {
 func (f *Forwarder) handle(batch [][]byte) {
 	var ms []mapping.Moment
 	for _, l := range batch {
+		if l == nil {
+			f.fail("read", "line over the limit skipped", 0)
+			continue
+		}
 		got, err := Decode(l)
 		if err != nil {
 			f.fail("parse", err.Error(), len(l))

@@ -1,0 +1,173 @@
+package opencode
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+func TestDecodeForms(t *testing.T) {
+	for _, tc := range []struct {
+		name, line         string
+		kind               mapping.Kind
+		method, evName, id string
+		thread, session    string
+		raw                string
+	}{
+		{"plugin bus", `{"kind":"bus","event":{"id":"evt_1","type":"session.idle","properties":{"sessionID":"s"}}}`,
+			mapping.KindEvent, "event", "session.idle", "evt_1", "", "", `{"id":"evt_1","type":"session.idle","properties":{"sessionID":"s"}}`},
+		{"plugin tool hook", `{"kind":"tool.before","input":{"tool":"bash"},"output":{"args":{}}}`,
+			mapping.KindEvent, "tool.execute.before", "", "", "", "", `{"kind":"tool.before","input":{"tool":"bash"},"output":{"args":{}}}`},
+		{"plugin permission.ask", `{"kind":"permission.ask","permission":{"id":"p"}}`,
+			mapping.KindEvent, "permission.ask", "", "", "", "", `{"id":"p"}`},
+		{"stream event", `{"id":"evt_2","type":"server.connected","properties":{}}`,
+			mapping.KindEvent, "", "server.connected", "evt_2", "", "", `{"id":"evt_2","type":"server.connected","properties":{}}`},
+		{"global wrapper", `{"directory":"/p","project":"x","payload":{"id":"evt_3","type":"file.edited","properties":{}}}`,
+			mapping.KindEvent, "", "file.edited", "evt_3", "/p", "", `{"id":"evt_3","type":"file.edited","properties":{}}`},
+		{"catch-up record", `{"kind":"record","name":"message","session":"s","record":{"id":"m"}}`,
+			mapping.KindRecord, "", "message", "", "", "s", `{"id":"m"}`},
+		{"catch-up end", `{"kind":"end","session":"s","reason":"idle"}`,
+			mapping.KindEnd, "", "", "", "", "s", ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := Decode([]byte(tc.line))
+			if err != nil || len(ms) != 1 {
+				t.Fatalf("Decode: %v %v", ms, err)
+			}
+			f := ms[0].Facts
+			if f.Kind != tc.kind || f.Method != tc.method || f.Name != tc.evName || f.ID != tc.id || f.Thread != tc.thread || f.Session != tc.session {
+				t.Errorf("facts %+v", f)
+			}
+			if string(ms[0].Raw) != tc.raw {
+				t.Errorf("raw %s, want %s", ms[0].Raw, tc.raw)
+			}
+		})
+	}
+	for _, bad := range []string{`[]`, `{"kind":"nope"}`, `{"kind":"bus","event":1}`, `not json`} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) accepted", bad)
+		}
+	}
+}
+
+func TestBridgeItemsDropTransport(t *testing.T) {
+	b := &Bridge{}
+	for _, data := range []string{
+		`{"id":"evt_1","type":"server.heartbeat","properties":{}}`,
+		`{"payload":{"id":"evt_1","type":"sync","syncEvent":{}}}`,
+		`not json`,
+	} {
+		if it := b.item([]byte(data)); len(it.Moments) != 0 || it.Key != "" {
+			t.Errorf("%s: item %+v, want a bare keep-alive", data, it)
+		}
+	}
+	it := b.item([]byte(`{"id":"evt_22cff3127001x","type":"session.status","properties":{"sessionID":"s","status":{"type":"busy"}}}`))
+	if len(it.Moments) != 1 || it.Key != "evt_22cff3127001x" || it.Cursor != it.Key {
+		t.Fatalf("item %+v", it)
+	}
+	if !b.busySessions()["s"] {
+		t.Error("a busy status must be remembered for the catch-up")
+	}
+}
+
+func TestBridgeAuthAndErrors(t *testing.T) {
+	var gotUser, gotPass string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || p != "pw" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		gotUser, gotPass = u, p
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n"))
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	ctx := context.Background()
+	if _, err := (&Bridge{Base: base, User: "kilo", Password: "wrong"}).Open(ctx); err == nil || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "wrong") {
+		t.Fatalf("bad password: %v", err)
+	}
+	st, err := (&Bridge{Base: base, User: "kilo", Password: "pw"}).Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	it, err := st.Next()
+	if err != nil || len(it.Moments) != 1 || it.Moments[0].Facts.Name != "server.connected" {
+		t.Fatalf("first item %+v %v", it, err)
+	}
+	if gotUser != "kilo" || gotPass != "pw" {
+		t.Errorf("basic auth %q:%q", gotUser, gotPass)
+	}
+}
+
+func TestEventTime(t *testing.T) {
+	now := time.Date(2026, 11, 30, 16, 0, 0, 0, time.UTC)
+	got, ok := EventTime("evt_22cff3127001c8Mn6WUqeGWfYe", now)
+	want := time.Date(2026, 11, 30, 15, 7, 31, 495e6, time.UTC)
+	if !ok || !got.Equal(want) {
+		t.Fatalf("EventTime = %v %v, want %v", got.UTC(), ok, want)
+	}
+	for _, bad := range []string{"", "evt", "evt_zz", "evt_22cff"} {
+		if _, ok := EventTime(bad, now); ok {
+			t.Errorf("EventTime(%q) ok", bad)
+		}
+	}
+}
+
+type collect struct{ ms []mapping.Moment }
+
+func (c *collect) handle(ms []mapping.Moment) ([]shim.Result, error) {
+	c.ms = append(c.ms, ms...)
+	return make([]shim.Result, len(ms)), nil
+}
+
+type failures struct{ stages []string }
+
+func (f *failures) Record(x shim.Failure) bool { f.stages = append(f.stages, x.Stage); return true }
+
+func TestForwarder(t *testing.T) {
+	in := strings.Join([]string{
+		`{"kind":"bus","event":{"type":"session.idle","properties":{"sessionID":"s"}}}`,
+		``,
+		`garbage`,
+		`{"kind":"tool.after","input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"output":"ok"}}`,
+		`{"kind":"bus","event":{"type":"x","properties":{"pad":"` + strings.Repeat("a", MaxLine) + `"}}}`,
+		`{"kind":"bus","event":{"type":"session.created","properties":{"info":{"id":"s"}}}}`,
+	}, "\n")
+	c, f := &collect{}, &failures{}
+	fw := &Forwarder{Handle: c.handle, Errors: f, Name: "opencode", Nonce: func() string { return "n" }}
+	n, err := fw.Run(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 || len(c.ms) != 3 {
+		t.Fatalf("read %d lines, handled %d moments", n, len(c.ms))
+	}
+	if c.ms[1].Facts.Method != "tool.execute.after" || c.ms[2].Facts.Name != "session.created" || c.ms[0].Nonce != "n" {
+		t.Errorf("moments %+v", c.ms)
+	}
+	if strings.Join(f.stages, ",") != "parse,read" && strings.Join(f.stages, ",") != "read,parse" {
+		t.Errorf("failures %v, want the garbage line and the long line", f.stages)
+	}
+}
+
+func TestPluginSource(t *testing.T) {
+	for vendor, want := range map[string]string{"opencode": `["forward", "opencode"]`, "kilo": `server: AepHook`} {
+		src, err := PluginSource(vendor)
+		if err != nil || !strings.Contains(src, want) || strings.Contains(src, "__") {
+			t.Errorf("%s plugin: %v\n%s", vendor, err, src)
+		}
+	}
+	if _, err := PluginSource("nope"); err == nil {
+		t.Error("unknown vendor accepted")
+	}
+}
