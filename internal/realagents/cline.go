@@ -129,6 +129,28 @@ func cline() *Agent {
 				}),
 			},
 			{
+				Name: "queued", Mode: "tmux",
+				Description: "cline TUI: a second prompt typed while the first turn runs a command waits its turn",
+				Facts:       truth.Facts{Turns: 2},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("run_commands", obj{"commands": []string{"sleep 5"}})), say("First done.")},
+					"queued": {say("Queued done.")},
+				}),
+				Drive: clineDrive(func(r *Run) error {
+					t, err := clineTUI(r)
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					clinePrompt(t, "SCENARIO:first wait a bit")
+					if err := r.WaitFiring("tool_call", 1, time.Minute); err != nil {
+						return err
+					}
+					t.Type("SCENARIO:queued then this", true)
+					return r.WaitFiring("agent_end", 2, time.Minute)
+				}),
+			},
+			{
 				Name: "interrupt", Mode: "tmux",
 				Description: "cline TUI: Esc during a long command (only SessionShutdown fires), then another prompt",
 				Facts:       truth.Facts{Turns: 2, Interrupts: 1},
