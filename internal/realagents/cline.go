@@ -31,19 +31,8 @@ func cline() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: clineSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "cline --json: a command that succeeds, one that fails, a missing file; then the same prompt " +
-					"without the hook files: the model requests must be identical (model-requests.json)",
-				Facts: truth.Facts{Turns: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": toolsTurn}),
-				Drive: clineDrive(func(r *Run) error {
-					return sameModelRequests(r, clineWriteHooks, func() error {
-						_, err := r.Exec(2*time.Minute, "", "--json", "SCENARIO:tools run the commands")
-						return err
-					})
-				}),
-			},
+			clineHub(toolsScenario("cline --json", truth.Facts{Turns: 1}, toolsTurn, clineWriteHooks,
+				"--json", "SCENARIO:tools run the commands")),
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "cline --json: spawn_agent runs a child agent, which runs a command",
@@ -219,6 +208,12 @@ func clineWriteHooks(r *Run, hooks bool) error {
 		}
 	}
 	return nil
+}
+
+// clineHub makes s stop its hub daemon when it is done (clineDrive).
+func clineHub(s Scenario) Scenario {
+	s.Drive = clineDrive(s.Drive)
+	return s
 }
 
 // clineDrive runs drive, then stops the run's hub daemon, which would

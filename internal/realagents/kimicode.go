@@ -1,9 +1,6 @@
 package realagents
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,19 +34,8 @@ func kimiCode() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: kimiSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "kimi -p: a command that succeeds, one that fails, a missing file; then the same prompt " +
-					"without the hooks registered: the model requests must be identical (model-requests.json)",
-				Facts: truth.Facts{Turns: 1, Sessions: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": toolsTurn}),
-				Drive: func(r *Run) error {
-					return sameModelRequests(r, kimiWriteConfig, func() error {
-						_, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:tools run the commands")...)
-						return err
-					})
-				},
-			},
+			toolsScenario("kimi -p", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, kimiWriteConfig,
+				kimiHeadless("SCENARIO:tools run the commands")...),
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",
@@ -260,72 +246,4 @@ func kimiWriteConfig(r *Run, hooks bool) error {
 	fmt.Fprintf(&b, "[providers.fake]\ntype = \"openai\"\nbase_url = %q\napi_key = \"sk-fake-kimi\"\n", r.Model.URL+"/v1")
 	b.WriteString("[models.fake]\nprovider = \"fake\"\nmodel = \"fake-model\"\nmax_context_size = 100000\n")
 	return r.WriteFile(".kimi-code/config.toml", b.String())
-}
-
-// modelRequestsFile holds, beside a recorded scenario, the digests of the
-// model requests of the same session driven with and without aep-hook
-// registered: TestSameModelRequests holds them equal.
-const modelRequestsFile = "model-requests.json"
-
-// ModelRequests is the content of model-requests.json.
-type ModelRequests struct {
-	// WithHooks and WithoutHooks are the digests of the normalized model
-	// requests (ids the session mints replaced), in order.
-	WithHooks    []string `json:"with_hooks"`
-	WithoutHooks []string `json:"without_hooks"`
-}
-
-// sameModelRequests drives the session once with the hooks registered and
-// once without (config rewrites the registration), compares the model
-// requests of both, and writes their digests beside the scenario's fixture.
-func sameModelRequests(r *Run, config func(r *Run, hooks bool) error, drive func() error) error {
-	if err := drive(); err != nil {
-		return err
-	}
-	with := len(r.Model.Requests())
-	if err := config(r, false); err != nil {
-		return err
-	}
-	err := drive()
-	if cerr := config(r, true); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	reqs := r.Model.Requests()
-	mr := ModelRequests{WithHooks: requestDigests(reqs[:with]), WithoutHooks: requestDigests(reqs[with:])}
-	b, _ := json.MarshalIndent(mr, "", "  ")
-	dir := filepath.Join(r.H.Fixtures, r.Agent.Name, "recorded", r.Scenario.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, modelRequestsFile), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	if strings.Join(mr.WithHooks, " ") != strings.Join(mr.WithoutHooks, " ") {
-		for i, q := range reqs {
-			os.WriteFile(filepath.Join(r.Dir, fmt.Sprintf("request-%02d.json", i)), q.Body, 0o644)
-		}
-		return fmt.Errorf("the model requests differ with aep-hook registered (%d vs %d requests)", len(mr.WithHooks), len(mr.WithoutHooks))
-	}
-	r.Notes = append(r.Notes, fmt.Sprintf("model requests identical with and without hooks: %d", with))
-	return nil
-}
-
-// sessionIDRE finds the ids a session mints that differ between two
-// otherwise identical sessions: session and call ids, clock times and
-// measured durations.
-var sessionIDRE = regexp.MustCompile(`Wall time: [0-9.]+ seconds|session_[0-9a-f-]{36}|call_[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+Z?|[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?`)
-
-// requestDigests digests each request body with the session's minted ids
-// replaced.
-func requestDigests(reqs []fakemodel.Request) []string {
-	out := make([]string, len(reqs))
-	for i, q := range reqs {
-		body := sessionIDRE.ReplaceAllString(string(q.Body), "ID")
-		sum := sha256.Sum256([]byte(body))
-		out[i] = hex.EncodeToString(sum[:8])
-	}
-	return out
 }
