@@ -29,7 +29,10 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
 	"github.com/aep-hook/aep-hook/adapters/opencode"
+	"github.com/aep-hook/aep-hook/adapters/kimiweb"
+	"github.com/aep-hook/aep-hook/adapters/openhands"
 	"github.com/aep-hook/aep-hook/adapters/otlp"
+	"github.com/aep-hook/aep-hook/adapters/pi"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -47,6 +50,12 @@ func Decode(t mapping.Transport, line []byte) ([]mapping.Moment, error) {
 		return otlp.Decode(line)
 	case mapping.TransportOpenCode:
 		return opencode.Decode(line)
+	case mapping.TransportPi:
+		return pi.Decode(line)
+	case mapping.TransportKimiWeb:
+		return kimiweb.Decode(line)
+	case mapping.TransportOpenHands:
+		return openhands.Decode(line)
 	}
 	return []mapping.Moment{{Raw: line}}, nil
 }

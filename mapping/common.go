@@ -164,3 +164,29 @@ func extDigest(raw []byte, path string) string {
 	}
 	return redact.DigestJSON([]byte(r.Raw))
 }
+
+// contentText is the text of a message content: a string as it is, a list
+// of parts their "text" parts joined with newlines, "" otherwise.
+func contentText(r gjson.Result) string {
+	if r.Type == gjson.String {
+		return r.Str
+	}
+	var parts []string
+	for _, p := range r.Array() {
+		if p.Get("type").String() == "text" {
+			parts = append(parts, p.Get("text").String())
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// textDigest is the AEP-0003 §9.3 digest of the text of the message
+// content at path (contentText, digested as a JSON string), "" when the
+// path is absent or null.
+func textDigest(raw []byte, path string) string {
+	r := gjson.GetBytes(raw, path)
+	if !r.Exists() || r.Type == gjson.Null {
+		return ""
+	}
+	return redact.Digest(contentText(r))
+}

@@ -190,9 +190,27 @@ const (
 	// catch-up found Session idle without the stream having said so
 	// (Reason).
 	TransportOpenCode
+	// TransportPi is the pi extension forwarder (adapters/pi): the
+	// extension shipped in the binary writes one line per bus event to
+	// `aep-hook forward pi`. Kind event; Name is the event's type,
+	// Session the pi session id the extension read from its session
+	// manager; Raw is the event as pi emitted it (the extension only drops
+	// members the mapping never reads, such as turn_end's context preview).
+	TransportPi
+	// TransportKimiWeb is the Kimi web channel (adapters/kimiweb), the
+	// `kimi web` server's WebSocket event stream. Kind event; Name is the
+	// frame's type, Session its session_id, ID its seq as written; Raw is
+	// the frame as the server sent it ({type, seq, session_id, timestamp,
+	// epoch, payload, volatile?}).
+	TransportKimiWeb
+	// TransportOpenHands is the OpenHands agent-server events WebSocket
+	// (adapters/openhands). Kind event; Name is the event's kind, ID its
+	// id, Session the conversation whose socket carried it; Raw is the
+	// event as the server sent it (its transport dump).
+	TransportOpenHands
 )
 
-var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode"}
+var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode", "pi", "kimiweb", "openhands"}
 
 // String names the transport by its adapter package.
 func (t Transport) String() string {

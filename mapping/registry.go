@@ -19,8 +19,11 @@ func Vendors() []Vendor {
 		KiloCode(),    // opencode.go
 		KiloCodeSSE(), // opencode.go
 		KimiCode(),    // kimicode.go
+		KimiWeb(),     // kimiweb.go
 		OpenCode(),    // opencode.go
 		OpenCodeSSE(), // opencode.go
+		OpenHands(),   // openhands.go
+		Pi(),          // pi.go
 		Qwen(),        // qwen.go
 		VSCode(),      // vscode.go
 		VSCodeOtel(),  // vscodeotel.go

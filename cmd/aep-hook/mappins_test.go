@@ -47,8 +47,8 @@ func TestMapVerbPins(t *testing.T) {
 					json.Compact(&line, p.Input)
 					line.WriteByte('\n')
 				}
-				if v.Transport == mapping.TransportOpenCode && c.Seeded {
-					line.WriteString(busPrelude(s.Input))
+				if c.Seeded {
+					line.WriteString(streamPrelude(v, s.Input))
 				}
 				if len(s.Join) > 0 && string(s.Join) != "null" {
 					// The join the pin presumes, as the earlier moment that
@@ -82,6 +82,7 @@ func TestMapVerbPins(t *testing.T) {
 						lines = append(lines, append(l, '\n'))
 					}
 				}
+				lines = s.Kept(lines)
 				if v.Seed != nil && len(lines) > len(s.Expected) {
 					lines = lines[len(lines)-len(s.Expected):]
 				}
@@ -117,6 +118,50 @@ func busPrelude(input json.RawMessage) string {
 		return b.String() + "\n"
 	}
 	return ""
+}
+
+// streamPrelude is the earlier moment that makes the runtime state a
+// stream table's pin presumes (its Seed in the conformance harness): the
+// OpenCode / Kilo bus prelude, the loop start a pi agent_end closes, the turn start a kimi web turn.ended
+// closes, the execution status an OpenHands state update already carries
+// (its pin states the event alone, not a transition).
+func streamPrelude(v mapping.Vendor, input json.RawMessage) string {
+	var b bytes.Buffer
+	switch v.Transport {
+	case mapping.TransportOpenCode:
+		return busPrelude(input)
+	case mapping.TransportPi:
+		if gjson.GetBytes(input, "event.type").String() == "agent_end" {
+			json.Compact(&b, []byte(gjson.GetBytes(input, "session").Raw))
+			return `{"session":` + b.String() + `,"event":{"type":"agent_start"}}` + "\n"
+		}
+	case mapping.TransportKimiWeb:
+		if gjson.GetBytes(input, "type").String() == "turn.ended" {
+			start, _ := sjsonTurnStarted(input)
+			return start + "\n"
+		}
+	case mapping.TransportOpenHands:
+		if gjson.GetBytes(input, "kind").String() == "ConversationStateUpdateEvent" {
+			json.Compact(&b, input)
+			return b.String() + "\n"
+		}
+	}
+	return ""
+}
+
+// sjsonTurnStarted is the turn.started frame of the turn a turn.ended
+// frame ends.
+func sjsonTurnStarted(ended json.RawMessage) (string, error) {
+	var f map[string]any
+	if err := json.Unmarshal(ended, &f); err != nil {
+		return "", err
+	}
+	p, _ := f["payload"].(map[string]any)
+	f["type"] = "turn.started"
+	f["payload"] = map[string]any{"type": "turn.started", "sessionId": p["sessionId"], "turnId": p["turnId"],
+		"agentId": p["agentId"], "origin": map[string]any{"kind": "user"}}
+	b, err := json.Marshal(f)
+	return string(b), err
 }
 
 // joinMoment is the Antigravity PreToolUse line that a pin's join stands

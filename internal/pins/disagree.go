@@ -10,9 +10,23 @@ var realAgentDisagrees = map[string]string{
 	"cline/hooks/agent_start_parented": "a child agent's run is started by its parent agent (trigger agent), not by the user (cline 3.0.65, spawn_agent)",
 }
 
-// Disagrees reports whether the real agent disagrees with the pin entry
-// named by vendor and case name, and why.
+// pinFlaws names the pin entries that contradict the specification itself
+// or cannot be reproduced from their own input (no real agent to ask: the
+// OpenHands server is not installable here), and what the mapping follows
+// instead. Like realAgentDisagrees, each must still differ.
+var pinFlaws = map[string]string{
+	"openhands/events/action_event":                 "the pinned args_digest is not the digest of any part of the pinned input (action, its members, tool_call, the arguments parsed or as text): the mapping digests the action it records",
+	"openhands/events/action_event_unknown_risk":    "the pinned args_digest is not the digest of any part of the pinned input: the mapping digests the action it records",
+	"openhands/status_transitions/running_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
+	"openhands/status_transitions/waiting_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
+}
+
+// Disagrees reports whether the real agent (or the specification) disagrees
+// with the pin entry named by vendor and case name, and why.
 func Disagrees(vendor, name string) (why string, ok bool) {
-	why, ok = realAgentDisagrees[vendor+"/"+name]
+	if why, ok = realAgentDisagrees[vendor+"/"+name]; ok {
+		return why, ok
+	}
+	why, ok = pinFlaws[vendor+"/"+name]
 	return why, ok
 }

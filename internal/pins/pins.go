@@ -49,6 +49,30 @@ type Step struct {
 	// Prime says the step only establishes state (a transition pin's
 	// "prev"): its events are not compared.
 	Prime bool
+	// Skip lists type prefixes of events the step's pin does not state
+	// (a status transition pin states the run and attention moments, not
+	// its carrier's own state.* event): they are left out of the comparison.
+	Skip []string
+}
+
+// Kept is the events of lines the step's pin states: every line whose type
+// no Skip prefix names.
+func (s Step) Kept(lines [][]byte) [][]byte {
+	if len(s.Skip) == 0 {
+		return lines
+	}
+	var out [][]byte
+	for _, l := range lines {
+		typ := gjson.GetBytes(l, "type").String()
+		skip := false
+		for _, p := range s.Skip {
+			skip = skip || strings.HasPrefix(typ, p)
+		}
+		if !skip {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Case is one independent check: steps run in order against one fresh
@@ -99,16 +123,38 @@ var (
 // sse_modes block (opencode-sse: opencode.json's sse_modes).
 const streamSuffix = "-sse"
 
+// channelPins names the channel tables whose pins are a block of another
+// vendor's pin file with inputs of their own: the Kimi web channel's are
+// kimi-code.json's ws_modes.
+var channelPins = map[string]struct{ file, block string }{
+	"kimi-web": {"kimi-code", "ws_modes"},
+}
+
 // PinFile is the pin file (in the pin folder) a table's cases come from: its
-// own, or for a stream channel table its vendor's.
+// own, or for a channel table its vendor's.
 func PinFile(table string) string {
+	if c, ok := channelPins[table]; ok {
+		return c.file + ".json"
+	}
 	return strings.TrimSuffix(table, streamSuffix) + ".json"
+}
+
+// channelBlock reports whether section of vendor's pin file is a channel
+// table's block (run by that table, not the vendor's).
+func channelBlock(vendor, section string) bool {
+	for _, c := range channelPins {
+		if c.file == vendor && c.block == section {
+			return true
+		}
+	}
+	return false
 }
 
 // LoadPins reads the pin file of vendor from dir. Sections this harness
 // does not run (identity, transitions, stream modes) are listed in skipped.
-// A stream channel table (name-sse) gets its vendor file's sse_modes block:
-// each mode entry runs the vendor's pinned moment in both channel modes.
+// A stream channel table (name-sse) gets its vendor file's sse_modes block,
+// a channel table (channelPins) its block: each mode entry runs the pinned
+// moment in both channel modes.
 func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, PinFile(vendor)))
 	if err != nil {
@@ -119,6 +165,10 @@ func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 		return nil, nil, fmt.Errorf("pins %s: %w", vendor, err)
 	}
 	def := redact.DefaultPolicy()
+	if c, ok := channelPins[vendor]; ok {
+		cs, err := channelCases(vendor, c.block, doc[c.block], def)
+		return cs, nil, err
+	}
 	if strings.HasSuffix(vendor, streamSuffix) {
 		cs, err := streamModeCases(vendor, doc, def)
 		return cs, nil, err
@@ -135,6 +185,14 @@ func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 				return nil, nil, err
 			}
 			cases = append(cases, c)
+		case channelBlock(vendor, sec):
+			// Run by the channel table.
+		case sec == "status_transitions":
+			cs, err := transitionCases(vendor, raw, def)
+			if err != nil {
+				return nil, nil, err
+			}
+			cases = append(cases, cs...)
 		case contains(entrySections, sec):
 			var entries map[string]json.RawMessage
 			if err := json.Unmarshal(raw, &entries); err != nil {
@@ -215,6 +273,26 @@ func entryCases(vendor, name string, raw json.RawMessage, p redact.Policy) ([]Ca
 	return out, nil
 }
 
+// channelCases are a channel table's cases: every entry of block ({modes:
+// {name: {input, companion, primary}}}), run in both modes.
+func channelCases(table, block string, raw json.RawMessage, p redact.Policy) ([]Case, error) {
+	var b struct {
+		Modes map[string]json.RawMessage `json:"modes"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("pins %s %s: %w", table, block, err)
+	}
+	var out []Case
+	for _, name := range sortedKeys(b.Modes) {
+		cs, err := entryCases(table, block+"/"+name, b.Modes[name], p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
 // streamModeCases are a stream channel table's cases: every entry of the
 // vendor file's sse_modes block, its input taken from the moments block.
 func streamModeCases(table string, doc map[string]json.RawMessage, p redact.Policy) ([]Case, error) {
@@ -280,6 +358,62 @@ func todoCase(vendor string, raw json.RawMessage, p redact.Policy) (Case, error)
 		{Input: moment(e.Input.Prev), Prime: true},
 		{Input: moment(e.Input.Next), Expected: ex},
 	}}, nil
+}
+
+// stateCarrier is the vendor event that carries a status transition: for
+// OpenHands, an execution_status state update. Transition pins state the
+// moments of the transition alone, so the carrier's own event and the
+// conversation's first-sight announcement are not compared.
+var stateCarrier = map[string]struct {
+	event func(status string) json.RawMessage
+	skip  []string
+}{
+	"openhands": {
+		event: func(status string) json.RawMessage {
+			q, _ := json.Marshal(status)
+			return json.RawMessage(fmt.Sprintf(`{"kind":"ConversationStateUpdateEvent","id":"ev_status_%s","timestamp":"2026-07-12T10:15:00.000000","source":"environment","key":"execution_status","value":%s}`, status, q))
+		},
+		skip: []string{"state.", "session.started"},
+	},
+}
+
+// transitionCases runs a status_transitions block ({name: {prev, next,
+// expected}}): prev (when not null) as a priming state update, then next,
+// whose transition moments are compared.
+func transitionCases(vendor string, raw json.RawMessage, p redact.Policy) ([]Case, error) {
+	carrier, ok := stateCarrier[vendor]
+	if !ok {
+		return nil, fmt.Errorf("pins %s status_transitions: no state carrier for this vendor", vendor)
+	}
+	var entries map[string]struct {
+		Prev     *string         `json:"prev"`
+		Next     string          `json:"next"`
+		Expected json.RawMessage `json:"expected"`
+	}
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("pins %s status_transitions: %w", vendor, err)
+	}
+	var out []Case
+	for _, name := range sortedKeys(entries) {
+		e := entries[name]
+		ex, err := ParseExpected(e.Expected)
+		if err != nil {
+			return nil, fmt.Errorf("pins %s status_transitions/%s: %w", vendor, name, err)
+		}
+		for i := range ex {
+			// The pure transition table states type and data; the
+			// subject linking a resolution to its request is runtime
+			// wiring the table adds.
+			ex[i].DataOnly = true
+		}
+		c := Case{Vendor: vendor, Name: "status_transitions/" + name, Policy: p}
+		if e.Prev != nil {
+			c.Steps = append(c.Steps, Step{Input: carrier.event(*e.Prev), Prime: true})
+		}
+		c.Steps = append(c.Steps, Step{Input: carrier.event(e.Next), Expected: ex, Skip: carrier.skip})
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // formCases runs claude-code.json's AEP-0006 form pins: the pinned input is
@@ -444,10 +578,36 @@ func Run(c Case) []string {
 		}
 		ids = append(ids, stepIDs)
 		if !s.Prime {
-			diffs = append(diffs, compare(i+1, s.Expected, sink.lines, ids)...)
+			diffs = append(diffs, compare(i+1, s.Expected, s.Kept(sink.lines), ids)...)
 		}
 	}
 	return diffs
+}
+
+// Feed maps input lines (the vendor transport's JSON moment form, as
+// `aep-hook map` reads them) through a fresh in-memory emitter at the
+// default posture and returns the encoded events, in order. Lines that do
+// not decode are skipped. Tests and fuzz targets of stream tables use it.
+func Feed(vendor string, lines [][]byte, mode mapping.Mode, deltas bool) ([][]byte, error) {
+	v, ok := mapping.Lookup(vendor)
+	if !ok {
+		return nil, fmt.Errorf("no table for vendor %q", vendor)
+	}
+	sink := &capture{}
+	em := &shim.Emitter{
+		Host: "pin-host", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
+		Store: shim.NewMemStore(), Sink: sink, IDs: shim.NewIDs(),
+	}
+	for i, l := range lines {
+		ms, _ := adapters.Decode(v.Transport, l)
+		for j, m := range ms {
+			m.Nonce, m.Mode, m.Deltas = fmt.Sprintf("n%06d.%d", i, j), mode, deltas
+			if _, err := em.Handle(v, m); err != nil {
+				return sink.lines, err
+			}
+		}
+	}
+	return sink.lines, nil
 }
 
 type got struct {
