@@ -139,9 +139,14 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 	switch {
 	case a.Format == nil:
 		return ProbeResult{Detail: "no format"}
-	case isFileSet(a.Format):
+	case isHookScripts(a.Format):
 		cmd = exec.CommandContext(ctx, f.Key)
 		shown = f.Key
+	case isFileSet(a.Format):
+		// A plugin file (pi's extension): the probe runs the command the
+		// plugin starts, with the plugin's line on stdin.
+		w := installer.SplitCommand(f.Command)
+		cmd = exec.CommandContext(ctx, w[0], w[1:]...)
 	case a.Name == "hermes":
 		w := installer.SplitCommand(f.Command)
 		cmd = exec.CommandContext(ctx, w[0], w[1:]...)
@@ -180,6 +185,11 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 	res.OK = true
 	res.Detail = fmt.Sprintf("%s fired %s; %d event(s) landed (%s)", a.Title, a.Probe.Event, n, strings.Join(types, ", "))
 	return res
+}
+
+func isHookScripts(f installer.Format) bool {
+	_, ok := f.(installer.HookScripts)
+	return ok
 }
 
 func isFileSet(f installer.Format) bool {

@@ -17,6 +17,7 @@ func Agents() []Agent {
 		Cline(),       // cline.go
 		Hermes(),      // hermes.go
 		Antigravity(), // antigravity.go
+		Pi(),          // pi.go
 	}
 }
 

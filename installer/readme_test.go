@@ -41,7 +41,12 @@ func TestReadmeSnippets(t *testing.T) {
 			continue
 		}
 		var events []string
-		if cb[1] == "sh" {
+		if pf, ok := a.Format.(PluginFile); ok {
+			// A plugin file is the one registration: the snippet places it.
+			if strings.Contains(cb[2], pf.Name) {
+				events = []string{pf.Name}
+			}
+		} else if cb[1] == "sh" {
 			if l := regexp.MustCompile(`(?s)for e in (.*?); do`).FindStringSubmatch(cb[2]); l != nil {
 				events = strings.Fields(strings.ReplaceAll(l[1], "\\", " "))
 			}

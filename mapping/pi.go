@@ -31,16 +31,59 @@ func Pi() Vendor {
 		Summary:   "pi extension-bus events, forwarded by the extension `aep-hook plugin pi` prints",
 		Transport: TransportPi,
 		Identify:  piIdentify,
-		Map:       mapPi,
+		Map:       mapPiResumable,
 		Seed:      seedPi,
 	}
 }
 
-// Table-state keys of the pi table: the session's AEP start and end seen.
+// Table-state keys of the pi table: the session's AEP start and end seen,
+// and the AEP session its events go to after a resume.
 const (
 	piStarted = "pi.started"
 	piEnded   = "pi.ended"
+	piAEP     = "pi.aep"
 )
+
+// mapPiResumable maps a moment and addresses its drafts to the AEP
+// session the pi session is in now. pi resumes a session under its old id
+// (--resume, --continue, /resume), but an AEP session ends once: a
+// session_start after the session's end opens a new AEP session,
+// "{id}~r{nonce}", whose session.started says trigger resume and names the
+// session it continues (resumed_from); the pi session's later events go
+// there, until the next resume.
+func mapPiResumable(m Moment, st *State) ([]Draft, error) {
+	if _, ended := st.Get(piEnded); ended && m.Facts.Name == "session_start" {
+		prev, ok := st.Get(piAEP)
+		if !ok {
+			prev = m.Facts.Session
+		}
+		st.Set(piAEP, m.Facts.Session+"~r"+m.Nonce)
+		st.Del(piEnded)
+		st.Del(piStarted)
+		st.Del(stateRun)
+		st.Del(stateLastRun)
+		ds, err := mapPi(m, st)
+		for i := range ds {
+			if ds[i].Type == "session.started" {
+				ds[i].Data["trigger"] = "resume"
+				ds[i].Data["resumed_from"] = prev
+			}
+		}
+		return piAddress(ds, st), err
+	}
+	ds, err := mapPi(m, st)
+	return piAddress(ds, st), err
+}
+
+// piAddress sends drafts to the resumed AEP session, if there is one.
+func piAddress(ds []Draft, st *State) []Draft {
+	if aep, ok := st.Get(piAEP); ok {
+		for i := range ds {
+			ds[i].Session = aep
+		}
+	}
+	return ds
+}
 
 func piIdentify(m Moment) (string, string) {
 	s := m.Facts.Session

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/forward"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -140,17 +141,17 @@ func TestForwarder(t *testing.T) {
 		``,
 		`garbage`,
 		`{"kind":"tool.after","input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"output":"ok"}}`,
-		`{"kind":"bus","event":{"type":"x","properties":{"pad":"` + strings.Repeat("a", MaxLine) + `"}}}`,
+		`{"kind":"bus","event":{"type":"x","properties":{"pad":"` + strings.Repeat("a", forward.DefaultMaxLine) + `"}}}`,
 		`{"kind":"bus","event":{"type":"session.created","properties":{"info":{"id":"s"}}}}`,
 	}, "\n")
 	c, f := &collect{}, &failures{}
-	fw := &Forwarder{Handle: c.handle, Errors: f, Name: "opencode", Nonce: func() string { return "n" }}
-	n, err := fw.Run(context.Background(), strings.NewReader(in))
+	fw := &forward.Forwarder{Decode: Decode, Handle: c.handle, Errors: f, Name: "opencode", Nonce: func() string { return "n" }}
+	st, err := fw.Run(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 5 || len(c.ms) != 3 {
-		t.Fatalf("read %d lines, handled %d moments", n, len(c.ms))
+	if st.Lines != 5 || len(c.ms) != 3 {
+		t.Fatalf("read %d lines, handled %d moments", st.Lines, len(c.ms))
 	}
 	if c.ms[1].Facts.Method != "tool.execute.after" || c.ms[2].Facts.Name != "session.created" || c.ms[0].Nonce != "n" {
 		t.Errorf("moments %+v", c.ms)

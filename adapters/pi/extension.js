@@ -43,6 +43,17 @@ function slim(ev) {
       return { type: ev.type, source: ev.source, model: { id: ev.model && ev.model.id, provider: ev.model && ev.model.provider } };
     case "session_tree":
       return { type: ev.type };
+    case "message_start":
+    case "message_end": {
+      // The user's prompt and the assistant's reply are read; the system
+      // prompt, empty starts and tool results (the tool trio has them) are not.
+      const m = ev.message || {};
+      if (m.role === "user" && ev.type === "message_start") return ev;
+      if (m.role === "assistant" && ev.type === "message_end") {
+        return { type: ev.type, message: { role: m.role, content: m.content, stopReason: m.stopReason, errorMessage: m.errorMessage, usage: m.usage } };
+      }
+      return { type: ev.type, message: { role: m.role } };
+    }
     case "message_update":
       return { type: ev.type, message: { role: ev.message && ev.message.role }, assistantMessageEvent: ev.assistantMessageEvent };
   }
@@ -58,7 +69,8 @@ export default function aepHook(pi) {
     if (child || starts >= MAX_STARTS) return child;
     starts++;
     try {
-      const c = spawn(BIN, [...PRE, "forward", "pi"], { stdio: ["pipe", "ignore", "ignore"], detached: true, windowsHide: true });
+      const args = [...PRE, "forward", "pi"].concat(DELTAS ? ["--deltas"] : []);
+      const c = spawn(BIN, args, { stdio: ["pipe", "ignore", "ignore"], detached: true, windowsHide: true });
       c.on("error", () => { if (child === c) child = null; starts = MAX_STARTS; });
       c.on("exit", () => { if (child === c) child = null; });
       c.stdin.on("error", () => {});

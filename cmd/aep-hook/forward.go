@@ -1,53 +1,56 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters"
+	"github.com/aep-hook/aep-hook/adapters/forward"
 	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/mapping"
-	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
-// ForwardCmd is `aep-hook forward opencode|kilo`: the process the
-// forwarder plugin starts once per agent process; it records the moments
-// the plugin writes to its stdin (one JSON line each).
+// ForwardCmd is `aep-hook forward opencode|kilo|pi`: the process a
+// forwarder plugin (the OpenCode or Kilo plugin, the pi extension) starts
+// once per agent process; it records the moments the plugin writes to its
+// stdin, one JSON line each in the form `aep-hook map` reads for the
+// agent's plugin table, until the agent closes the pipe.
 type ForwardCmd struct {
 	CaptureFlags
-	Vendor string `arg:"" enum:"opencode,kilo" help:"The agent: opencode or kilo."`
-	Mode   string `help:"primary (the whole record: the default) or companion (only x.<agent>.* events, when aep-hook follow is the primary)." enum:"primary,companion" default:"primary" env:"AEP_PLUGIN_MODE"`
-	Deltas bool   `help:"Record token deltas (the plugin sends them with AEP_DELTAS=1)."`
+	Vendor string `arg:"" enum:"opencode,kilo,pi" help:"The agent whose plugin writes here: opencode, kilo or pi."`
+	Mode   string `help:"primary (the whole record: the default) or companion (only x.<agent>.* events, when aep-hook follow is the primary; OpenCode and Kilo)." enum:"primary,companion" default:"primary" env:"AEP_PLUGIN_MODE"`
+	Deltas bool   `help:"Record token deltas (the plugins send them with AEP_DELTAS=1, the pi extension with AEP_PI_DELTAS=1)."`
 }
 
-// Run records stdin until it ends. It always exits 0: the plugin's
-// recorder never reports failure to the agent (failures go to the error
-// log).
+// Run records stdin until it ends. It always exits 0: the plugin never
+// learns of a failure from aep-hook (failures go to the error log `aep-hook
+// doctor` shows).
 func (c *ForwardCmd) Run(s *Streams) error {
-	prof := opencode.Profiles[c.Vendor]
-	v, _ := mapping.Lookup(prof.Plugin)
-	cfg := c.config(os.Getenv)
-	errs := shim.NewErrorLog(cfg.HomeDir())
-	p, err := cfg.Policy()
-	if err != nil {
-		errs.Record(shim.Failure{Adapter: v.Name, Stage: "config", Error: err.Error()})
-		p = redact.Policy{Default: redact.Metadata}
+	table := c.Vendor
+	if prof, ok := opencode.Profiles[c.Vendor]; ok {
+		table = prof.Plugin
 	}
-	em := cfg.NewFileEmitter(p)
+	v, ok := mapping.Lookup(table)
+	if !ok {
+		return exitError{code: 2, msg: fmt.Sprintf("forward: no table for %q", c.Vendor)}
+	}
+	// The agent may be interrupted from its terminal; what its plugin
+	// already wrote is still read to the end.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+	em, errs := teeEmitter(c.CaptureFlags)
 	ids := shim.NewIDs()
-	f := &opencode.Forwarder{
-		Handle: em.Handler(v), Errors: errs, Name: v.Name,
-		Mode: mapping.Mode(c.Mode), Deltas: c.Deltas,
-		Nonce: func() string { return ids.New(time.Now()) },
+	f := &forward.Forwarder{
+		Name:   v.Name,
+		Decode: func(l []byte) ([]mapping.Moment, error) { return adapters.Decode(v.Transport, l) },
+		Handle: em.Handler(v),
+		Errors: errs,
+		Nonce:  func() string { return ids.New(time.Now()) },
+		Mode:   mapping.Mode(c.Mode),
+		Deltas: c.Deltas,
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if _, err := f.Run(ctx, s.In); err != nil {
-		errs.Record(shim.Failure{Adapter: v.Name, Stage: "read", Error: fmt.Sprintf("plugin pipe: %v", err)})
-	}
+	f.Run(s.In)
 	return nil
 }

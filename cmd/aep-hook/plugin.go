@@ -2,22 +2,47 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/aep-hook/aep-hook/adapters/opencode"
+	"github.com/aep-hook/aep-hook/adapters/pi"
 )
 
-// PluginCmd is `aep-hook plugin opencode|kilo`: print the forwarder plugin
-// shipped in the binary, for the agent's plugin folder.
+// PluginCmd is `aep-hook plugin opencode|kilo|pi`: print the forwarder
+// plugin shipped in the binary, for the agent's plugin folder.
 type PluginCmd struct {
-	Vendor string `arg:"" enum:"opencode,kilo" help:"The agent: opencode or kilo."`
+	Vendor string `arg:"" enum:"opencode,kilo,pi" help:"The agent: opencode, kilo or pi."`
+	Bin    string `help:"The aep-hook path the pi extension starts (default: this binary)." placeholder:"PATH"`
 }
 
 // Run prints the plugin source.
 func (c *PluginCmd) Run(s *Streams) error {
+	if c.Vendor == "pi" {
+		bin := c.Bin
+		if bin == "" {
+			bin = selfPath()
+		}
+		s.Out.Write(pi.Extension(bin))
+		return nil
+	}
 	src, err := opencode.PluginSource(c.Vendor)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	fmt.Fprint(s.Out, src)
 	return nil
+}
+
+// selfPath is this binary's absolute path, links resolved; "aep-hook"
+// (found on PATH) when it cannot be known.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "aep-hook"
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return p
 }

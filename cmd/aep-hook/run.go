@@ -27,8 +27,8 @@ type CLI struct {
 	Acp       AcpCmd       `cmd:"" name:"acp" help:"ACP tee: run an ACP agent (aep-hook acp -- CMD ARGS...) and record its traffic."`
 	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
 	Follow    FollowCmd    `cmd:"" help:"Stream bridge: follow an OpenCode or Kilo server's event stream (aep-hook follow opencode --url URL)."`
-	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode or Kilo forwarder plugin (for the agent's plugin folder)."`
-	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode or Kilo forwarder plugin writes to stdin (started by the plugin)."`
+	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode, Kilo or pi forwarder plugin (for the agent's plugin or extensions folder)."`
+	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`
 	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`

@@ -6,7 +6,7 @@ import (
 
 // Agents returns every agent the harness drives, each with its scenarios.
 func Agents() []*Agent {
-	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline()}
+	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent()}
 }
 
 // hooksJSON is the Claude-Code-shaped registration (Claude Code, Qwen Code,

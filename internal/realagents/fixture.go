@@ -93,11 +93,14 @@ type ScenarioFile struct {
 	Pending string `json:"pending,omitempty"`
 }
 
-// Fixture is one recorded scenario: its description and its firings.
+// Fixture is one recorded scenario: its description and its firings, or
+// for a stream transport (a plugin's pipe, a bridge's connections) its
+// stream.
 type Fixture struct {
 	Dir      string
 	Scenario ScenarioFile
 	Firings  []Firing
+	Stream   []StreamLine
 }
 
 // Fixture file names inside fixtures/<agent>/recorded/<scenario>/.
@@ -135,7 +138,13 @@ func LoadFixture(dir string) (Fixture, error) {
 	if err := json.Unmarshal(b, &fx.Scenario); err != nil {
 		return fx, fmt.Errorf("fixture %s: %s: %w", dir, scenarioJSON, err)
 	}
+	if fx.Stream, err = readStream(filepath.Join(dir, streamFile)); err != nil {
+		return fx, fmt.Errorf("fixture %s: %w", dir, err)
+	}
 	f, err := os.Open(filepath.Join(dir, firingsFile))
+	if os.IsNotExist(err) && len(fx.Stream) > 0 {
+		return fx, nil
+	}
 	if err != nil {
 		return fx, fmt.Errorf("fixture %s: %w", dir, err)
 	}
@@ -169,6 +178,9 @@ func (fx Fixture) Save() error {
 	}
 	if err := os.WriteFile(filepath.Join(fx.Dir, scenarioJSON), append(b, '\n'), 0o644); err != nil {
 		return err
+	}
+	if len(fx.Stream) > 0 {
+		return saveStream(fx.Dir, fx.Stream)
 	}
 	var buf bytes.Buffer
 	for _, fi := range fx.Firings {

@@ -221,7 +221,15 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	if err != nil {
 		return Fixture{}, err
 	}
-	fmt.Fprintf(h.Log, "  %s/%s: %d firings: %s\n", a.Name, s.Name, len(fs), hookEvents(fs))
+	ss, err := collectStream(dir, rw)
+	if err != nil {
+		return Fixture{}, err
+	}
+	if len(ss) > 0 {
+		fmt.Fprintf(h.Log, "  %s/%s: %d stream lines\n", a.Name, s.Name, len(ss))
+	} else {
+		fmt.Fprintf(h.Log, "  %s/%s: %d firings: %s\n", a.Name, s.Name, len(fs), hookEvents(fs))
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(h.Log, "    note: %s\n", n)
 	}
@@ -234,13 +242,14 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	if driveErr != nil {
 		return Fixture{}, fmt.Errorf("%s/%s: %w", a.Name, s.Name, driveErr)
 	}
-	if len(fs) == 0 {
+	if len(fs) == 0 && len(ss) == 0 {
 		return Fixture{}, fmt.Errorf("%s/%s: no hook fired", a.Name, s.Name)
 	}
 	fx := Fixture{
 		Dir:      filepath.Join(h.Fixtures, a.Name, "recorded", s.Name),
 		Scenario: scenarioFile(a, s),
 		Firings:  fs,
+		Stream:   ss,
 	}
 	return fx, nil
 }

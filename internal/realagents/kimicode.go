@@ -222,11 +222,9 @@ func kimiExit(r *Run, t *Tmux) error {
 }
 
 func kimiSetup(r *Run) error {
-	if err := r.H.Install(nodeRuntime); err != nil {
+	if err := r.useNodeRuntime(); err != nil {
 		return err
 	}
-	node := filepath.Join(r.H.Cache, nodeRuntime.Name+"-"+nodeRuntime.Version, "node_modules", ".bin")
-	r.Setenv("PATH", node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r.Setenv("KIMI_CODE_HOME", filepath.Join(r.Home, ".kimi-code"))
 	return kimiWriteConfig(r, true)
 }

@@ -35,6 +35,9 @@ func (r Replayed) OK() bool { return len(r.Problems) == 0 }
 // process per firing in recorded order, with a fresh AEP_HOME under tmp,
 // then checks the whole record with truth.Check (schemas may be nil).
 func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed {
+	if len(fx.Stream) > 0 {
+		return replayStream(bin, fx, tmp, schemas)
+	}
 	res := Replayed{Fixture: fx}
 	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
 	home := filepath.Join(tmp, "aep")

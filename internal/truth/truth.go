@@ -24,6 +24,11 @@ type Facts struct {
 	// Turns is the number of turns the human started (runs with trigger
 	// user in the root sessions).
 	Turns int `json:"turns"`
+	// Runs, when set, is the number of runs the vendor defines in the root
+	// sessions, whatever their trigger (pi: one per agent loop, so an
+	// automatic retry is one more; OpenHands: one per stretch of work);
+	// 0 leaves it unchecked.
+	Runs int `json:"runs,omitempty"`
 	// AgentTurns is the number of turns the agent started itself
 	// (trigger agent: a task notification, a scheduled wake-up).
 	AgentTurns int `json:"agent_turns,omitempty"`
@@ -181,9 +186,11 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 			}
 		}
 	}
+	rootRuns := 0
 	for _, k := range runOrder {
 		ri := runs[k]
 		if !children[strings.SplitN(k, "/", 2)[0]] && !childRuns[k] {
+			rootRuns++
 			switch ri.trigger {
 			case "user":
 				userTurns++
@@ -223,6 +230,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	}
 	expect("turns the human started (run.started trigger user)", userTurns, f.Turns)
 	expect("turns the agent started (run.started trigger agent)", agentTurns, f.AgentTurns)
+	if f.Runs != 0 {
+		expect("runs (run.started in the root sessions)", rootRuns, f.Runs)
+	}
 	if f.Interrupts != Any && count["run.cancelled"] > f.Interrupts {
 		errf("run.cancelled: record says %d, but the user interrupted %d time(s)", count["run.cancelled"], f.Interrupts)
 	}

@@ -42,6 +42,15 @@ func TestCheck(t *testing.T) {
 	}{
 		{"a true turn", turn, Facts{Turns: 1, Sessions: 1, Ended: 1}, nil},
 		{"more turns than the human started", turn, Facts{Turns: 2, Sessions: 1, Ended: 1}, []string{"turns the human started"}},
+		{"runs counted whatever their trigger", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1"), ev("run.failed", "s", "r1", "reason", "error"),
+			ev("run.started", "s", "r2"), ev("run.finished", "s", "r2"),
+		}, Facts{Runs: 2, Sessions: 1, Failures: 1}, nil},
+		{"a retry the record misses", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1"), ev("run.finished", "s", "r1"),
+		}, Facts{Runs: 2, Sessions: 1}, []string{"runs (run.started in the root sessions): record says 1, really 2"}},
 		{"cancelled without an interrupt", []Event{
 			ev("session.started", "s", ""),
 			ev("run.started", "s", "r1", "trigger", "user"),

@@ -3,6 +3,7 @@
 //	realagents record [-agent NAME] [-scenario NAME]   install, drive, record fixtures, replay
 //	realagents replay [-agent NAME]                     replay the committed fixtures
 //	realagents hook AGENT [ARGS...]                     the recorder registered as the hook command
+//	realagents forward AGENT [ARGS...]                  the recorder in place of aep-hook forward (plugins)
 //
 // It prints, per agent, "scenarios passed/total".
 package main
@@ -20,6 +21,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		os.Exit(realagents.RecordHook(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "forward" {
+		os.Exit(realagents.RecordForward(os.Args[2:], os.Stdin, os.Stderr))
 	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: realagents record|replay|hook ...")

@@ -1,0 +1,62 @@
+package installer
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/aep-hook/aep-hook/adapters/pi"
+)
+
+// Pi places the extension `aep-hook plugin pi` prints in pi's
+// auto-discovered extensions folder: ~/.pi/agent/extensions/aep-hook.js
+// (PI_CODING_AGENT_DIR moves ~/.pi/agent) or <project>/.pi/extensions/. The
+// extension starts `aep-hook forward pi` once per pi process and forwards
+// its bus events there; it is the one registration.
+func Pi() Agent {
+	return Agent{
+		Name: "pi", Title: "pi",
+		Binaries:  []string{"pi"},
+		ConfigDir: dirOf("PI_CODING_AGENT_DIR", ".pi/agent"),
+		Scopes:    []Scope{User, Project},
+		Path:      perScope("PI_CODING_AGENT_DIR", ".pi/agent", "extensions", ".pi/extensions"),
+		Format: PluginFile{
+			Name:    pi.ExtensionFile,
+			Marker:  piMarker,
+			Content: pi.Extension,
+			Bin:     piBin,
+			Command: func(bin string) string { return Quote(bin) + " forward pi" },
+		},
+		Hooks: []Hook{{Event: pi.ExtensionFile}},
+		Notes: func(_ Env, s Scope, _ string) []string {
+			n := []string{"pi loads the extension when it starts (or at /reload); it starts `aep-hook forward pi` once per pi process. Set AEP_PI_DELTAS=1 to record token deltas."}
+			if s == Project {
+				n = append(n, "pi loads a project's .pi/extensions only after the project is trusted.")
+			}
+			return n
+		},
+		Probe: Probe{Event: pi.ExtensionFile, Payload: `{"session":{"id":"SESSION"},"event":{"type":"session_start","reason":"startup"}}` + "\n"},
+	}
+}
+
+// piMarker is the first line of the extension aep-hook writes.
+var piMarker = []byte("// aep-hook: pi extension")
+
+// piBin reads the aep-hook path written into an extension of ours.
+func piBin(file []byte) string {
+	const lead = `process.env.AEP_HOOK_BIN || `
+	i := bytes.Index(file, []byte(lead))
+	if i < 0 {
+		return ""
+	}
+	rest := file[i+len(lead):]
+	end := bytes.IndexByte(rest, '\n')
+	if end < 0 {
+		return ""
+	}
+	lit := bytes.TrimSuffix(bytes.TrimSpace(rest[:end]), []byte(";"))
+	var bin string
+	if json.Unmarshal(lit, &bin) != nil {
+		return ""
+	}
+	return bin
+}

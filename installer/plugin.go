@@ -1,0 +1,75 @@
+package installer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// PluginFile is the FileSet of one plugin file aep-hook writes whole into
+// an agent's plugin folder (the pi extension). Its one registration (the
+// agent's single Hook) is the file; a file of that name that is not
+// aep-hook's (no Marker) is never overwritten or removed.
+type PluginFile struct {
+	// Name is the file's name in the folder.
+	Name string
+	// Marker is a line only aep-hook's file carries.
+	Marker []byte
+	// Content is the file for the aep-hook binary bin.
+	Content func(bin string) []byte
+	// Bin reads back the binary a file of ours runs ("" when unknown).
+	Bin func(file []byte) string
+	// Command is the command line the plugin runs for bin (shown by
+	// status, run by doctor's probe).
+	Command func(bin string) string
+}
+
+// Plan implements FileSet.
+func (p PluginFile) Plan(e Env, _ Scope, dir string, regs []Reg, _ Owner, remove bool) ([]Change, error) {
+	path := filepath.Join(dir, p.Name)
+	old, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	mine := old != nil && bytes.Contains(old, p.Marker)
+	c := Change{Path: path, Old: old, New: old, Mode: 0o644, NoBackup: mine}
+	switch {
+	case remove && mine:
+		c.New = nil
+	case remove:
+	case old == nil || mine:
+		c.New = p.Content(e.Binary)
+	default:
+		c.Notes = []string{fmt.Sprintf("%s is not aep-hook's and was left alone: move it away and install again", path)}
+	}
+	return []Change{c}, nil
+}
+
+// ScanDir implements FileSet: the plugin file, when it is ours, is the
+// registration of every event the agent lists (the plugin forwards them
+// all).
+func (p PluginFile) ScanDir(dir string, _ Owner) ([]Found, error) {
+	path := filepath.Join(dir, p.Name)
+	b, err := readFile(path)
+	if err != nil || b == nil || !bytes.Contains(b, p.Marker) {
+		return nil, err
+	}
+	return []Found{{Event: p.Name, Command: p.Command(p.Bin(b)), Key: path}}, nil
+}
+
+// Install, Uninstall and Scan make PluginFile a Format; the installer
+// always goes through Plan and ScanDir.
+func (PluginFile) Install([]byte, []Reg, Owner) ([]byte, error) {
+	return nil, errors.New("a plugin file is a file set")
+}
+
+// Uninstall implements Format (unused: see Plan).
+func (PluginFile) Uninstall([]byte, Owner) ([]byte, error) {
+	return nil, errors.New("a plugin file is a file set")
+}
+
+// Scan implements Format (unused: see ScanDir).
+func (PluginFile) Scan([]byte, Owner) ([]Found, error) {
+	return nil, errors.New("a plugin file is a file set")
+}
