@@ -28,8 +28,8 @@ package adapters
 import (
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
-	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/adapters/kimiweb"
+	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/adapters/openhands"
 	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/adapters/pi"
