@@ -2,7 +2,6 @@ package realagents
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
