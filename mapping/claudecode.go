@@ -21,7 +21,7 @@ func ClaudeCode() Vendor {
 		Name:     claudeCodeAgent,
 		Summary:  "Claude Code hooks (settings.json), every documented hook event",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      mapClaudeCode,
+		Map:      resumable("session_id", mapClaudeCode),
 		// Claude Code reads an empty stdout with exit 0 as "no decision"
 		// on every hook: nothing blocks, nothing is injected.
 		Reply: func(string) []byte { return nil },

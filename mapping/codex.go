@@ -16,7 +16,7 @@ func Codex() Vendor {
 		Name:     codexAgent,
 		Summary:  "Codex hooks (hooks.json / config.toml): the ten of Annex A.2 plus Interrupt",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      mapCodex,
+		Map:      resumable("session_id", mapCodex),
 		Reply:    codexReply,
 	}
 }

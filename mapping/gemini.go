@@ -15,7 +15,7 @@ func Gemini() Vendor {
 		Name:     name,
 		Summary:  "Gemini CLI command hooks (settings.json), observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      mapGemini,
+		Map:      resumable("session_id", mapGemini),
 		Reply:    replyEmptyObject,
 	}
 }

@@ -11,7 +11,7 @@ func Qwen() Vendor {
 		Name:     "qwen-code",
 		Summary:  "Qwen Code hooks (settings.json), the Claude Code family rules, observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      mapQwen,
+		Map:      resumable("session_id", mapQwen),
 		Reply:    replyEmptyObject,
 	}
 }

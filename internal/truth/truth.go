@@ -36,7 +36,9 @@ type Facts struct {
 	// events the record may hold.
 	Interrupts int `json:"interrupts,omitempty"`
 	// Sessions is the number of AEP sessions the record should open (one
-	// session.started each; a resume of an ended session is a new one).
+	// session.started each; a resume is a new one, whose session.started
+	// has trigger resume and names the session it continues in
+	// resumed_from).
 	Sessions int `json:"sessions"`
 	// Compactions is the number of context compactions that happened.
 	Compactions int `json:"compactions,omitempty"`
@@ -102,6 +104,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
+	type resume struct{ at, session, from string }
+	var resumes []resume // new AEP sessions continuing an earlier one
 	for _, lg := range logs {
 		for i, e := range lg.Events {
 			at := fmt.Sprintf("%s event %d (%s)", lg.Name, i+1, str(e, "type"))
@@ -126,6 +130,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				sessions++
 				if p, ok := data(e)["parent"].(map[string]any); ok && p["session"] != nil {
 					children[sess] = true
+				}
+				if data(e)["trigger"] == "resume" {
+					resumes = append(resumes, resume{at, sess, str(data(e), "resumed_from")})
 				}
 			case "session.ended":
 				if ended[sess] {
@@ -202,6 +209,11 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 			errf("%s: run %s has %d terminals: %s", ri.log, k, len(ri.terminals), strings.Join(ri.terminals, ", "))
 		}
 	}
+	for _, r := range resumes {
+		if r.from == r.session || !hasSession(logs, r.from) {
+			errf("%s: a resumed session must name the earlier AEP session it continues (resumed_from %q)", r.at, r.from)
+		}
+	}
 	open := 0
 	for _, k := range runOrder {
 		if len(runs[k].terminals) == 0 {
@@ -244,6 +256,18 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	expect("AEP sessions (session.started)", sessions, f.Sessions)
 	expect("ended sessions (session.ended)", count["session.ended"], f.Ended)
 	return bad
+}
+
+// hasSession reports whether any event of the logs is in session.
+func hasSession(logs []Log, session string) bool {
+	for _, l := range logs {
+		for _, e := range l.Events {
+			if session != "" && str(e, "session") == session {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Summary counts the record's event types, for messages: "run.started×2 ...".

@@ -112,6 +112,17 @@ func TestCheck(t *testing.T) {
 			ev("run.started", "c", "r2", "trigger", "user"),
 			ev("run.finished", "c", "r2"),
 		}, Facts{Turns: 1, Sessions: 2}, nil},
+		{"a resume is a new session naming the one it continues", []Event{
+			ev("session.started", "s", ""),
+			ev("session.ended", "s", ""),
+			ev("session.started", "s~r1", "", "trigger", "resume", "resumed_from", "s"),
+			ev("run.started", "s~r1", "r1", "trigger", "user"),
+			ev("run.finished", "s~r1", "r1"),
+			ev("session.ended", "s~r1", ""),
+		}, Facts{Turns: 1, Sessions: 2, Ended: 2}, nil},
+		{"a resume naming no earlier session", []Event{
+			ev("session.started", "s~r1", "", "trigger", "resume", "resumed_from", "elsewhere"),
+		}, Facts{Sessions: 1}, []string{"must name the earlier AEP session"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
