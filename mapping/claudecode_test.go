@@ -177,12 +177,13 @@ func TestClaudeCodeAskUserQuestion(t *testing.T) {
 	st := &State{}
 	ds := hkRun(t, ClaudeCode(), st,
 		`{"hook_event_name":"PermissionRequest","session_id":"s1","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which DB?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"d"},{"label":"SQLite"}]}]}}`,
-		`{"hook_event_name":"PostToolUse","session_id":"s1","tool_name":"AskUserQuestion","tool_use_id":"t1","tool_input":{"questions":[{"question":"Which DB?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"d"},{"label":"SQLite"}]}]},"tool_response":{"answers":{"Which DB?":"SQLite"}}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s1","tool_name":"AskUserQuestion","tool_use_id":"t1","tool_input":{"questions":[{"question":"Which DB?","header":"DB","multiSelect":false,"options":[{"label":"Postgres","description":"d"},{"label":"SQLite"}]}],"answers":{"Which DB?":"SQLite"},"annotations":{}},"tool_response":{"answers":{"Which DB?":"SQLite"}}}`,
 	)
 	hkCheck(t, ds, []hkWant{
 		{Type: "attention.requested", Subject: "AskUserQuestion",
 			Data: `{"kind":"form","prompt":"claude-code asks 1 question","fields":[{"id":"1","type":"select","label":"DB: Which DB?","required":true,"other":true,"choices":[{"id":"1","label":"Postgres"},{"id":"2","label":"SQLite"}]}],"respond_via":["control"]}`},
-		{Type: "attention.resolved", Data: `{"resolution":"dismissed"}`},
+		{Type: "attention.answered", Data: `{"answer":{"values":{"1":"2"}},"via":"oob"}`},
+		{Type: "attention.resolved", Data: `{"resolution":"answered"}`},
 		{Type: "tool.completed", Subject: "AskUserQuestion"},
 	})
 	hkJSONEqual(t, ds[0].Meta, `{"prompt":"claude-code asks 1 question","fields":[{"id":"1","type":"select","label":"1","required":true,"other":true,"choices":[{"id":"1","label":"1"},{"id":"2","label":"2"}]}]}`)

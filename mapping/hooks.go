@@ -64,10 +64,16 @@ func clip(s string, n int) string {
 // later PostToolUse / PostToolUseFailure / PermissionDenied of the same call
 // reproduce. A top-level "description" is left out of the digest: Codex
 // adds one to the PermissionRequest's tool_input that its tool hooks lack.
+// Neither are the "answers" and "annotations" Claude Code writes into an
+// answered AskUserQuestion's tool_input by its PostToolUse.
 func toolAttentionKey(name string, input []byte) string {
 	digest := redact.DigestJSON(input)
 	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); ok {
 		delete(m, "description")
+		if name == "AskUserQuestion" {
+			delete(m, "answers")
+			delete(m, "annotations")
+		}
 		digest = redact.Digest(m)
 	}
 	return "attn:tool:" + clip(name, maxKeyName) + ":" + digest
@@ -790,8 +796,18 @@ func batchDenied(st *State, raw []byte) []Draft {
 // labels, else the free text) then resolved{answered}. It returns nil when
 // the call has no answers or no form is pending.
 func askAnswered(raw []byte, st *State) []Draft {
-	answers := gjson.GetBytes(raw, "answers")
-	if Str(raw, "tool_name") != "AskUserQuestion" || !answers.IsObject() {
+	if Str(raw, "tool_name") != "AskUserQuestion" {
+		return nil
+	}
+	// Claude Code 2.1.328 writes the answers (question text → label)
+	// into tool_input and tool_response.
+	var answers gjson.Result
+	for _, p := range []string{"tool_input.answers", "tool_response.answers", "answers"} {
+		if answers = gjson.GetBytes(raw, p); answers.IsObject() {
+			break
+		}
+	}
+	if !answers.IsObject() {
 		return nil
 	}
 	key := toolAttentionKey("AskUserQuestion", Raw(raw, "tool_input"))

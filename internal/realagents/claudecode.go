@@ -119,6 +119,66 @@ func claudeCode() *Agent {
 					return err
 				},
 			},
+			{
+				Name: "dialog", Mode: "tmux",
+				Description: "claude TUI, default permission mode: one turn runs two shell commands, the first allowed in the permission dialog (Yes), the second denied (No, which is Esc: it ends the turn with no Stop and the call with no outcome hook); then one more prompt and /exit",
+				// The No ends the turn like an interrupt; the denied call gets
+				// no hook at all (no PostToolUse, no PostToolBatch).
+				Facts: truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, OpenTools: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"dialog": {
+						calls(call("Bash", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
+						calls(call("Bash", obj{"command": "touch denied-file", "description": "Create the denied file"})),
+						say("One allowed, one denied."),
+					},
+					"after": {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:dialog make two files"),
+					Fired("PermissionRequest", 1), Screen("Do you want"), Pause(time.Second), Pressed("Enter"),
+					Fired("PermissionRequest", 2), Screen("Do you want"), Pause(time.Second), Pressed("Escape"),
+					Screen(claudeReady),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "question", Mode: "tmux",
+				Description: "claude TUI: the model asks an AskUserQuestion with two options; the human picks the second in the dialog and submits",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"question": {
+					calls(call("AskUserQuestion", obj{"questions": []obj{{
+						"question": "Which color should the file be?", "header": "Color", "multiSelect": false,
+						"options": []obj{{"label": "Red", "description": "A warm color"}, {"label": "Blue", "description": "A cool color"}},
+					}}})),
+					say("Blue it is."),
+				}}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:question ask me"),
+					Screen("Which color"), Pause(time.Second), Pressed("Down"), Pause(500*time.Millisecond), Pressed("Enter"),
+					Fired("Stop", 1),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "interrupt-compact", Mode: "tmux",
+				Description: "claude TUI: the first turn is interrupted with Esc while the model is still answering; a second prompt finishes; /compact compacts; /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, Compactions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow":  {{Hang: true}},
+					"after": {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:slow think hard"), Fired("UserPromptSubmit", 1), Screen("esc to interrupt"),
+					PressedUntilGone("Escape", "esc to interrupt"),
+					// Interrupted before any answer, Claude puts the prompt back
+					// into the input box: clear it.
+					Pause(time.Second), Pressed("C-u"), Screen(claudeReady),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1),
+					Typed("/compact"), Fired("PostCompact", 1), Screen(claudeReady),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
 		},
 	}
 }
@@ -146,3 +206,6 @@ func claudeSetup(r *Run) error {
 		"projects":              obj{r.Work: obj{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
 	})
 }
+
+// claudeReady is what the TUI shows when it waits for a prompt.
+const claudeReady = "for shortcuts"

@@ -84,3 +84,66 @@ func (t *Tmux) WaitScreen(text string, timeout time.Duration) error {
 func (t *Tmux) Close() {
 	exec.Command("tmux", "-S", t.socket, "kill-server").Run()
 }
+
+// Step is one move of an interactive session.
+type Step func(t *Tmux) error
+
+// TUI is a Drive that starts the agent in tmux with args and plays steps
+// in order; the first failing step ends the session with its error.
+func TUI(args []string, steps ...Step) func(r *Run) error {
+	return func(r *Run) error {
+		t, err := r.StartTmux(args...)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		for i, s := range steps {
+			if err := s(t); err != nil {
+				return fmt.Errorf("step %d: %w", i+1, err)
+			}
+		}
+		return nil
+	}
+}
+
+// Screen waits until the pane shows text (two minutes at most: the
+// machine may be loaded).
+func Screen(text string) Step {
+	return func(t *Tmux) error { return t.WaitScreen(text, 2*time.Minute) }
+}
+
+// Typed types text and presses Enter.
+func Typed(text string) Step { return func(t *Tmux) error { return t.Type(text, true) } }
+
+// Pressed sends tmux key names.
+func Pressed(keys ...string) Step { return func(t *Tmux) error { return t.Keys(keys...) } }
+
+// Fired waits until hook has fired n times.
+func Fired(hook string, n int) Step {
+	return func(t *Tmux) error { return t.r.WaitFiring(hook, n, 3*time.Minute) }
+}
+
+// Pause waits d: only where the agent shows no sign to wait for (a
+// dialog's keyboard focus settling).
+func Pause(d time.Duration) Step {
+	return func(*Tmux) error { time.Sleep(d); return nil }
+}
+
+// PressedUntilGone presses key until the pane no longer shows text (an
+// interrupt key the agent may miss while it is busy), at most five times.
+func PressedUntilGone(key, text string) Step {
+	return func(t *Tmux) error {
+		for range 5 {
+			if err := t.Keys(key); err != nil {
+				return err
+			}
+			for range 40 {
+				time.Sleep(250 * time.Millisecond)
+				if !strings.Contains(t.Screen(), text) {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("the pane still shows %q after pressing %s five times:\n%s", text, key, t.Screen())
+	}
+}
