@@ -99,6 +99,14 @@ func drainRun(st *State) []Draft {
 	return []Draft{{Type: "run.cancelled", Run: sessionRuns.end(st, ""), Data: map[string]any{}}}
 }
 
+// abandonRun forgets the session's open run without a terminal, for a
+// vendor whose interrupts close the run themselves, so a run still open at
+// the next prompt or the session's end was ended by something it does not
+// report (Gemini CLI: an API failure or a crash fires no AfterAgent). No
+// terminal is the honest record: zero terminals is legal (AEP-0002 §2
+// convention 5), a guessed cancellation or failure is not.
+func abandonRun(st *State) { st.Del(stateRun) }
+
 // openRun drains a stale run, then opens a new one whose id is the moment's
 // nonce, and returns the drained terminals and the new run id.
 func openRun(m Moment, st *State) ([]Draft, string) {

@@ -8,7 +8,9 @@ import (
 // eight on core types and the three model-plane hooks in x.gemini-cli.*.
 // Gemini exposes no turn id and no tool call id: runs are synthesized per
 // BeforeAgent/AfterAgent pair and tool outcomes pair with their request by
-// tool name and args digest.
+// tool name and args digest. Gemini CLI 0.61.0 fires AfterAgent for an Esc
+// interrupt too (prompt_response "[no response text]"), so a run with no
+// AfterAgent was ended by an API failure or a crash: it keeps no terminal.
 func Gemini() Vendor {
 	const name = "gemini-cli"
 	return Vendor{
@@ -36,8 +38,12 @@ func mapGemini(m Moment, st *State) ([]Draft, error) {
 			"cwd", Str(raw, "cwd"),
 		)}}, nil
 	case "SessionEnd":
+		// A run still open was not interrupted (Gemini's Esc fires
+		// AfterAgent): an API failure or a crash ended it unreported.
+		abandonRun(st)
 		return sessionEnd(st, Str(raw, "reason")), nil
 	case "BeforeAgent":
+		abandonRun(st)
 		return promptRun(m, st, Str(raw, "prompt")), nil
 	case "AfterAgent":
 		// The response text is message-stream territory (AEP-0007): it does

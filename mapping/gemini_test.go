@@ -22,12 +22,11 @@ func TestGeminiMap(t *testing.T) {
 			{`{"hook_event_name":"PreCompress",` + s + `,"trigger":"manual"}`, "n6", []Draft{
 				{Type: "session.compacted", Data: map[string]any{"trigger": "manual"}}}},
 		}},
-		{"stale run drained at the next prompt and at session end", []fleetStep{
+		{"a run with no AfterAgent keeps no terminal (an interrupt fires AfterAgent)", []fleetStep{
 			{`{"hook_event_name":"BeforeAgent",` + s + `}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
-			{`{"hook_event_name":"BeforeAgent",` + s + `}`, "n2", []Draft{
-				{Type: "run.cancelled", Run: "n1", Data: map[string]any{}}, {Type: "run.started", Run: "n2"}}},
+			{`{"hook_event_name":"BeforeAgent",` + s + `}`, "n2", []Draft{{Type: "run.started", Run: "n2"}}},
 			{`{"hook_event_name":"SessionEnd",` + s + `,"reason":"logout"}`, "n3", []Draft{
-				{Type: "run.cancelled", Run: "n2"}, {Type: "session.ended", Data: map[string]any{"reason": "normal"}}}},
+				{Type: "session.ended", Data: map[string]any{"reason": "normal"}}}},
 		}},
 		{"orphan terminal gets a run of its own", []fleetStep{
 			{`{"hook_event_name":"AfterAgent",` + s + `}`, "n9", []Draft{{Type: "run.finished", Run: "n9"}}},

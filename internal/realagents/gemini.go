@@ -31,6 +31,52 @@ func geminiCLI() *Agent {
 					return err
 				},
 			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the run has no terminal (nothing says why it stopped)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return say("Done.")
+					}
+					return fakemodel.Reply{Status: 400}
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(3*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo", "--skip-trust")
+					return err
+				},
+			},
+			{
+				Name: "compress-tui", Mode: "tmux",
+				Description: "gemini TUI: one turn, then /compress (PreCompress trigger manual: the one sure compaction), then /quit (SessionEnd fires three times)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Compactions: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return fakemodel.Reply{Text: "<state_snapshot>The user asked for an answer; it was given.</state_snapshot>", InputTokens: 50000}
+					}
+					return fakemodel.Reply{Text: "A large answer.", InputTokens: 50000}
+				},
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Submitted("SCENARIO:large say something", "BeforeAgent"), Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/compress", "PreCompress"), Screen("Chat history compressed"), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
+			{
+				Name: "interrupt-tui", Mode: "tmux",
+				Description: "gemini TUI: the first turn is interrupted with Esc while the model is still answering (Gemini still fires AfterAgent), a second prompt finishes, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow":  {{Hang: true}},
+					"after": {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Submitted("SCENARIO:slow think hard", "BeforeAgent"), Fired("BeforeModel", 1), Screen("esc to cancel"), Pause(2*time.Second),
+					PressedUntilGone("Escape", "esc to cancel"), Screen(qwenReady),
+					Submitted("SCENARIO:after say hi", "BeforeAgent"), Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
 		},
 	}
 }

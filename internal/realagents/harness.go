@@ -131,7 +131,16 @@ func (r *Run) Exec(timeout time.Duration, stdin string, args ...string) (string,
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	r.Notes = append(r.Notes, fmt.Sprintf("exec %s: %v", strings.Join(args, " "), err))
+	note := fmt.Sprintf("exec %s: %v", strings.Join(args, " "), err)
+	if err != nil {
+		// The agent's last words say why it failed.
+		tail := out.String()
+		if len(tail) > 600 {
+			tail = tail[len(tail)-600:]
+		}
+		note += "\n      " + strings.ReplaceAll(strings.TrimSpace(tail), "\n", "\n      ")
+	}
+	r.Notes = append(r.Notes, note)
 	if ctx.Err() != nil {
 		return out.String(), fmt.Errorf("%s timed out after %s", r.Agent.Bin, timeout)
 	}

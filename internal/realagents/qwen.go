@@ -35,9 +35,87 @@ func qwenCode() *Agent {
 					return err
 				},
 			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "qwen -p --yolo: the agent tool delegates to a general-purpose subagent that runs a command (its hooks carry agent_id); the parent answers",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1, AgentTurns: truth.Any},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Marker == "child" && req.Round == 0:
+						return calls(call("run_shell_command", obj{"command": "echo from-the-child", "description": "Say hello"}))
+					case fakemodel.Marker(req.Human) == "parent" && req.Round == 0 && !req.Side():
+						// Only the human's prompt delegates: the subagent's
+						// completion notice comes back as an unmarked user message.
+						return calls(call("agent", obj{"description": "Look around", "prompt": "SCENARIO:child run one command", "subagent_type": "general-purpose"}))
+					}
+					return say("Done.")
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(4*time.Minute, "", "-p", "SCENARIO:parent delegate", "--yolo")
+					return err
+				},
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "qwen -p: the model API answers 400; headless Qwen fires no StopFailure, so the run has no terminal (and -p no SessionEnd)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, OpenRuns: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return say("Done.")
+					}
+					return fakemodel.Reply{Status: 400}
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(2*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo")
+					return err
+				},
+			},
+			{
+				Name: "compact", Mode: "headless",
+				Description: "qwen -p --yolo: the first answer reports a prompt of 190000 tokens, so Qwen compacts its context automatically before the next model round",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Compactions: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Side():
+						// The summary request holds the whole history: its
+						// usage must say so, or Qwen judges the compaction
+						// inflated and drops it.
+						return fakemodel.Reply{Text: qwenSnapshot, InputTokens: 190000}
+					case req.Marker == "big" && req.Round == 0:
+						return fakemodel.Reply{Calls: []fakemodel.ToolCall{call("run_shell_command", obj{"command": "echo big", "description": "Say big"})}, InputTokens: 190000}
+					}
+					return say("Done after compaction.")
+				},
+				Drive: func(r *Run) error {
+					_, err := r.Exec(4*time.Minute, "", "-p", "SCENARIO:big fill the context", "--yolo")
+					return err
+				},
+			},
+			{
+				Name: "compress-tui", Mode: "tmux",
+				Description: "qwen TUI: one turn whose answer reports a large prompt, then /compress (manual compaction), then /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Compactions: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return fakemodel.Reply{Text: qwenSnapshot, InputTokens: 50000}
+					}
+					return fakemodel.Reply{Text: "A large answer.", InputTokens: 50000}
+				},
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Typed("SCENARIO:large say something"), Fired("Stop", 1), Screen(qwenReady),
+					Typed("/compress"), Fired("PostCompact", 1), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
 		},
 	}
 }
+
+// qwenSnapshot is a compaction summary in the shape Qwen Code asks for.
+const qwenSnapshot = "<analysis>Short.</analysis><state_snapshot>The user asked for a large answer; it was given.</state_snapshot>"
+
+// qwenReady is what the Qwen Code TUI shows when it waits for a prompt.
+const qwenReady = "Type your message"
 
 func qwenSetup(r *Run) error {
 	r.Setenv("OPENAI_BASE_URL", r.Model.URL+"/v1")

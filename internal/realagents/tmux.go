@@ -120,7 +120,12 @@ func Pressed(keys ...string) Step { return func(t *Tmux) error { return t.Keys(k
 
 // Fired waits until hook has fired n times.
 func Fired(hook string, n int) Step {
-	return func(t *Tmux) error { return t.r.WaitFiring(hook, n, 3*time.Minute) }
+	return func(t *Tmux) error {
+		if err := t.r.WaitFiring(hook, n, 3*time.Minute); err != nil {
+			return fmt.Errorf("%w; the pane shows:\n%s", err, t.Screen())
+		}
+		return nil
+	}
 }
 
 // Pause waits d: only where the agent shows no sign to wait for (a
@@ -145,5 +150,38 @@ func PressedUntilGone(key, text string) Step {
 			}
 		}
 		return fmt.Errorf("the pane still shows %q after pressing %s five times:\n%s", text, key, t.Screen())
+	}
+}
+
+// Submitted types text and presses Enter until the agent fires hook once
+// more than before (a TUI may take the first Enter as the end of a paste, or
+// as the choice of a completion), then waits for that firing.
+func Submitted(text, hook string) Step {
+	return func(t *Tmux) error {
+		count := func() int {
+			n := 0
+			for _, h := range t.r.Firings() {
+				if h == hook {
+					n++
+				}
+			}
+			return n
+		}
+		before := count()
+		if err := t.Type(text, true); err != nil {
+			return err
+		}
+		for range 3 {
+			for range 40 {
+				if count() > before {
+					return nil
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			if err := t.Keys("Enter"); err != nil {
+				return err
+			}
+		}
+		return Fired(hook, before+1)(t)
 	}
 }

@@ -59,8 +59,19 @@ type Reply struct {
 	// error body in the API's format instead (an API failure).
 	Status int
 	// Hang starts the stream and then holds it open until the client goes
-	// away or the server closes: a model still thinking, for interrupts.
+	// away, the server closes or 30 s pass (then the stream ends empty): a
+	// model still thinking, for interrupts.
 	Hang bool
+	// InputTokens is the prompt size the answer's usage reports (0: 100):
+	// a large one makes an agent compact its context.
+	InputTokens int
+}
+
+func (r Reply) inputTokens() int {
+	if r.InputTokens > 0 {
+		return r.InputTokens
+	}
+	return 100
 }
 
 // Request is what a Script sees of one model request.
@@ -315,8 +326,15 @@ func (s *Server) hang(r *http.Request) {
 	select {
 	case <-r.Context().Done():
 	case <-s.closed:
+	case <-time.After(hangMax):
+		// An agent that stops listening without closing the request (Gemini
+		// CLI's Esc) waits for this stream before its next turn: end it.
 	}
 }
+
+// hangMax bounds a Hang: long enough to interrupt, short enough that an
+// agent waiting for the abandoned stream gets on.
+const hangMax = 30 * time.Second
 
 // argsJSON spells a call's arguments as a JSON object string.
 func argsJSON(c ToolCall) string {

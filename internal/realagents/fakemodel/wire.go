@@ -27,7 +27,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, req Request, 
 	if len(rep.Calls) > 0 {
 		stop = "tool_use"
 	}
-	usage := map[string]any{"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	usage := map[string]any{"input_tokens": rep.inputTokens(), "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	msg := map[string]any{"id": fmt.Sprintf("msg_fake%04d", id), "type": "message", "role": "assistant",
 		"model": req.Model, "stop_sequence": nil, "usage": usage}
 	if !req.Stream {
@@ -123,7 +123,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req Request, 
 		done[k] = v
 	}
 	done["status"], done["output"] = "completed", out
-	done["usage"] = map[string]any{"input_tokens": 100, "input_tokens_details": map[string]any{"cached_tokens": 0},
+	done["usage"] = map[string]any{"input_tokens": rep.inputTokens(), "input_tokens_details": map[string]any{"cached_tokens": 0},
 		"output_tokens": 20, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 120}
 	ev("response.completed", map[string]any{"response": done})
 }
@@ -149,7 +149,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, req Request, rep
 	resp := map[string]any{
 		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts},
 			"finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+		"usageMetadata": map[string]any{"promptTokenCount": rep.inputTokens(), "candidatesTokenCount": 20, "totalTokenCount": rep.inputTokens() + 20},
 		"modelVersion":  req.Model,
 	}
 	if !req.Stream {
@@ -183,7 +183,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request, rep R
 		calls = append(calls, map[string]any{"index": i, "id": callID, "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": argsJSON(c)}})
 	}
-	usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+	usage := map[string]any{"prompt_tokens": rep.inputTokens(), "completion_tokens": 20, "total_tokens": rep.inputTokens() + 20}
 	if !req.Stream {
 		msg := map[string]any{"role": "assistant", "content": rep.Text}
 		if calls != nil {
