@@ -1,6 +1,7 @@
 package follow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/lru"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -77,7 +79,8 @@ type Runner struct {
 	// Stall, when positive, reconnects a stream that delivered nothing,
 	// not even a keep-alive, for this long.
 	Stall time.Duration
-	// Window is how many recent Keys are remembered for dedupe.
+	// Window is how many recent Keys are remembered for dedupe (0 means
+	// DefaultWindow; so for the other zero fields).
 	Window int
 	// MaxBatch bounds the items handed to Handle at once.
 	MaxBatch int
@@ -120,7 +123,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if r.Source == nil || r.Handle == nil {
 		return errors.New("follow: a Runner needs a Source and a Handle")
 	}
-	window := NewWindow(orInt(r.Window, DefaultWindow))
+	window := lru.New[string](cmp.Or(r.Window, DefaultWindow))
 	cursor := ""
 	if r.Cursor != nil {
 		c, err := r.Cursor.Load()
@@ -170,7 +173,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // session is one Runner's running state across connections.
 type session struct {
 	r         *Runner
-	window    *Window
+	window    *lru.Set[string]
 	cursor    string
 	saved     string
 	lastSaved time.Time
@@ -212,7 +215,7 @@ func (s *session) follow(ctx context.Context, st Stream) error {
 		defer stall.Stop()
 		stalled = stall.C
 	}
-	maxBatch := orInt(r.MaxBatch, DefaultMaxBatch)
+	maxBatch := cmp.Or(r.MaxBatch, DefaultMaxBatch)
 	var why error
 	for {
 		select {
@@ -349,7 +352,7 @@ func (r *Runner) status(line string) {
 // backoff is the wait before connect attempt n+1: exponential from
 // MinBackoff to MaxBackoff, with up to a fifth of jitter either way.
 func (r *Runner) backoff(n int) time.Duration {
-	lo, hi := orDur(r.MinBackoff, DefaultMinBackoff), orDur(r.MaxBackoff, DefaultMaxBackoff)
+	lo, hi := cmp.Or(r.MinBackoff, DefaultMinBackoff), cmp.Or(r.MaxBackoff, DefaultMaxBackoff)
 	d := lo
 	for i := 0; i < n && d < hi; i++ {
 		d *= 2
@@ -369,18 +372,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-func orInt(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
 }

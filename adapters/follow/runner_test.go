@@ -176,21 +176,6 @@ func TestRunnerForgetsKeysOfFailedBatches(t *testing.T) {
 	}
 }
 
-func TestWindow(t *testing.T) {
-	w := NewWindow(2)
-	for _, step := range []struct {
-		key string
-		new bool
-	}{{"a", true}, {"b", true}, {"a", false}, {"c", true}, {"b", true}, {"c", false}} {
-		if got := w.Add(step.key); got != step.new {
-			t.Fatalf("Add(%q) = %v, want %v", step.key, got, step.new)
-		}
-	}
-	if w.Len() != 2 {
-		t.Fatalf("len %d", w.Len())
-	}
-}
-
 func TestFileCursor(t *testing.T) {
 	c := FileCursor{Path: filepath.Join(t.TempDir(), "sub", "cur")}
 	if got, err := c.Load(); got != "" || err != nil {

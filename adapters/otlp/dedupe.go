@@ -1,8 +1,9 @@
 package otlp
 
 import (
-	"container/list"
 	"sync"
+
+	"github.com/aep-hook/aep-hook/internal/lru"
 )
 
 // recordKey identifies one record: a digest of its flattened form
@@ -15,45 +16,28 @@ type recordKey [16]byte
 // and released if the emission failed, so a later retry can succeed.
 type dedupe struct {
 	mu  sync.Mutex
-	max int
-	ll  *list.List // front = most recent
-	m   map[recordKey]*list.Element
+	set *lru.Set[recordKey]
 }
 
-func newDedupe(max int) *dedupe {
-	return &dedupe{max: max, ll: list.New(), m: make(map[recordKey]*list.Element, min(max, 4096))}
-}
+func newDedupe(max int) *dedupe { return &dedupe{set: lru.New[recordKey](max)} }
 
 // reserve records k and reports true when k was not in the window.
 func (d *dedupe) reserve(k recordKey) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if e, ok := d.m[k]; ok {
-		d.ll.MoveToFront(e)
-		return false
-	}
-	d.m[k] = d.ll.PushFront(k)
-	for d.ll.Len() > d.max {
-		old := d.ll.Back()
-		d.ll.Remove(old)
-		delete(d.m, old.Value.(recordKey))
-	}
-	return true
+	return d.set.Add(k)
 }
 
 // release forgets k (its emission failed).
 func (d *dedupe) release(k recordKey) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if e, ok := d.m[k]; ok {
-		d.ll.Remove(e)
-		delete(d.m, k)
-	}
+	d.set.Remove(k)
 }
 
 // len is the window's current size.
 func (d *dedupe) len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.ll.Len()
+	return d.set.Len()
 }

@@ -6,12 +6,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/internal/realagents"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/internal/truth"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
@@ -26,19 +26,6 @@ type Replayed struct {
 	// end) and every truth violation.
 	Problems []string
 	Stats    follow.Snapshot
-}
-
-// failures collects the runner's failures.
-type failures struct {
-	mu   sync.Mutex
-	list []shim.Failure
-}
-
-func (f *failures) Record(x shim.Failure) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.list = append(f.list, x)
-	return true
 }
 
 // Replay serves the tape to the real bridge writing into a fresh AEP home
@@ -65,7 +52,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 		Nonce: func() string { return ids.New(clock) },
 		Now:   func() time.Time { return clock },
 	}
-	errs := &failures{}
+	errs := &sinktest.Failures{}
 	runner := &follow.Runner{
 		Name: prof.Table, Source: bridge, Handle: em.Handler(v), Errors: errs,
 		Cursor:     follow.FileCursor{Path: filepath.Join(tmp, "cursor")},
@@ -82,7 +69,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 	cancel()
 	<-ran
 	res.Stats = runner.Stats()
-	for _, f := range errs.list {
+	for _, f := range errs.All() {
 		if f.Stage == "connect" || f.Stage == "read" {
 			continue // the tape's end: streams close, the last connect is refused
 		}
