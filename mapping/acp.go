@@ -1,6 +1,9 @@
 package mapping
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/aep-hook/aep-hook/redact"
@@ -40,12 +43,16 @@ func acpIdentify(m Moment) (string, string) {
 }
 
 // Table-state keys: the run a prompt request opened (by rpc id), the turn
-// in progress, tool names by call id, permission requests seen (by rpc id).
+// in progress, the names of open tool calls (by call id), calls the editor
+// rejected, permission requests seen (by rpc id), runs the editor asked to
+// cancel.
 const acpCurRun = "acp.cur"
 
-func acpRunKey(id string) string  { return "acp.run:" + id }
-func acpToolKey(id string) string { return "acp.tool:" + id }
-func acpPermKey(id string) string { return "acp.perm:" + id }
+func acpRunKey(id string) string     { return "acp.run:" + id }
+func acpToolKey(id string) string    { return "acp.tool:" + id }
+func acpDeniedKey(id string) string  { return "acp.denied:" + id }
+func acpPermKey(id string) string    { return "acp.perm:" + id }
+func acpCancelKey(run string) string { return "acp.cancel:" + run }
 
 // acpAttnMark is the emitter reference of a permission request's event.
 func acpAttnMark(id string) string { return "acp.attn:" + id }
@@ -69,9 +76,7 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	cur, _ := st.Get(acpCurRun)
 	switch m.Facts.Kind {
 	case KindEnd:
-		// A unit the transport saw end without its terminal: mapped by the
-		// interrupted-turn rule (issue 11); until then it maps to nothing.
-		return nil, nil
+		return acpEnd(m, st), nil
 	case KindResponse:
 		return acpResponse(m, st, method, id), nil
 	default:
@@ -85,11 +90,15 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 			d := Data("trigger", "user")
 			if p := gjson.GetBytes(raw, "params.prompt"); p.Exists() {
 				d["message_digest"] = redact.DigestJSON([]byte(p.Raw))
-				d["prompt"] = p.Value()
+				d["prompt"] = acpPromptText(p)
 			}
 			return []Draft{{Type: "run.started", Run: run, Data: d}}, nil
 		case "session/request_permission":
-			return []Draft{acpPermission(raw, st, id, cur)}, nil
+			return acpPermission(raw, st, id, cur), nil
+		case "session/cancel":
+			if cur != "" {
+				st.Set(acpCancelKey(cur), "1")
+			}
 		case "session/update":
 			return acpUpdate(m, st, cur), nil
 		case "session/close", "session/delete":
@@ -99,24 +108,133 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	}
 }
 
+// acpPerm is what the table keeps of a permission request until its
+// answer: the run and the call it is about, and each option's kind.
+type acpPerm struct {
+	Run   string            `json:"r,omitempty"`
+	Call  string            `json:"c,omitempty"`
+	Kinds map[string]string `json:"k,omitempty"`
+}
+
+// acpToolName is a tool call's name: the agent's own tool name where it
+// states one (Qwen Code's _meta.toolName), else the title; a call first
+// seen in a permission request is named by its kind before its title,
+// which there states the command itself (Qwen Code 0.15: "touch x (why)")
+// and tool names are metadata.
+func acpToolName(call gjson.Result, asked bool) string {
+	n := call.Get("_meta.toolName").String()
+	if n == "" && asked {
+		n = call.Get("kind").String()
+	}
+	if n == "" {
+		n = call.Get("title").String()
+	}
+	if n == "" {
+		return "unknown"
+	}
+	return n
+}
+
 // acpPermission maps the editor's permission gate, observed read-only: no
-// options claim and no respond_via, the option list as a count.
-func acpPermission(raw []byte, st *State, id, run string) Draft {
-	title := Str(raw, "params.toolCall.title")
+// options claim and no respond_via, the option list as a count. A call the
+// request announces in full (its input or status, as Qwen Code 0.15 sends
+// for calls that need permission, with no tool_call update before) and no
+// tool_call did is requested here first.
+func acpPermission(raw []byte, st *State, id, run string) []Draft {
+	call := gjson.GetBytes(raw, "params.toolCall")
+	callID := call.Get("toolCallId").String()
+	title := call.Get("title").String()
 	prompt := "Permission requested"
 	if title != "" {
 		prompt += ": " + title
 	}
 	d := Data("kind", "permission", "prompt", prompt)
+	perm := acpPerm{Run: run, Call: callID, Kinds: map[string]string{}}
 	if opts := gjson.GetBytes(raw, "params.options"); opts.IsArray() {
-		d["options_count"] = len(opts.Array())
+		all := opts.Array()
+		d["options_count"] = len(all)
+		for _, o := range all {
+			perm.Kinds[o.Get("optionId").String()] = o.Get("kind").String()
+		}
 	}
-	dr := Draft{Type: "attention.requested", Subject: Str(raw, "params.toolCall.toolCallId"), Run: run, Data: d}
+	var ds []Draft
+	if callID != "" {
+		_, open := st.Get(acpToolKey(callID))
+		_, denied := st.Get(acpDeniedKey(callID))
+		if !open && !denied && (call.Get("rawInput").Exists() || call.Get("status").Exists()) {
+			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, true))
+		}
+	}
+	dr := Draft{Type: "attention.requested", Subject: callID, Run: run, Data: d}
 	if id != "" {
-		st.Set(acpPermKey(id), "1")
+		b, _ := json.Marshal(perm)
+		st.Set(acpPermKey(id), string(b))
 		dr.Mark = acpAttnMark(id)
 	}
-	return dr
+	return append(ds, dr)
+}
+
+// acpToolRequested opens a call announced by a tool_call update or (asked)
+// a permission request.
+func acpToolRequested(call []byte, st *State, run, callID string, asked bool) Draft {
+	name := acpToolName(gjson.ParseBytes(call), asked)
+	if callID != "" {
+		st.Set(acpToolKey(callID), name)
+	}
+	d := Data("tool", ToolRef(name, callID), "kind", Str(call, "kind"))
+	if in := gjson.GetBytes(call, "rawInput"); in.Exists() && in.Type != gjson.Null {
+		d["args_digest"] = redact.DigestJSON([]byte(in.Raw))
+		d["args"] = in.Value()
+	}
+	return Draft{Type: "tool.requested", Subject: callID, Run: run, Data: d}
+}
+
+// acpPromptText is a prompt's text for run.started.prompt (a string): its
+// text blocks, one after another; other blocks are counted in the digest
+// only.
+func acpPromptText(p gjson.Result) string {
+	var parts []string
+	for _, b := range p.Array() {
+		if b.Get("type").String() == "text" {
+			parts = append(parts, b.Get("text").String())
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// acpEnd closes a prompt turn the transport saw end unanswered: cancelled
+// by the user when the editor had asked to cancel it, by shutdown when the
+// editor stopped the agent (its signal, or its stdin closed), else failed
+// with the reason (the agent exited or died on its own).
+func acpEnd(m Moment, st *State) []Draft {
+	if m.Facts.Method != "session/prompt" {
+		return nil
+	}
+	run, id := "", m.Facts.ID
+	if id != "" {
+		run, _ = st.Get(acpRunKey(id))
+		st.Del(acpRunKey(id))
+	}
+	if run == "" {
+		run = acpRunID(m, id)
+	}
+	if cur, _ := st.Get(acpCurRun); cur == run {
+		st.Del(acpCurRun)
+	}
+	_, cancelled := st.Get(acpCancelKey(run))
+	st.Del(acpCancelKey(run))
+	switch {
+	case cancelled:
+		return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "user")}}
+	case m.Facts.Reason == "agent_stopped" || m.Facts.Reason == "client_closed":
+		return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown", "reason", m.Facts.Reason)}}
+	}
+	reason := m.Facts.Reason
+	if reason == "" {
+		reason = "agent_exited"
+	}
+	return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", reason,
+		"error", Data("type", "agent_exited"))}}
 }
 
 // acpResponse maps a response by the method of the request it answers.
@@ -128,7 +246,11 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		if failed {
 			return nil
 		}
-		return []Draft{{Type: "session.started", Data: Data("client", Data("name", "acp"))}}
+		client := Data("name", "acp")
+		if p := m.Facts.Peer; p.Name != "" {
+			client = Data("name", p.Name, "version", p.Version)
+		}
+		return []Draft{{Type: "session.started", Data: Data("client", client)}}
 	case "session/prompt":
 		run := ""
 		if id != "" {
@@ -141,6 +263,7 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		if cur, _ := st.Get(acpCurRun); cur == run {
 			st.Del(acpCurRun)
 		}
+		st.Del(acpCancelKey(run))
 		if failed {
 			return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", "error",
 				"error", Data("type", "rpc_error", "message", Str(raw, "error.message")))}}
@@ -165,26 +288,42 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 }
 
 // acpPermissionOutcome maps the editor's answer to the gate: the selected
-// option verbatim via oob (then resolved, when the request was seen), or a
-// dismissal.
+// option verbatim via oob with the kind the request gave it (allow_once,
+// allow_always, reject_once, reject_always), then resolved when the request
+// was seen; a rejected call is denied. A cancelled outcome is a dismissal.
+// Every follow-up carries the run of the request.
 func acpPermissionOutcome(raw []byte, st *State, id string, failed bool) []Draft {
 	mark := ""
 	seen := false
+	var perm acpPerm
 	if id != "" {
 		mark = acpAttnMark(id)
-		_, seen = st.Get(acpPermKey(id))
+		var p string
+		if p, seen = st.Get(acpPermKey(id)); seen {
+			json.Unmarshal([]byte(p), &perm)
+		}
 		st.Del(acpPermKey(id))
 	}
 	resolved := func(res string) Draft {
-		return Draft{Type: "attention.resolved", SubjectRef: mark, CauseRef: mark, Data: Data("resolution", res)}
+		return Draft{Type: "attention.resolved", Run: perm.Run, SubjectRef: mark, CauseRef: mark, Data: Data("resolution", res)}
 	}
 	if failed || Str(raw, "result.outcome.outcome") != "selected" {
 		return []Draft{resolved("dismissed")}
 	}
-	ds := []Draft{{Type: "attention.answered", SubjectRef: mark, CauseRef: mark,
-		Data: Data("answer", Data("option", Str(raw, "result.outcome.optionId")), "via", "oob")}}
+	opt := Str(raw, "result.outcome.optionId")
+	kind := perm.Kinds[opt]
+	ds := []Draft{{Type: "attention.answered", Run: perm.Run, SubjectRef: mark, CauseRef: mark,
+		Data: Data("answer", Data("option", opt, "kind", kind), "via", "oob")}}
 	if seen {
 		ds = append(ds, resolved("answered"))
+	}
+	if strings.HasPrefix(kind, "reject") && perm.Call != "" {
+		if name, open := st.Get(acpToolKey(perm.Call)); open {
+			st.Del(acpToolKey(perm.Call))
+			st.Set(acpDeniedKey(perm.Call), "1")
+			ds = append(ds, Draft{Type: "tool.denied", Subject: perm.Call, Run: perm.Run,
+				Data: Data("tool", ToolRef(name, perm.Call), "by", "user_setting")})
+		}
 	}
 	return ds
 }
@@ -198,29 +337,14 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 	switch kind {
 	case "tool_call":
 		callID := Str(ur, "toolCallId")
-		name := Str(ur, "title")
-		if name == "" {
-			name = "unknown"
+		if _, open := st.Get(acpToolKey(callID)); open && callID != "" {
+			// Announced already (by a permission request): an update.
+			return acpToolStatus(ur, st, run, callID, true)
 		}
-		if callID != "" {
-			st.Set(acpToolKey(callID), name)
-		}
-		d := Data("tool", ToolRef(name, callID), "kind", Str(ur, "kind"))
-		if in := gjson.GetBytes(ur, "rawInput"); in.Exists() && in.Type != gjson.Null {
-			d["args_digest"] = redact.DigestJSON([]byte(in.Raw))
-			d["args"] = in.Value()
-		}
-		ds := []Draft{{Type: "tool.requested", Subject: callID, Run: run, Data: d}}
-		return append(ds, acpToolStatus(ur, st, run, callID, name, false)...)
+		ds := []Draft{acpToolRequested(ur, st, run, callID, false)}
+		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
 	case "tool_call_update":
-		callID := Str(ur, "toolCallId")
-		name, _ := st.Get(acpToolKey(callID))
-		if name == "" {
-			if name = Str(ur, "title"); name == "" {
-				name = "unknown"
-			}
-		}
-		return acpToolStatus(ur, st, run, callID, name, true)
+		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)
 	case "plan":
 		counts := map[string]int{}
 		entries := gjson.GetBytes(ur, "entries")
@@ -256,22 +380,32 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 
 // acpToolStatus forks a tool call's status: completed and failed close the
 // call; any other status is an intermediate update (only for updates: the
-// first tool_call's own pending status is the request itself).
-func acpToolStatus(ur []byte, st *State, run, callID, name string, update bool) []Draft {
+// first tool_call's own pending status is the request itself). A call the
+// editor rejected is closed already: what the agent reports of it after is
+// an update.
+func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draft {
 	status := Str(ur, "status")
-	switch status {
-	case "completed":
-		st.Del(acpToolKey(callID))
-		d := Data("tool", ToolRef(name, callID))
-		if out := gjson.GetBytes(ur, "rawOutput"); out.Exists() && out.Type != gjson.Null {
-			d["result_digest"] = redact.DigestJSON([]byte(out.Raw))
-			d["result"] = out.Value()
+	name, open := st.Get(acpToolKey(callID))
+	if !open {
+		name = acpToolName(gjson.ParseBytes(ur), false)
+	}
+	if _, denied := st.Get(acpDeniedKey(callID)); denied && callID != "" {
+		update = true
+	} else {
+		switch status {
+		case "completed":
+			st.Del(acpToolKey(callID))
+			d := Data("tool", ToolRef(name, callID))
+			if out := gjson.GetBytes(ur, "rawOutput"); out.Exists() && out.Type != gjson.Null {
+				d["result_digest"] = redact.DigestJSON([]byte(out.Raw))
+				d["result"] = out.Value()
+			}
+			return []Draft{{Type: "tool.completed", Subject: callID, Run: run, Data: d}}
+		case "failed":
+			st.Del(acpToolKey(callID))
+			return []Draft{{Type: "tool.failed", Subject: callID, Run: run,
+				Data: Data("tool", ToolRef(name, callID), "error", Data("type", "tool_error"))}}
 		}
-		return []Draft{{Type: "tool.completed", Subject: callID, Run: run, Data: d}}
-	case "failed":
-		st.Del(acpToolKey(callID))
-		return []Draft{{Type: "tool.failed", Subject: callID, Run: run,
-			Data: Data("tool", ToolRef(name, callID), "error", Data("type", "tool_error"))}}
 	}
 	if !update {
 		return nil

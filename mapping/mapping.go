@@ -97,10 +97,18 @@ type Facts struct {
 	// Instance is the adapter instance's own token (one tee process), which
 	// qualifies wire ids that restart with the peer (ACP's prompt-turn ids).
 	Instance string
+	// Peer is the agent the transport's handshake named (ACP's initialize
+	// result agentInfo), once known; zero where the transport has none.
+	Peer Peer
 	// Record is the transport's decoded form of the payload when it has one:
 	// *OTelRecord for TransportOTLP. A table asserts the type its transport
 	// documents and never decodes Raw in its place.
 	Record any
+}
+
+// Peer is an agent as its handshake names it.
+type Peer struct {
+	Name, Version string
 }
 
 // Kind classifies a moment on its wire.
@@ -165,12 +173,19 @@ const (
 	// stdin, no facts.
 	TransportHook Transport = iota
 	// TransportACP is the ACP stdio tee (adapters/acp): Kind (request,
-	// response, notification), Direction, Method, ID, Session, Instance;
-	// Raw is the JSON-RPC message.
+	// response, notification), Direction, Method, ID, Session (the
+	// connection's session for messages naming none), Instance, Peer; Raw
+	// is the JSON-RPC message. KindEnd (Raw nil) names a session/prompt
+	// request left unanswered, Reason why: agent_exited, agent_stopped
+	// (the tee forwarded the editor's signal), client_closed (the editor
+	// closed the agent's stdin first).
 	TransportACP
 	// TransportAGUI is the AG-UI HTTP tee (adapters/agui): Kind event,
 	// Name (the event type), Thread and Run (the event's own, else the
-	// stream's); Raw is the event.
+	// stream's), Instance (the stream's own token); Raw is the event.
+	// KindEnd (Raw nil) names a stream's Thread, Run and Instance when it
+	// ended after RUN_STARTED without RUN_FINISHED or RUN_ERROR, Reason
+	// why: client_aborted, upstream_dropped, upstream_ended.
 	TransportAGUI
 	// TransportOTLP is the OTLP sidecar receiver (adapters/otlp): Kind
 	// record and Record, an *OTelRecord; Raw is nil. OTLP vendors declare
