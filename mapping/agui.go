@@ -1,6 +1,9 @@
 package mapping
 
 import (
+	"bytes"
+	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -61,11 +64,147 @@ func aguiDelta(t string) bool {
 }
 
 // Table-state keys: tool names by call id, message roles by message id, the
-// step in progress.
+// step in progress, the runs started under a wire runId and the AEP run it
+// stands for now (a reused runId), interrupts awaiting their resume.
 const aguiStepKey = "agui.step"
 
-func aguiToolKey(id string) string { return "agui.tool:" + id }
-func aguiRoleKey(id string) string { return "agui.role:" + id }
+func aguiToolKey(id string) string        { return "agui.tool:" + id }
+func aguiRoleKey(id string) string        { return "agui.role:" + id }
+func aguiRunKey(stream, id string) string { return "agui.run:" + stream + ":" + id }
+func aguiRunsKey(id string) string        { return "agui.runs:" + id }
+func aguiIntMark(id string) string        { return "agui.int:" + id }
+func aguiIntKey(id string) string         { return "agui.intr:" + id }
+
+// aguiRun is the AEP run a wire runId stands for on a stream (Instance):
+// itself, or for the n-th run reusing it (n > 1), "runId#n", so that a
+// reused runId opens and closes a run of its own instead of being folded
+// into the first (two streams' events may interleave: the mapping is the
+// stream's).
+func aguiRun(st *State, f Facts) string {
+	if r, ok := st.Get(aguiRunKey(f.Instance, f.Run)); ok {
+		return r
+	}
+	return f.Run
+}
+
+// aguiStartRun opens the run of a RUN_STARTED: the wire runId the first
+// time, qualified by its count after.
+func aguiStartRun(st *State, f Facts) string {
+	wire := f.Run
+	if wire == "" {
+		return ""
+	}
+	v, _ := st.Get(aguiRunsKey(wire))
+	n, _ := strconv.Atoi(v)
+	st.Set(aguiRunsKey(wire), strconv.Itoa(n+1))
+	if n == 0 {
+		return wire
+	}
+	run := wire + "#" + strconv.Itoa(n+1)
+	st.Set(aguiRunKey(f.Instance, wire), run)
+	return run
+}
+
+// aguiOutcome is RUN_FINISHED's outcome: "success", "interrupt" or
+// "cancelled" (@ag-ui/core 0.0.57 and 1.0.0 state it as an object with a
+// type; a bare string is read the same way); "" when absent.
+func aguiOutcome(raw []byte) string {
+	o := gjson.GetBytes(raw, "outcome")
+	if o.Type == gjson.String {
+		return o.Str
+	}
+	return o.Get("type").String()
+}
+
+// aguiInterrupts lists what a run finishing with outcome interrupt waits
+// for: outcome.interrupts, else interrupts or interrupt.
+func aguiInterrupts(raw []byte) []gjson.Result {
+	for _, p := range []string{"outcome.interrupts", "interrupts", "interrupt"} {
+		r := gjson.GetBytes(raw, p)
+		if r.IsArray() {
+			return r.Array()
+		}
+		if r.IsObject() {
+			return []gjson.Result{r}
+		}
+	}
+	return nil
+}
+
+// aguiFinished maps RUN_FINISHED by its outcome: an interrupt asks for
+// each interrupt's answer and finishes the run (resuming is a new run),
+// cancelled cancels it, anything else finishes it with the result as its
+// summary.
+func aguiFinished(raw []byte, st *State, run string) []Draft {
+	switch aguiOutcome(raw) {
+	case "cancelled":
+		return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "user")}}
+	case "interrupt":
+		var ds []Draft
+		for _, in := range aguiInterrupts(raw) {
+			id, reason, call := in.Get("id").String(), in.Get("reason").String(), in.Get("toolCallId").String()
+			kind := "input"
+			if call != "" || strings.Contains(reason, "approv") || strings.Contains(reason, "permission") {
+				kind = "permission"
+			}
+			prompt := in.Get("message").String()
+			if prompt == "" {
+				prompt = "Interrupt: " + reason
+			}
+			d := Draft{Type: "attention.requested", Subject: call, Run: run, Data: Data("kind", kind, "prompt", prompt)}
+			if id != "" {
+				d.Mark = aguiIntMark(id)
+				st.Set(aguiIntKey(id), "1")
+			}
+			ds = append(ds, d)
+		}
+		return append(ds, Draft{Type: "run.finished", Run: run, Data: Data("stop_reason", "interrupt")})
+	}
+	return []Draft{{Type: "run.finished", Run: run, Data: Data("summary", aguiSummary(raw))}}
+}
+
+// aguiSummary is the run's result as run.finished.summary, a string: the
+// result itself when it is one, else its JSON text.
+func aguiSummary(raw []byte) any {
+	r := gjson.GetBytes(raw, "result")
+	switch {
+	case !r.Exists() || r.Type == gjson.Null:
+		return nil
+	case r.Type == gjson.String:
+		return r.Str
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(r.Raw)) != nil {
+		return r.Raw
+	}
+	return b.String()
+}
+
+// aguiResumed maps the resume entries a run's input carries (RUN_STARTED
+// echoes it as input): each answers an interrupt of an earlier run of the
+// thread, resolved (answered) or cancelled (dismissed).
+func aguiResumed(raw []byte, st *State, run string) []Draft {
+	var ds []Draft
+	for _, e := range gjson.GetBytes(raw, "input.resume").Array() {
+		id := e.Get("interruptId").String()
+		mark := aguiIntMark(id)
+		_, seen := st.Get(aguiIntKey(id))
+		st.Del(aguiIntKey(id))
+		resolved := Draft{Type: "attention.resolved", Run: run, SubjectRef: mark, CauseRef: mark}
+		if e.Get("status").String() != "resolved" {
+			resolved.Data = Data("resolution", "dismissed")
+			ds = append(ds, resolved)
+			continue
+		}
+		ds = append(ds, Draft{Type: "attention.answered", Run: run, SubjectRef: mark, CauseRef: mark,
+			Data: Data("answer", Data("option", "resolved"), "via", "oob")})
+		if seen {
+			resolved.Data = Data("resolution", "answered")
+			ds = append(ds, resolved)
+		}
+	}
+	return ds
+}
 
 // aguiVendorType lowers an UPPER_SNAKE event type and splits family from
 // leaf at the last underscore: TEXT_MESSAGE_CONTENT → x.agui.text_message.content.
@@ -80,8 +219,16 @@ func aguiVendorType(t string) string {
 func aguiMap(m Moment, st *State) ([]Draft, error) {
 	raw := m.Raw
 	t := aguiType(m.Facts.Name)
-	run := m.Facts.Run
+	run := aguiRun(st, m.Facts)
 	step, _ := st.Get(aguiStepKey)
+	if m.Facts.Kind == KindEnd {
+		// The stream ended after RUN_STARTED with no terminal.
+		st.Del(aguiStepKey)
+		if m.Facts.Reason == "client_aborted" {
+			return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "user", "reason", m.Facts.Reason)}}, nil
+		}
+		return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", m.Facts.Reason, "error", Data("type", m.Facts.Reason))}}, nil
+	}
 	vendor := func(d map[string]any, lv map[string]redact.Level) []Draft {
 		if d == nil {
 			d = map[string]any{}
@@ -97,10 +244,12 @@ func aguiMap(m Moment, st *State) ([]Draft, error) {
 	switch t {
 	case "RUN_STARTED":
 		st.Del(aguiStepKey)
-		return []Draft{{Type: "run.started", Run: run, Data: Data("trigger", "user", "parent_run", Str(raw, "parentRunId"))}}, nil
+		run = aguiStartRun(st, m.Facts)
+		ds := []Draft{{Type: "run.started", Run: run, Data: Data("trigger", "user", "parent_run", Str(raw, "parentRunId"))}}
+		return append(ds, aguiResumed(raw, st, run)...), nil
 	case "RUN_FINISHED":
 		st.Del(aguiStepKey)
-		return []Draft{{Type: "run.finished", Run: run, Data: Data("summary", Value(raw, "result"))}}, nil
+		return aguiFinished(raw, st, run), nil
 	case "RUN_ERROR":
 		st.Del(aguiStepKey)
 		reason := Str(raw, "code")
