@@ -13,9 +13,10 @@ import (
 // oldest is forgotten first (its response then rides the fallback plane).
 const maxPending = 4096
 
-// pending is a request awaiting its response.
+// pending is a request awaiting its response: its method, session and id
+// (as text).
 type pending struct {
-	method, session string
+	method, session, id string
 }
 
 // joiner remembers each direction's open requests by JSON-RPC id, so a
@@ -50,6 +51,19 @@ func (j *joiner) remember(d Direction, id string, p pending) {
 		}
 		j.order[d] = live
 	}
+}
+
+// unanswered returns the requests sent in d still awaiting a response,
+// oldest first.
+func (j *joiner) unanswered(d Direction) []pending {
+	var out []pending
+	for _, k := range j.order[d] {
+		if p, ok := j.open[d][k]; ok {
+			out = append(out, p)
+			delete(j.open[d], k) // once: an id listed twice is returned once
+		}
+	}
+	return out
 }
 
 // answer returns and forgets the request a response travelling in d
@@ -87,7 +101,7 @@ func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
 	switch {
 	case r[0].Exists() && hasID:
 		f.Kind = mapping.KindRequest
-		j.remember(d, r[1].Raw, pending{method: f.Method, session: f.Session})
+		j.remember(d, r[1].Raw, pending{method: f.Method, session: f.Session, id: f.ID})
 	case r[0].Exists():
 		f.Kind = mapping.KindNotification
 	case hasID && (r[3].Exists() || r[4].Exists()):
@@ -169,9 +183,9 @@ type observer struct {
 	nonce   func() string
 	maxLine int
 
+	conn  connection       // what the connection stated so far
 	batch []item           // the items being observed
 	ms    []mapping.Moment // their moments
-	src   []int            // the batch index of each moment
 }
 
 // maxBatch bounds the messages handed to the handler at once.
@@ -207,22 +221,27 @@ gather:
 
 // observe turns a batch of queued items into moments and hands them over.
 func (o *observer) observe(items []item) {
-	o.ms, o.src = o.ms[:0], o.src[:0]
-	for i, it := range items {
+	o.ms = o.ms[:0]
+	for _, it := range items {
 		if f, ok := o.facts(it); ok {
 			o.ms = append(o.ms, mapping.Moment{Raw: it.line, Facts: f, Deltas: o.deltas})
-			o.src = append(o.src, i)
 		}
 	}
-	if o.handle == nil || len(o.ms) == 0 {
+	o.hand(o.conn.admit(o.ms))
+	clear(o.ms) // the lines belong to the relay's buffers
+}
+
+// hand gives moments to the handler, recording its failures.
+func (o *observer) hand(ms []mapping.Moment) {
+	if o.handle == nil || len(ms) == 0 {
 		return
 	}
-	for i := range o.ms {
-		o.ms[i].Nonce = o.nonce()
+	for i := range ms {
+		ms[i].Nonce = o.nonce()
 	}
-	o.stats.Observed.Add(int64(len(o.ms)))
-	results, err := o.handle(o.ms)
-	for i, m := range o.ms {
+	o.stats.Observed.Add(int64(len(ms)))
+	results, err := o.handle(ms)
+	for i, m := range ms {
 		ferr := err
 		if i < len(results) {
 			ferr = results[i].Err
@@ -230,10 +249,9 @@ func (o *observer) observe(items []item) {
 		if ferr != nil {
 			o.stats.Failed.Add(1)
 			o.record(shim.Failure{Hook: m.Facts.Kind.String() + ":" + m.Facts.Method, Stage: "emit",
-				Bytes: len(items[o.src[i]].line), Error: ferr.Error()})
+				Bytes: len(m.Raw), Error: ferr.Error()})
 		}
 	}
-	clear(o.ms) // the lines belong to the relay's buffers
 }
 
 // facts validates and classifies one queued item.

@@ -4,16 +4,22 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/acp"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // The process stubs model agents whose lifetime is not their stdout's:
@@ -65,6 +71,8 @@ func runProcessStub(role string) {
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
+	case "midturn":
+		midTurn()
 	case "die":
 		dieBy(os.Getenv(raiseEnv))
 	case "reraise":
@@ -148,5 +156,118 @@ func TestLingerDefaultsFitTheExitBound(t *testing.T) {
 	// Linger and Drain both counting from the exit.
 	if acp.DefaultLinger >= 3*time.Second || acp.DefaultDrain >= 3*time.Second {
 		t.Errorf("linger %v, drain %v: past the 3 s exit bound", acp.DefaultLinger, acp.DefaultDrain)
+	}
+}
+
+// midTurn is an agent that names itself, opens a session, takes a prompt
+// and ends without answering it: at stdin EOF (exit 0), at a signal (the
+// Go default: death by it), or at once (exit 3) when ACP_STUB_WORKER says
+// "exit".
+func midTurn() {
+	in := bufio.NewReader(os.Stdin)
+	for {
+		line, err := in.ReadString('\n')
+		if err != nil {
+			os.Exit(0)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal([]byte(line), &m)
+		switch m.Method {
+		case "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentInfo":{"name":"stub-agent","version":"9.1"}}}`+"\n", m.ID)
+		case "session/new":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"sess_mid"}}`+"\n", m.ID)
+		case "session/prompt":
+			fmt.Println(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_mid","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"on it"}}}}`)
+			if os.Getenv(workerEnv) == "exit" {
+				os.Exit(3)
+			}
+		}
+	}
+}
+
+// TestTeeClosesInterruptedTurn: a prompt turn the agent never answers is
+// closed by why the connection ended, in the session the handshake named,
+// with the agent's name and version from initialize; doctor's error log
+// says so.
+func TestTeeClosesInterruptedTurn(t *testing.T) {
+	for _, c := range []struct {
+		name, mode string
+		end        func(w io.Closer, sigs chan<- os.Signal)
+		want       string
+		data       map[string]any
+	}{
+		{"agent exits", "exit", nil, "run.failed", map[string]any{"reason": "agent_exited", "error": map[string]any{"type": "agent_exited"}}},
+		{"editor stops it", "", func(_ io.Closer, sigs chan<- os.Signal) { sigs <- os.Interrupt }, "run.cancelled", map[string]any{"by": "shutdown"}},
+		{"editor closes stdin", "", func(w io.Closer, _ chan<- os.Signal) { w.Close() }, "run.cancelled", map[string]any{"by": "shutdown"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sink := &sinktest.Sink{}
+			fails := &sinktest.Failures{}
+			em := &shim.Emitter{Host: "test", Policy: redact.DefaultPolicy(), Pipeline: redact.NewPipeline(redact.Options{}),
+				Store: shim.NewMemStore(), Sink: sink, IDs: shim.NewIDs()}
+			editorR, editorW := io.Pipe()
+			outR, outW := io.Pipe()
+			sigs := make(chan os.Signal, 1)
+			tee := &acp.Tee{
+				Command: []string{os.Args[0]},
+				Env:     append(os.Environ(), roleEnv+"=midturn", dirEnv+"="+t.TempDir(), workerEnv+"="+c.mode),
+				Stdin:   editorR, Stdout: outW, Stderr: os.Stderr,
+				Handle: em.Handler(mapping.ACP()), Errors: fails, Signals: sigs, Token: "T",
+			}
+			done := make(chan acp.Result, 1)
+			go func() {
+				r, err := tee.Run(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				outW.Close()
+				done <- r
+			}()
+			out := bufio.NewReader(outR)
+			for _, l := range []string{
+				`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`,
+				`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess_mid","prompt":[{"type":"text","text":"go"}]}}`,
+			} {
+				io.WriteString(editorW, l+"\n")
+				if _, err := out.ReadString('\n'); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.end != nil {
+				c.end(editorW, sigs)
+			}
+			go io.Copy(io.Discard, out)
+			<-done
+			editorW.Close()
+			evs := sink.Events("sess_mid")
+			var types []string
+			for _, e := range evs {
+				types = append(types, e.Type)
+			}
+			want := []string{"x.acp.initialize.event", "x.acp.session.new", "session.started", "run.started", c.want}
+			if !reflect.DeepEqual(types, want) {
+				t.Fatalf("log %v, want %v", types, want)
+			}
+			if cl := evs[2].Data["client"]; !reflect.DeepEqual(cl, map[string]any{"name": "stub-agent", "version": "9.1"}) {
+				t.Errorf("client %v", cl)
+			}
+			last := evs[4]
+			for k, v := range c.data {
+				if !reflect.DeepEqual(last.Data[k], v) {
+					t.Errorf("%s data %v, want %s %v", last.Type, last.Data, k, v)
+				}
+			}
+			if last.Run != "T:2" || last.Cause != evs[3].ID {
+				t.Errorf("%s run %q cause %q", last.Type, last.Run, last.Cause)
+			}
+			if fails.Stages()["interrupted"] != 1 {
+				t.Errorf("failures %v, want the interrupted turn", fails.All())
+			}
+		})
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync/atomic"
 	"time"
 
+	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -113,11 +115,14 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 		ids := shim.NewIDs()
 		obs.nonce = func() string { return ids.New(time.Now()) }
 	}
+	obs.conn.lane = mapping.UnknownSession + "-" + obs.tee
 	stop := make(chan struct{})
 	observed := make(chan struct{})
+	var endReason string // set before stop is closed
 	go func() {
 		defer close(observed)
 		obs.run(stop)
+		obs.finish(endReason)
 	}()
 
 	stdin, stdout := t.Stdin, t.Stdout
@@ -129,10 +134,13 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	}
 	in := &relay{dir: ClientToAgent, src: stdin, dst: a.stdin, q: q, max: maxLine, stats: st}
 	out := &relay{dir: AgentToClient, src: a.stdout, dst: stdout, q: q, max: maxLine, stats: st}
+	inEOF := make(chan struct{})
 	go func() {
 		// The editor's EOF is the agent's EOF; a failed write means the
 		// agent is gone, which Wait reports.
-		in.run()
+		if in.run() == nil {
+			close(inEOF)
+		}
 		a.closeStdin()
 	}()
 	outDone := make(chan error, 1)
@@ -142,7 +150,8 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- a.cmd.Wait() }()
 	waited := make(chan struct{})
-	go forward(ctx, a.cmd.Process, t.Signals, waited)
+	var stopped atomic.Bool // the tee forwarded a signal to the agent
+	go forward(ctx, a.cmd.Process, t.Signals, waited, &stopped)
 
 	var werr error
 	select {
@@ -158,6 +167,15 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	}
 	close(waited)
 	exitAt := time.Now()
+	endReason = endExited
+	select {
+	case <-inEOF:
+		endReason = endClosed
+	default:
+	}
+	if stopped.Load() {
+		endReason = endStopped
+	}
 	// The agent is gone. An editor closes its stdin now, which also tells
 	// a worker it left behind to stop; what the pipes still hold is
 	// relayed for at most Linger.
@@ -225,13 +243,14 @@ func (o *observer) run(stop <-chan struct{}) {
 }
 
 // forward relays signals to the agent and kills it when ctx ends, until
-// the agent has been waited for.
-func forward(ctx context.Context, p *os.Process, sigs <-chan os.Signal, done <-chan struct{}) {
+// the agent has been waited for; stopped notes that it did either.
+func forward(ctx context.Context, p *os.Process, sigs <-chan os.Signal, done <-chan struct{}, stopped *atomic.Bool) {
 	for {
 		select {
 		case <-done:
 			return
 		case <-ctx.Done():
+			stopped.Store(true)
 			p.Kill()
 			return
 		case s, ok := <-sigs:
@@ -239,6 +258,7 @@ func forward(ctx context.Context, p *os.Process, sigs <-chan os.Signal, done <-c
 				sigs = nil
 				continue
 			}
+			stopped.Store(true)
 			if err := p.Signal(s); err != nil {
 				// Platforms without the signal (os.Interrupt on Windows):
 				// the agent ends as an interrupted process would.

@@ -122,6 +122,8 @@ func TestTeeSession(t *testing.T) {
 		t.Error("observation not drained")
 	}
 	want := []string{
+		// The handshake waits for the connection's first session.
+		"x.acp.initialize.event", "x.acp.session.new",
 		"session.started",
 		"run.started",
 		"tool.requested", "x.acp.tool_call.update", "tool.completed",
@@ -138,7 +140,7 @@ func TestTeeSession(t *testing.T) {
 	if got := sink.Types("sess_stub"); !reflect.DeepEqual(got, want) {
 		t.Errorf("session log:\n got  %v\n want %v", got, want)
 	}
-	if got := sink.Types(mapping.UnknownSession); !reflect.DeepEqual(got, []string{"x.acp.initialize.event", "x.acp.session.new"}) {
+	if got := sink.Types(mapping.UnknownSession); len(got) != 0 {
 		t.Errorf("unknown-session log: %v", got)
 	}
 	st := fails.Stages()
