@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"mime"
 	"net/http"
 	"net/http/httputil"
@@ -65,6 +66,8 @@ type Proxy struct {
 	once    sync.Once
 	rp      *httputil.ReverseProxy
 	streams sync.WaitGroup
+	mu      sync.Mutex
+	last    map[string]*stream // each thread's latest stream
 	stats   Stats
 }
 
@@ -85,9 +88,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type scopeKey struct{}
 
 // scope is the identity a stream's events inherit: from the run input,
-// then from RUN_STARTED.
+// then from RUN_STARTED, and the stream's own token.
 type scope struct {
 	thread, run string
+	stream      string
 }
 
 func (p *Proxy) init() {
@@ -117,6 +121,10 @@ func (p *Proxy) init() {
 		Transport:      tr,
 		ModifyResponse: p.observe,
 		ErrorHandler:   p.fail,
+		// A stream the upstream cuts is recorded by its observer (the run
+		// it leaves open is closed); the proxy's own log line would only
+		// reach the operator's console.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 }
 
@@ -163,14 +171,26 @@ func (p *Proxy) observe(resp *http.Response) error {
 		return nil
 	}
 	sc, _ := resp.Request.Context().Value(scopeKey{}).(scope)
+	sc.stream = p.Nonce()
 	p.stats.Streams.Add(1)
 	s := newStream(p, sc)
+	p.mu.Lock()
+	if p.last == nil {
+		p.last = map[string]*stream{}
+	}
+	s.prev, p.last[sc.thread] = p.last[sc.thread], s
+	p.mu.Unlock()
 	p.streams.Add(1)
 	go func() {
 		defer p.streams.Done()
 		s.run()
+		p.mu.Lock()
+		if p.last[sc.thread] == s {
+			delete(p.last, sc.thread)
+		}
+		p.mu.Unlock()
 	}()
-	resp.Body = &teeBody{rc: resp.Body, s: s}
+	resp.Body = &teeBody{rc: resp.Body, s: s, ctx: resp.Request.Context()}
 	return nil
 }
 
@@ -186,10 +206,12 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
 	w.WriteHeader(http.StatusBadGateway)
 }
 
-// teeBody relays the upstream body unchanged, framing it on the way.
+// teeBody relays the upstream body unchanged, framing it on the way, and
+// tells the stream how the body ended.
 type teeBody struct {
 	rc     io.ReadCloser
 	s      *stream
+	ctx    context.Context // the upstream request's: done when the UI went away
 	closed sync.Once
 }
 
@@ -198,16 +220,29 @@ func (b *teeBody) Read(buf []byte) (int, error) {
 	if n > 0 {
 		b.s.parser.feed(buf[:n])
 	}
-	if err != nil {
-		b.finish()
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		b.finish(endUpstreamEnded)
+	case b.ctx.Err() != nil:
+		b.finish(endClientAborted)
+	default:
+		b.finish(endUpstreamDropped)
 	}
 	return n, err
 }
 
+// Close ends the body; before its end, that is the UI going away (the
+// proxy stops reading when it cannot write to the UI).
 func (b *teeBody) Close() error {
 	err := b.rc.Close()
-	b.finish()
+	b.finish(endClientAborted)
 	return err
 }
 
-func (b *teeBody) finish() { b.closed.Do(func() { close(b.s.done) }) }
+func (b *teeBody) finish(reason string) {
+	b.closed.Do(func() {
+		b.s.end = reason
+		close(b.s.done)
+	})
+}

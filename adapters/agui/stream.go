@@ -21,9 +21,26 @@ type stream struct {
 	parser *sseParser
 	q      chan event
 	done   chan struct{} // closed when the body ends
+	end    string        // how it ended (set before done is closed)
 	scope  scope
 	drops  int // events of this stream the full queue dropped
+	// lostEnd says the full queue dropped a RUN_FINISHED or RUN_ERROR; open
+	// says the observer saw RUN_STARTED and no terminal after it.
+	lostEnd bool
+	open    bool
+	// prev is the thread's stream before this one; observed is closed
+	// when this one's observation is over.
+	prev     *stream
+	observed chan struct{}
 }
+
+// How a stream's body ended: the Reason of the KindEnd moment that closes
+// a run the stream left open.
+const (
+	endUpstreamEnded   = "upstream_ended"   // EOF with the run still open
+	endUpstreamDropped = "upstream_dropped" // the upstream connection failed
+	endClientAborted   = "client_aborted"   // the UI went away
+)
 
 func newStream(p *Proxy, sc scope) *stream {
 	n := p.QueueEvents
@@ -34,7 +51,7 @@ func newStream(p *Proxy, sc scope) *stream {
 	if max <= 0 {
 		max = DefaultMaxEvent
 	}
-	s := &stream{p: p, q: make(chan event, n), done: make(chan struct{}), scope: sc}
+	s := &stream{p: p, q: make(chan event, n), done: make(chan struct{}), observed: make(chan struct{}), scope: sc}
 	s.parser = &sseParser{max: max, emit: s.offer}
 	return s
 }
@@ -50,6 +67,9 @@ func (s *stream) offer(data []byte, tooLong int) {
 	default:
 		s.drops++ // only the body's reader calls offer
 		s.p.stats.Dropped.Add(1)
+		if t := str(data, "type"); t == "RUN_FINISHED" || t == "RUN_ERROR" {
+			s.lostEnd = true
+		}
 	}
 }
 
@@ -57,7 +77,20 @@ func (s *stream) offer(data []byte, tooLong int) {
 const maxBatch = 256
 
 // run observes queued events until the body ends, then what is queued.
+// A thread's runs follow one another (the UI reads a run to its end before
+// it resumes it or starts the next), but their observers run side by
+// side: a stream whose predecessor on the thread has ended waits for its
+// observation first, so the table sees the thread's events in order.
 func (s *stream) run() {
+	defer close(s.observed)
+	if prev := s.prev; prev != nil {
+		s.prev = nil
+		select {
+		case <-prev.done:
+			<-prev.observed
+		default:
+		}
+	}
 	for {
 		select {
 		case ev := <-s.q:
@@ -72,6 +105,7 @@ func (s *stream) run() {
 						s.record(shim.Failure{Stage: "queue", Lost: s.drops,
 							Error: fmt.Sprintf("observer queue full: %d events relayed but not observed", s.drops)})
 					}
+					s.close()
 					return
 				}
 			}
@@ -138,22 +172,53 @@ func (s *stream) moment(ev event) (mapping.Moment, bool) {
 		return mapping.Moment{}, false
 	}
 	f := eventFacts(ev.data, s.scope)
-	if f.Name == "RUN_STARTED" {
+	switch f.Name {
+	case "RUN_STARTED":
 		if t := str(ev.data, "threadId"); t != "" {
 			s.scope.thread = t
 		}
 		if r := str(ev.data, "runId"); r != "" {
 			s.scope.run = r
 		}
+		s.open = true
+	case "RUN_FINISHED", "RUN_ERROR":
+		s.open = false
 	}
 	return mapping.Moment{Raw: ev.data, Facts: f, Deltas: s.p.Deltas}, true
+}
+
+// close ends a run the stream left open (it ended after RUN_STARTED with
+// no terminal): the table closes it by the end's reason, and doctor shows
+// it.
+func (s *stream) close() {
+	if !s.open || s.lostEnd {
+		return
+	}
+	s.open = false
+	s.record(shim.Failure{Hook: "RUN_STARTED", Stage: "interrupted",
+		Error: fmt.Sprintf("a run's stream ended without RUN_FINISHED or RUN_ERROR (%s); the tee closed the run", s.end)})
+	if s.p.Handle == nil {
+		return
+	}
+	m := mapping.Moment{Facts: mapping.Facts{Kind: mapping.KindEnd, Thread: s.scope.thread, Run: s.scope.run,
+		Instance: s.scope.stream, Reason: s.end},
+		Nonce: s.p.Nonce(), Deltas: s.p.Deltas}
+	s.p.stats.Observed.Add(1)
+	rs, err := s.p.Handle([]mapping.Moment{m})
+	if err == nil && len(rs) > 0 {
+		err = rs[0].Err
+	}
+	if err != nil {
+		s.p.stats.Failed.Add(1)
+		s.record(shim.Failure{Hook: "end", Stage: "emit", Error: err.Error()})
+	}
 }
 
 // eventFacts are an event's facts: its type, and its own threadId and runId
 // where it has the members, else the stream's (most events carry neither).
 func eventFacts(ev []byte, sc scope) mapping.Facts {
 	r := gjson.GetManyBytes(ev, "type", "threadId", "runId")
-	f := mapping.Facts{Kind: mapping.KindEvent, Name: strOf(r[0]), Thread: sc.thread, Run: sc.run}
+	f := mapping.Facts{Kind: mapping.KindEvent, Name: strOf(r[0]), Thread: sc.thread, Run: sc.run, Instance: sc.stream}
 	if r[1].Exists() {
 		f.Thread = strOf(r[1])
 	}

@@ -124,6 +124,14 @@ func (c *AguiCmd) Run(s *Streams) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
+		// What the streams relayed is observed before the tee leaves (a
+		// stream cut by the shutdown closes its run), within the same bound.
+		observed := make(chan struct{})
+		go func() { p.Wait(); close(observed) }()
+		select {
+		case <-observed:
+		case <-sctx.Done():
+		}
 	}
 	return nil
 }
