@@ -35,10 +35,15 @@ test:
 # Re-record the real-agent sessions (installs the pinned agent CLIs from the
 # npm registry into $AEP_REAL_CACHE, default ~/.cache/aep-hook/realagents), then
 # replay every recorded fixture; prints per agent "scenarios passed/total".
-# AGENT=name and SCENARIO=name narrow it.
+# AGENT=name and SCENARIO=name narrow it; the tees' real peers (ACP SDK
+# client with qwen --acp and the SDK's example agent, AG-UI client and
+# encoder server) are recorded too unless AGENT is given; PEER=name
+# (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those.
 real:
-	$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents
-	bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO))
+	$(if $(PEER),,$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents)
+	$(if $(PEER),,bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)))
+	$(if $(AGENT),,$(GO) build -o bin/realtees ./internal/realagents/tees/cmd/realtees)
+	$(if $(AGENT),,bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)))
 
 bench: build
 	$(GO) run ./internal/bench -bin $(BIN)
