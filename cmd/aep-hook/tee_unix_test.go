@@ -4,7 +4,11 @@ package main
 
 import (
 	"context"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -36,5 +40,39 @@ func TestAcpTeeDiesLikeItsAgent(t *testing.T) {
 				t.Errorf("tee ended %v, want exit %d", cmd.ProcessState, c.code)
 			}
 		})
+	}
+}
+
+// TestAcpInterruptedTurnInDoctor: a prompt turn the agent dies in is closed
+// in the record (run.failed) and doctor names it.
+func TestAcpInterruptedTurnInDoctor(t *testing.T) {
+	home := doctorHome(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a safety net only
+	defer cancel()
+	// The agent reads the editor's prompt and exits without answering it.
+	cmd := exec.CommandContext(ctx, bin, "acp", "--", "sh", "-c", "read line; exit 3")
+	cmd.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(home, ".aep"))
+	// The editor keeps its end open: it is the agent that goes away.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd.Stdin = r
+	io.WriteString(w, `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s-int","prompt":[{"type":"text","text":"hi"}]}}`+"\n")
+	cmd.Run()
+	r.Close()
+	if cmd.ProcessState.ExitCode() != 3 {
+		t.Fatalf("tee ended %v, want exit 3", cmd.ProcessState)
+	}
+	evs := readLog(t, filepath.Join(home, ".aep", "logs", "acp", "s-int.jsonl"))
+	if len(evs) != 2 || evs[0]["type"] != "run.started" || evs[1]["type"] != "run.failed" {
+		t.Fatalf("log %v, want run.started then run.failed", evs)
+	}
+	// Doctor's exit status is its own business; it must name the turn.
+	var out strings.Builder
+	run([]string{"aep-hook", "doctor"}, Streams{In: strings.NewReader(""), Out: &out, Err: &out}, os.Getenv)
+	if !strings.Contains(out.String(), "[interrupted]") {
+		t.Errorf("doctor does not show the interrupted turn:\n%s", out.String())
 	}
 }
