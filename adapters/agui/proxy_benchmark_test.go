@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/agui"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // benchEvents is the run each benchmark request streams: RUN_STARTED, 200
@@ -95,3 +98,59 @@ func BenchmarkAguiProxyBaseline(b *testing.B) {
 type discardSink struct{}
 
 func (discardSink) Write(string, string, [][]byte) error { return nil }
+
+// pacedRate and pacedFor are the steady load of BenchmarkAguiProxyPaced.
+const (
+	pacedRate = 5000 // events per second
+	pacedFor  = 2 * time.Second
+)
+
+// BenchmarkAguiProxyPaced streams pacedRate events a second for pacedFor
+// (token deltas and state deltas, every other one written to the log)
+// through the proxy, observed through the on-disk emitter as `aep-hook
+// agui` runs it, and reports the events the observer dropped (goal: none).
+func BenchmarkAguiProxyPaced(b *testing.B) {
+	total := int(pacedRate * pacedFor / time.Second)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		io.WriteString(w, "data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t_paced\",\"runId\":\"r_paced\"}\n\n")
+		start := time.Now()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for sent := 0; sent < total; {
+			<-tick.C
+			due := min(total, int(time.Since(start)*pacedRate/time.Second))
+			for ; sent < due; sent++ {
+				if sent%2 == 0 {
+					fmt.Fprintf(w, "data: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"token %d \"}\n\n", sent)
+				} else {
+					fmt.Fprintf(w, "data: {\"type\":\"STATE_DELTA\",\"delta\":[{\"op\":\"replace\",\"path\":\"/n\",\"value\":%d}]}\n\n", sent)
+				}
+			}
+			f.Flush()
+		}
+		io.WriteString(w, "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t_paced\",\"runId\":\"r_paced\"}\n\n")
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	var dropped, observed int64
+	for b.Loop() {
+		em := shim.Config{Home: b.TempDir(), Host: "bench"}.NewFileEmitter(redact.DefaultPolicy())
+		p := &agui.Proxy{Upstream: u, Handle: em.Handler(mapping.AGUI())}
+		srv := httptest.NewServer(p)
+		resp, err := http.Post(srv.URL+"/run", "application/json", strings.NewReader(`{"threadId":"t_paced","runId":"r_paced","messages":[]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		p.Wait()
+		srv.Close()
+		dropped += p.Stats().Dropped.Load()
+		observed += p.Stats().Observed.Load()
+	}
+	b.ReportMetric(float64(dropped)/float64(b.N), "dropped-events/op")
+	b.ReportMetric(float64(observed)/float64(b.N), "observed-events/op")
+}
