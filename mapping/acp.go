@@ -210,19 +210,7 @@ func acpEnd(m Moment, st *State) []Draft {
 	if m.Facts.Method != "session/prompt" {
 		return nil
 	}
-	run, id := "", m.Facts.ID
-	if id != "" {
-		run, _ = st.Get(acpRunKey(id))
-		st.Del(acpRunKey(id))
-	}
-	if run == "" {
-		run = acpRunID(m, id)
-	}
-	if cur, _ := st.Get(acpCurRun); cur == run {
-		st.Del(acpCurRun)
-	}
-	_, cancelled := st.Get(acpCancelKey(run))
-	st.Del(acpCancelKey(run))
+	run, cancelled := acpCloseTurn(m, st, m.Facts.ID)
 	switch {
 	case cancelled:
 		return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "user")}}
@@ -235,6 +223,24 @@ func acpEnd(m Moment, st *State) []Draft {
 	}
 	return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", reason,
 		"error", Data("type", "agent_exited"))}}
+}
+
+// acpCloseTurn forgets the prompt turn with rpc id id and returns its run
+// and whether the editor had asked to cancel it.
+func acpCloseTurn(m Moment, st *State, id string) (run string, cancelled bool) {
+	if id != "" {
+		run, _ = st.Get(acpRunKey(id))
+		st.Del(acpRunKey(id))
+	}
+	if run == "" {
+		run = acpRunID(m, id)
+	}
+	if cur, _ := st.Get(acpCurRun); cur == run {
+		st.Del(acpCurRun)
+	}
+	_, cancelled = st.Get(acpCancelKey(run))
+	st.Del(acpCancelKey(run))
+	return run, cancelled
 }
 
 // acpResponse maps a response by the method of the request it answers.
@@ -252,18 +258,7 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		}
 		return []Draft{{Type: "session.started", Data: Data("client", client)}}
 	case "session/prompt":
-		run := ""
-		if id != "" {
-			run, _ = st.Get(acpRunKey(id))
-			st.Del(acpRunKey(id))
-		}
-		if run == "" {
-			run = acpRunID(m, id)
-		}
-		if cur, _ := st.Get(acpCurRun); cur == run {
-			st.Del(acpCurRun)
-		}
-		st.Del(acpCancelKey(run))
+		run, _ := acpCloseTurn(m, st, id)
 		if failed {
 			return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", "error",
 				"error", Data("type", "rpc_error", "message", Str(raw, "error.message")))}}
