@@ -25,7 +25,7 @@ func KimiCode() Vendor {
 		Name:     "kimi-code",
 		Summary:  "Kimi Code CLI external hooks (global config.toml), observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      mapKimiCode,
+		Map:      resumable("session_id", mapKimiCode),
 		// Kimi Code adds a hook's stdout to the model's input whenever it
 		// is not JSON with a "message": even "{}" becomes a
 		// <hook_result> user message. Only an empty stdout (exit 0) is

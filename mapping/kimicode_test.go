@@ -145,3 +145,24 @@ func TestKimiCodeReplyIsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestKimiCodeResume: `kimi -S <id>` fires SessionStart{source: resume} with
+// the same session id; the resumed part is a new AEP session linked to the
+// one it continues (resume.go), not a second session.started.
+func TestKimiCodeResume(t *testing.T) {
+	st := &State{}
+	v := KimiCode()
+	ds, _ := v.Map(Moment{Raw: []byte(`{"hook_event_name":"SessionStart","session_id":"k1","source":"startup"}`), Nonce: "n1"}, st)
+	if len(ds) != 1 || ds[0].Session != "" {
+		t.Fatalf("startup: %+v", ds)
+	}
+	ds, _ = v.Map(Moment{Raw: []byte(`{"hook_event_name":"SessionStart","session_id":"k1","source":"resume"}`), Nonce: "n2"}, st)
+	if len(ds) != 1 || ds[0].Type != "session.started" || ds[0].Session != "k1~rn2" ||
+		ds[0].Data["trigger"] != "resume" || ds[0].Data["resumed_from"] != "k1" {
+		t.Fatalf("resume: %+v", ds)
+	}
+	ds, _ = v.Map(Moment{Raw: []byte(`{"hook_event_name":"UserPromptSubmit","session_id":"k1","prompt":"go"}`), Nonce: "n3"}, st)
+	if len(ds) != 1 || ds[0].Type != "run.started" || ds[0].Session != "k1~rn2" {
+		t.Fatalf("after resume: %+v", ds)
+	}
+}

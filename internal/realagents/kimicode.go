@@ -87,8 +87,8 @@ func kimiCode() *Agent {
 			},
 			{
 				Name: "resume", Mode: "headless",
-				Description: "kimi -p, then kimi -S <session> -p: a second prompt in the resumed session",
-				Facts:       truth.Facts{Turns: 2, Sessions: 1},
+				Description: "kimi -p, then kimi -S <session> -p: a second prompt in the resumed session (a new AEP session linked to the first)",
+				Facts:       truth.Facts{Turns: 2, Sessions: 2},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"first":  {calls(call("Bash", obj{"command": "echo one"})), say("First done.")},
 					"second": {calls(call("Bash", obj{"command": "echo two"})), say("Second done.")},
