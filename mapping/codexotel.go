@@ -78,6 +78,7 @@ func codexOtelProfile() *otelProfile {
 			"prompt_length": md, "tool_name": md, "call_id": md, "decision": md,
 			"source": md, "success": md, "duration_ms": md, "status": md,
 			"http.response.status_code": md, "attempt": md, "attempts": md, "kind": md,
+			"event.kind":        md, // sse_event's kind as Codex 0.169 names it (the pin says kind)
 			"input_token_count": md, "output_token_count": md, "cached_token_count": md,
 			"reasoning_token_count": md, "tool_token_count": md,
 			// content: prompt and error text redacted+, tool I/O and PII full
@@ -117,10 +118,12 @@ func codexOtelPrimary(r *OTelRecord, name string) ([]Draft, bool) {
 			return nil, true // approvals are no core moment on this channel
 		}
 		var by string
-		switch strings.ToLower(attrStr(a, "source")) {
-		case "config":
+		switch src := strings.ToLower(attrStr(a, "source")); {
+		case src == "config":
 			by = "policy"
-		case "automation", "automated", "auto":
+		case strings.HasPrefix(src, "auto"):
+			// automation, automated and Codex 0.169's AutomatedReviewer (the
+			// automatic review --approve-for-me runs): no human decided.
 			by = "runtime"
 		default:
 			return nil, true // a user deny is a human decision, not a block

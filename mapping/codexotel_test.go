@@ -2,6 +2,7 @@ package mapping_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -44,6 +45,12 @@ func TestCodexOtelCapture(t *testing.T) {
 		{"automation deny is a runtime block", "metadata", mapping.Primary, otelStep{
 			codexRec(`"event.name":"codex.tool_decision","tool_name":"apply_patch","decision":"denied","source":"automation"`),
 			`[{"type":"tool.denied","subject":"apply_patch","data":{"tool":{"name":"apply_patch"},"by":"runtime"}}]`}},
+		{"Codex 0.169's automatic reviewer deny is a runtime block", "metadata", mapping.Primary, otelStep{
+			codexRec(`"event.name":"codex.tool_decision","tool_name":"exec_command","call_id":"call_7","decision":"denied","source":"AutomatedReviewer"`),
+			`[{"type":"tool.denied","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_7"},"by":"runtime"}}]`}},
+		{"Codex 0.169's sse_event kind (event.kind) at metadata", "metadata", "", otelStep{
+			codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"3"`),
+			`[{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.completed","duration_ms":"3"}}]`}},
 		{"approval is no core moment", "metadata", mapping.Primary, otelStep{
 			codexRec(`"event.name":"codex.tool_decision","tool_name":"shell","decision":"approved","source":"config"`), `[]`}},
 		{"deny of unknown source is not guessed", "metadata", mapping.Primary, otelStep{
@@ -68,4 +75,39 @@ func TestCodexOtelOneSessionManyRecords(t *testing.T) {
 		otelStep{codexRec(`"event.name":"codex.conversation_starts","model":"m"`), `[{"type":"session.started","data":{"client":{"name":"codex"},"gen_ai.request.model":"m"}}]`},
 		otelStep{codexRec(`"event.name":"codex.api_request","status":"200"`), `[{"type":"x.codex.otel.api_request","data":{"status":"200"}}]`},
 		otelStep{codexRec(`"event.name":"codex.tool_decision","tool_name":"shell","decision":"deny","source":"config"`), `[{"type":"tool.denied","subject":"shell","data":{"tool":{"name":"shell"},"by":"policy"}}]`})
+}
+
+// TestOTelRecordTime: an event happened when its record says, not when the
+// sidecar received it: the LogRecord's timestamp, else Codex's
+// event.timestamp attribute, else the observed time; none leaves it to the
+// emitter's clock.
+func TestOTelRecordTime(t *testing.T) {
+	at := time.Date(2026, 11, 30, 15, 17, 20, 123_000_000, time.UTC)
+	ns := uint64(at.UnixNano())
+	cases := []struct {
+		name string
+		rec  mapping.OTelRecord
+		want time.Time
+	}{
+		{"timestamp", mapping.OTelRecord{Time: ns, ObservedTime: ns + 5e9}, at},
+		{"event.timestamp", mapping.OTelRecord{Attributes: map[string]any{"event.timestamp": "2026-11-30T15:17:20.123Z"}}, at},
+		{"observed only", mapping.OTelRecord{ObservedTime: ns}, at},
+		{"none", mapping.OTelRecord{}, time.Time{}},
+	}
+	for _, v := range []mapping.Vendor{mapping.CodexOtel(), mapping.VSCodeOtel()} {
+		for _, c := range cases {
+			rec := c.rec
+			if rec.Attributes == nil {
+				rec.Attributes = map[string]any{}
+			}
+			rec.Attributes["event.name"] = "codex.api_request"
+			ds, err := v.Map(mapping.Moment{Facts: mapping.Facts{Kind: mapping.KindRecord, Record: &rec}}, &mapping.State{})
+			if err != nil || len(ds) != 1 {
+				t.Fatalf("%s %s: %v %v", v.Name, c.name, ds, err)
+			}
+			if !ds[0].Time.Equal(c.want) {
+				t.Errorf("%s %s: time %v, want %v", v.Name, c.name, ds[0].Time, c.want)
+			}
+		}
+	}
 }

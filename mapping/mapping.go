@@ -29,6 +29,8 @@
 package mapping
 
 import (
+	"time"
+
 	"github.com/aep-hook/aep-hook/redact"
 )
 
@@ -266,6 +268,10 @@ type Draft struct {
 	// Levels declares the capture levels of content-bearing fields of an x.*
 	// payload; undeclared fields of an x.* payload count as full.
 	Levels map[string]redact.Level
+	// Time, when set, is when the moment happened by the vendor's own
+	// account (an OTLP record's timestamp): the event's time. Zero means
+	// now, when the emitter builds the event.
+	Time time.Time
 	// Secrets names the form answers (answer.values ids) the request said
 	// are secrets (see redact.Content.Secrets).
 	Secrets []string

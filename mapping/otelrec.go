@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aep-hook/aep-hook/redact"
 )
@@ -125,23 +126,52 @@ type otelProfile struct {
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
 }
 
-// mapRecord is the Map both OTLP-channel tables run.
+// mapRecord is the Map both OTLP-channel tables run. Every event it drafts
+// happened when the record says (recordTime), not when the sidecar got it.
 func (p *otelProfile) mapRecord(m Moment) ([]Draft, error) {
 	r, err := otelRecord(m)
 	if err != nil {
 		return nil, err
 	}
+	ds := p.draftRecord(m, r)
+	if at := r.recordTime(); !at.IsZero() {
+		for i := range ds {
+			ds[i].Time = at
+		}
+	}
+	return ds, nil
+}
+
+func (p *otelProfile) draftRecord(m Moment, r *OTelRecord) []Draft {
 	name := r.name()
 	suffix, known := p.known[name]
 	if !known {
-		return []Draft{p.unknown(r, name)}, nil
+		return []Draft{p.unknown(r, name)}
 	}
 	if m.Mode == Primary && p.primary != nil {
 		if ds, handled := p.primary(r, name); handled {
-			return ds, nil
+			return ds
 		}
 	}
-	return []Draft{p.companion(r, suffix)}, nil
+	return []Draft{p.companion(r, suffix)}
+}
+
+// recordTime is when the record's moment happened: the LogRecord's
+// timestamp, else its event.timestamp attribute (RFC 3339, Codex's), else
+// the time the exporter observed it; zero when the record states none.
+func (r *OTelRecord) recordTime() time.Time {
+	if r.Time > 0 && r.Time <= math.MaxInt64 {
+		return time.Unix(0, int64(r.Time))
+	}
+	if s := attrStr(r.Attributes, "event.timestamp"); s != "" {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t
+		}
+	}
+	if r.ObservedTime > 0 && r.ObservedTime <= math.MaxInt64 {
+		return time.Unix(0, int64(r.ObservedTime))
+	}
+	return time.Time{}
 }
 
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:

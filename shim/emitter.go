@@ -266,7 +266,11 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 			}
 			st.Refs.Set(closeKey, "1")
 		}
-		t := e.now().UTC()
+		t := d.Time
+		if t.IsZero() {
+			t = e.now()
+		}
+		t = t.UTC()
 		ev := Event{
 			AEP:      Version,
 			ID:       ids.New(t),

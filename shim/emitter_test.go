@@ -369,3 +369,20 @@ func TestDraftSessionBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestDraftTime: a draft that says when its moment happened (an OTLP
+// record's timestamp) gets that time, and its id sorts by it.
+func TestDraftTime(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	res := emit(t, e, `{"session":"s","drafts":[{"Type":"progress.status","Time":"2026-07-01T15:17:20.123456Z"},{"Type":"progress.status"}]}`)
+	if got := res.Events[0].Time; got != "2026-07-01T15:17:20.123Z" {
+		t.Errorf("record time: %s", got)
+	}
+	if got := res.Events[1].Time; got != "2026-07-03T10:15:04.222Z" {
+		t.Errorf("clock time: %s", got)
+	}
+	if res.Events[0].ID >= res.Events[1].ID {
+		t.Errorf("ids %s, %s: the earlier moment's id should sort first", res.Events[0].ID, res.Events[1].ID)
+	}
+}
