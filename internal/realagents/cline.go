@@ -98,12 +98,7 @@ func cline() *Agent {
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"ask": {calls(call("run_commands", obj{"commands": []string{"echo approve-me > f.txt"}})), say("Asked.")},
 				}),
-				Drive: clineDrive(func(r *Run) error {
-					t, err := clineTUI(r, "--auto-approve", "false")
-					if err != nil {
-						return err
-					}
-					defer t.Close()
+				Drive: clineInTUI(func(r *Run, t *Tmux) error {
 					for i, key := range []string{"n", "y"} {
 						clinePrompt(t, "SCENARIO:ask write the file")
 						if err := t.WaitScreen("Approve tool call", time.Minute); err != nil {
@@ -115,7 +110,7 @@ func cline() *Agent {
 						}
 					}
 					return nil
-				}),
+				}, "--auto-approve", "false"),
 			},
 			{
 				Name: "queued", Mode: "tmux",
@@ -125,12 +120,7 @@ func cline() *Agent {
 					"first":  {calls(call("run_commands", obj{"commands": []string{"sleep 5"}})), say("First done.")},
 					"queued": {say("Queued done.")},
 				}),
-				Drive: clineDrive(func(r *Run) error {
-					t, err := clineTUI(r)
-					if err != nil {
-						return err
-					}
-					defer t.Close()
+				Drive: clineInTUI(func(r *Run, t *Tmux) error {
 					clinePrompt(t, "SCENARIO:first wait a bit")
 					if err := r.WaitFiring("tool_call", 1, time.Minute); err != nil {
 						return err
@@ -147,12 +137,7 @@ func cline() *Agent {
 					"slow":  {calls(call("run_commands", obj{"commands": []string{"sleep 30"}})), say("Slept.")},
 					"after": {say("Still here.")},
 				}),
-				Drive: clineDrive(func(r *Run) error {
-					t, err := clineTUI(r)
-					if err != nil {
-						return err
-					}
-					defer t.Close()
+				Drive: clineInTUI(func(r *Run, t *Tmux) error {
 					clinePrompt(t, "SCENARIO:slow take long")
 					if err := r.WaitFiring("tool_call", 1, time.Minute); err != nil {
 						return err
@@ -242,6 +227,19 @@ func clineStopHub(r *Run) {
 			}
 		}
 	}
+}
+
+// clineInTUI is a tmux scenario's Drive: drive runs against `cline -i
+// args...`, which is closed after it, and the hub is stopped.
+func clineInTUI(drive func(r *Run, t *Tmux) error, args ...string) func(r *Run) error {
+	return clineDrive(func(r *Run) error {
+		t, err := clineTUI(r, args...)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		return drive(r, t)
+	})
 }
 
 // clineTUI starts `cline -i` and closes the start-up announcement.
