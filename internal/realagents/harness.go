@@ -179,17 +179,13 @@ func (r *Run) WaitFiring(hook string, n int, timeout time.Duration) error {
 
 // Record runs one scenario of agent a and writes its fixture.
 func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
-	dir, err := os.MkdirTemp("", "aep-real-")
+	sb, err := NewSandbox("aep-real-")
 	if err != nil {
 		return Fixture{}, err
 	}
+	dir := sb.Dir
 	defer os.RemoveAll(dir)
-	r := &Run{H: h, Agent: a, Scenario: s, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "home", "proj")}
-	for _, d := range []string{r.Home, r.Work, filepath.Join(dir, "aep")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return Fixture{}, err
-		}
-	}
+	r := &Run{H: h, Agent: a, Scenario: s, Dir: dir, Home: sb.Home, Work: sb.Work}
 	logf, err := os.Create(filepath.Join(dir, "model.log"))
 	if err != nil {
 		return Fixture{}, err
@@ -200,31 +196,14 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 		return Fixture{}, err
 	}
 	defer r.Model.Close()
-	r.Env = []string{
-		"HOME=" + r.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8",
-		"TMPDIR=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(r.Home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(r.Home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(r.Home, ".cache"),
-		"XDG_STATE_HOME=" + filepath.Join(r.Home, ".local", "state"),
-		"AEP_HOME=" + filepath.Join(dir, "aep"), "AEP_HOST=real-host",
-		EnvRecordDir + "=" + dir, EnvAEPHook + "=" + h.AEPHook,
-		"NO_COLOR=1", "CI=", "NODE_NO_WARNINGS=1",
-	}
+	r.Env = append(sb.Env, EnvRecordDir+"="+dir, EnvAEPHook+"="+h.AEPHook)
 	if err := a.Setup(r); err != nil {
 		return Fixture{}, fmt.Errorf("%s setup: %w", a.Name, err)
 	}
 	driveErr := s.Drive(r)
-	rw := &Rewriter{}
-	rw.Add(r.Work, "/home/user/proj")
+	rw := sb.Rewriter()
 	// Claude Code names project folders by the cwd with "/" spelled "-".
 	rw.Add(strings.ReplaceAll(r.Work, "/", "-"), "-home-user-proj")
-	rw.Add(r.Home, "/home/user")
-	rw.Add(dir, "/tmp/real")
-	if hd, err := os.UserHomeDir(); err == nil && len(hd) > 1 {
-		rw.Add(hd+"/", "/home/user/")
-	}
-	if hn, err := os.Hostname(); err == nil && len(hn) >= 4 {
-		rw.Add(hn, "host")
-	}
 	rw.Add(strings.TrimPrefix(r.Model.URL, "http://"), "127.0.0.1:PORT")
 	fs, err := collectFirings(dir, rw)
 	if err != nil {

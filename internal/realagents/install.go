@@ -43,3 +43,18 @@ func (h *Harness) Install(a *Agent) error {
 	}
 	return nil
 }
+
+// Binary is the aep-hook binary a harness runs: bin when given, else one
+// built from the repository at root into the cache as name.
+func Binary(root, bin, cache, name string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	out := filepath.Join(cache, "bin", name)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/aep-hook")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build aep-hook: %w", err)
+	}
+	return out, nil
+}

@@ -36,26 +36,13 @@ func aguiScenarios() []scenario {
 	}
 }
 
-// serverExchange is what agui-server.mjs logs of one request.
-type serverExchange struct {
-	Method string            `json:"method"`
-	Path   string            `json:"path"`
-	Header map[string]string `json:"header"`
-	Body   string            `json:"body"`
-	Chunks []string          `json:"chunks"`
-	End    string            `json:"end"`
-}
-
-// clientExchange is what agui-client.mjs records of one request.
-type clientExchange struct {
-	Method     string            `json:"method"`
-	Path       string            `json:"path"`
-	Header     map[string]string `json:"header"`
-	Body       string            `json:"body"`
-	Status     int               `json:"status"`
-	RespHeader map[string]string `json:"resp_header"`
-	Chunks     []string          `json:"chunks"`
-	End        string            `json:"end"`
+// logged is one HTTP exchange as a driver logged it: agui-client.mjs what
+// the client sent and read (with the status and headers it got),
+// agui-server.mjs what the server read and wrote (Chunks: the body).
+type logged struct {
+	Request
+	Chunks []string `json:"chunks"`
+	End    string   `json:"end"`
 }
 
 // recordAGUI runs one scenario: the encoder server, the tee in front of
@@ -67,39 +54,39 @@ func (h *Harness) recordAGUI(s scenario) (Recording, error) {
 	}
 	defer r.close()
 	mods := filepath.Join(h.Cache, aguiPkg.Dir, "node_modules", "@ag-ui")
-	r.setenv("AGUI_ENCODER", filepath.Join(mods, "encoder", "dist", "index.mjs"))
-	r.setenv("AGUI_CLIENT", filepath.Join(mods, "client", "dist", "index.mjs"))
-	serverLog := filepath.Join(r.dir, "server.jsonl")
-	r.setenv("AGUI_SERVER_LOG", serverLog)
+	r.Setenv("AGUI_ENCODER", filepath.Join(mods, "encoder", "dist", "index.mjs"))
+	r.Setenv("AGUI_CLIENT", filepath.Join(mods, "client", "dist", "index.mjs"))
+	serverLog := filepath.Join(r.Dir, "server.jsonl")
+	r.Setenv("AGUI_SERVER_LOG", serverLog)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, "node", filepath.Join(r.dir, "js", "agui-server.mjs"))
-	srv.Env, srv.Stderr = r.env, h.Log
+	srv := exec.CommandContext(ctx, "node", filepath.Join(r.Dir, "js", "agui-server.mjs"))
+	srv.Env, srv.Stderr = r.Env, h.Log
 	port, err := startPrinting(srv, false)
 	if err != nil {
 		return Recording{}, fmt.Errorf("agui server: %w", err)
 	}
 	defer stop(srv)
 	tee := exec.CommandContext(ctx, h.AEPHook, "agui", "--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:"+port)
-	tee.Env = r.env
+	tee.Env = r.Env
 	banner, err := startPrinting(tee, true)
 	if err != nil {
 		return Recording{}, fmt.Errorf("agui tee: %w", err)
 	}
 	defer stop(tee)
 	addr := strings.Fields(strings.TrimPrefix(banner, "aep-hook agui: proxying "))[0]
-	transcript := filepath.Join(r.dir, "transcript.jsonl")
+	transcript := filepath.Join(r.Dir, "transcript.jsonl")
 	if err := r.node(time.Minute, "agui-client.mjs", s.Name, addr, transcript); err != nil {
 		return Recording{}, err
 	}
 	stop(tee) // the tee finishes observing on SIGTERM
 	stop(srv)
-	var cx []clientExchange
+	var cx []logged
 	if err := readJSONLines(transcript, &cx); err != nil {
 		return Recording{}, err
 	}
-	var sx []serverExchange
+	var sx []logged
 	if err := readJSONLines(serverLog, &sx); err != nil {
 		return Recording{}, err
 	}
@@ -116,8 +103,7 @@ func (h *Harness) recordAGUI(s scenario) (Recording, error) {
 		if problems := transparent(c, sv); len(problems) > 0 {
 			return rec, fmt.Errorf("request %d was not relayed transparently: %s", i+1, strings.Join(problems, "; "))
 		}
-		rec.Exchanges = append(rec.Exchanges, Exchange{Method: c.Method, Path: c.Path, Header: c.Header, Body: c.Body,
-			Status: c.Status, RespHeader: c.RespHeader, Sent: sv.Chunks, Dropped: sv.End == "dropped",
+		rec.Exchanges = append(rec.Exchanges, Exchange{Request: c.Request, Sent: sv.Chunks, Dropped: sv.End == "dropped",
 			Received: strings.Join(c.Chunks, ""), End: c.End})
 	}
 	h.checkLive(r, rec)
@@ -126,7 +112,7 @@ func (h *Harness) recordAGUI(s scenario) (Recording, error) {
 
 // transparent compares what the client sent and read with what the
 // server read and sent.
-func transparent(c clientExchange, s serverExchange) []string {
+func transparent(c, s logged) []string {
 	var bad []string
 	if c.Body != s.Body {
 		bad = append(bad, "the request body changed")

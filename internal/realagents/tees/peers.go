@@ -114,10 +114,10 @@ func shellThenSay() []fakemodel.Reply {
 }
 
 func qwenSetup(r *run) error {
-	r.setenv("OPENAI_BASE_URL", r.model.URL+"/v1")
-	r.setenv("OPENAI_API_KEY", "sk-fake-qwen")
-	r.setenv("OPENAI_MODEL", "fake-model")
-	return r.writeJSON(filepath.Join(r.home, ".qwen", "settings.json"), map[string]any{
+	r.Setenv("OPENAI_BASE_URL", r.Model.URL+"/v1")
+	r.Setenv("OPENAI_API_KEY", "sk-fake-qwen")
+	r.Setenv("OPENAI_MODEL", "fake-model")
+	return r.WriteJSON(filepath.Join(r.Home, ".qwen", "settings.json"), map[string]any{
 		"security": map[string]any{"auth": map[string]any{"selectedType": "openai"}, "folderTrust": map[string]any{"enabled": false}},
 		"model":    map[string]any{"name": "fake-model"},
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},

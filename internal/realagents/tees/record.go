@@ -68,89 +68,45 @@ func (h *Harness) install(p pkg) error {
 	return nil
 }
 
-// run is one scenario being recorded.
+// run is one scenario being recorded, in a sandbox of its own.
 type run struct {
-	h               *Harness
-	cache           string
-	dir, home, work string
-	model           *fakemodel.Server
-	env             []string
-	rw              *realagents.Rewriter
+	realagents.Run // Dir, Home, Work, Env, Model; Setenv, WriteJSON
+	h              *Harness
+	cache          string
+	rw             *realagents.Rewriter
 }
 
 func (h *Harness) newRun() (*run, error) {
-	dir, err := os.MkdirTemp("", "aep-real-tee-")
+	sb, err := realagents.NewSandbox("aep-real-tee-")
 	if err != nil {
 		return nil, err
 	}
-	r := &run{h: h, cache: h.Cache, dir: dir, home: filepath.Join(dir, "home"), work: filepath.Join(dir, "home", "proj")}
-	for _, d := range []string{r.home, r.work, filepath.Join(dir, "aep"), filepath.Join(dir, "js")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
+	r := &run{Run: realagents.Run{Dir: sb.Dir, Home: sb.Home, Work: sb.Work, Env: sb.Env}, h: h, cache: h.Cache, rw: sb.Rewriter()}
 	ents, _ := drivers.ReadDir("js")
 	for _, e := range ents {
 		b, _ := drivers.ReadFile("js/" + e.Name())
-		if err := os.WriteFile(filepath.Join(dir, "js", e.Name()), b, 0o644); err != nil {
+		if err := r.WriteFile(filepath.Join(sb.Dir, "js", e.Name()), string(b)); err != nil {
 			return nil, err
 		}
-	}
-	r.env = []string{
-		"HOME=" + r.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + dir,
-		"XDG_CONFIG_HOME=" + filepath.Join(r.home, ".config"), "XDG_DATA_HOME=" + filepath.Join(r.home, ".local", "share"),
-		"XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache"), "XDG_STATE_HOME=" + filepath.Join(r.home, ".local", "state"),
-		"AEP_HOME=" + filepath.Join(dir, "aep"), "AEP_HOST=real-host", "NO_COLOR=1", "CI=", "NODE_NO_WARNINGS=1",
-	}
-	r.rw = &realagents.Rewriter{}
-	r.rw.Add(r.work, "/home/user/proj")
-	r.rw.Add(r.home, "/home/user")
-	r.rw.Add(dir, "/tmp/real")
-	if hd, err := os.UserHomeDir(); err == nil && len(hd) > 1 {
-		r.rw.Add(hd+"/", "/home/user/")
-	}
-	if hn, err := os.Hostname(); err == nil && len(hn) >= 4 {
-		r.rw.Add(hn, "host")
 	}
 	return r, nil
 }
 
 func (r *run) close() {
-	if r.model != nil {
-		r.model.Close()
+	if r.Model != nil {
+		r.Model.Close()
 	}
 	if os.Getenv("AEP_REAL_KEEP") == "" {
-		os.RemoveAll(r.dir)
+		os.RemoveAll(r.Dir)
 	}
-}
-
-func (r *run) setenv(k, v string) {
-	for i, kv := range r.env {
-		if strings.HasPrefix(kv, k+"=") {
-			r.env[i] = k + "=" + v
-			return
-		}
-	}
-	r.env = append(r.env, k+"="+v)
-}
-
-func (r *run) writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }
 
 // node runs a driver script to its end, bounded by timeout.
 func (r *run) node(timeout time.Duration, script string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(r.dir, "js", script)}, args...)...)
-	cmd.Dir, cmd.Env = r.work, r.env
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(r.Dir, "js", script)}, args...)...)
+	cmd.Dir, cmd.Env = r.Work, r.Env
 	cmd.Stdout, cmd.Stderr = r.h.Log, r.h.Log
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
@@ -227,12 +183,12 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 	}
 	defer r.close()
 	if p.Model != nil {
-		logf, err := os.Create(filepath.Join(r.dir, "model.log"))
+		logf, err := os.Create(filepath.Join(r.Dir, "model.log"))
 		if err != nil {
 			return Recording{}, err
 		}
 		defer logf.Close()
-		if r.model, err = fakemodel.Start(fakemodel.ChatCompletions, p.Model, logf); err != nil {
+		if r.Model, err = fakemodel.Start(fakemodel.ChatCompletions, p.Model, logf); err != nil {
 			return Recording{}, err
 		}
 	}
@@ -241,9 +197,9 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 			return Recording{}, err
 		}
 	}
-	r.setenv("ACP_SDK", filepath.Join(h.Cache, acpSDK.Dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "acp.js"))
-	r.setenv("ACP_CWD", r.work)
-	transcript := filepath.Join(r.dir, "transcript.jsonl")
+	r.Setenv("ACP_SDK", filepath.Join(h.Cache, acpSDK.Dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "acp.js"))
+	r.Setenv("ACP_CWD", r.Work)
+	transcript := filepath.Join(r.Dir, "transcript.jsonl")
 	args := append([]string{s.Name, transcript, "--", h.AEPHook, "acp", "--"}, p.Command(r)...)
 	if err := r.node(3*time.Minute, "acp-client.mjs", args...); err != nil {
 		return Recording{}, err
@@ -278,7 +234,7 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 // to the scenario's facts (replay is what asserts; this shows the real
 // run agreed).
 func (h *Harness) checkLive(r *run, rec Recording) {
-	logs, err := realagents.ReadLogs(filepath.Join(r.dir, "aep", "logs", rec.Meta.Protocol))
+	logs, err := realagents.ReadLogs(filepath.Join(r.Dir, "aep", "logs", rec.Meta.Protocol))
 	if err != nil {
 		fmt.Fprintf(h.Log, "  live record: %v\n", err)
 		return
@@ -288,7 +244,7 @@ func (h *Harness) checkLive(r *run, rec Recording) {
 	for _, p := range problems {
 		fmt.Fprintf(h.Log, "  live record problem: %s\n", p)
 	}
-	if b, err := os.ReadFile(filepath.Join(r.dir, "aep", "internal", "errors.jsonl")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(r.Dir, "aep", "internal", "errors.jsonl")); err == nil {
 		fmt.Fprintf(h.Log, "  live internal failures: %s\n", strings.TrimSpace(string(b)))
 	}
 }

@@ -43,7 +43,11 @@ func (h *Harness) ReplayAll(peer, scenario string) bool {
 		fmt.Fprintln(h.Log, err)
 		return false
 	}
-	schemas := loadSchemas(h.Log)
+	schemas, err := truth.Found(h.Log)
+	if err != nil {
+		fmt.Fprintln(h.Log, err)
+		return false
+	}
 	passed, total := 0, 0
 	for _, rec := range recs {
 		if peer != "" && peer != rec.Meta.Peer && peer != rec.Meta.Protocol {
@@ -73,20 +77,6 @@ func (h *Harness) ReplayAll(peer, scenario string) bool {
 	}
 	fmt.Fprintf(h.Log, "real: tees %d/%d scenarios passed\n", passed, total)
 	return passed == total
-}
-
-func loadSchemas(log io.Writer) *truth.Schemas {
-	dir, ok := truth.SchemaDir()
-	if !ok {
-		fmt.Fprintln(log, "AEP schemas not found (AEP_SCHEMA_DIR): events not schema-checked")
-		return nil
-	}
-	s, err := truth.LoadSchemas(dir)
-	if err != nil {
-		fmt.Fprintln(log, err)
-		return nil
-	}
-	return s
 }
 
 // Replay plays one recording through the live tee at the capture ceiling,

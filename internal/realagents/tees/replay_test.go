@@ -35,25 +35,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// schemas loads the AEP schemas, skipping (failing under CI=true) without
-// them.
-func schemas(t *testing.T) *truth.Schemas {
-	t.Helper()
-	dir, ok := truth.SchemaDir()
-	if !ok {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("AEP schemas not found (AEP_SCHEMA_DIR); mandatory under CI=true")
-		}
-		t.Log("AEP schemas not found (AEP_SCHEMA_DIR): events not schema-checked")
-		return nil
-	}
-	s, err := truth.LoadSchemas(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // TestReplayTees replays every recorded real-peer session through the live
 // tee at every capture ceiling: both directions byte for byte, the tee's
 // exit as the recorded one, and the whole record true.
@@ -65,7 +46,7 @@ func TestReplayTees(t *testing.T) {
 	if len(recs) == 0 {
 		t.Fatal("no recordings under fixtures/{acp,agui}/recorded")
 	}
-	sch := schemas(t)
+	sch := truth.For(t)
 	for _, rec := range recs {
 		for _, c := range Ceilings {
 			t.Run(rec.Name()+"@"+c, func(t *testing.T) {

@@ -26,13 +26,11 @@
 package tees
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
@@ -82,9 +80,9 @@ type Entry struct {
 	MSAfterKill int64  `json:"ms_after_kill,omitempty"`
 }
 
-// Exchange is one HTTP exchange of an AG-UI transcript: the request the
-// UI sent, the bytes the upstream sent back, and the bytes the UI read.
-type Exchange struct {
+// Request is an HTTP request as the UI sent it, and the status and headers
+// of its response.
+type Request struct {
 	Method string            `json:"method"`
 	Path   string            `json:"path"`
 	Header map[string]string `json:"header"`
@@ -92,6 +90,12 @@ type Exchange struct {
 	Status int               `json:"status"`
 	// RespHeader holds the response headers that matter (Content-Type).
 	RespHeader map[string]string `json:"resp_header"`
+}
+
+// Exchange is one HTTP exchange of an AG-UI transcript: the request the
+// UI sent, the bytes the upstream sent back, and the bytes the UI read.
+type Exchange struct {
+	Request
 	// Sent is the response body as the upstream wrote it, chunk by chunk;
 	// Dropped says it then cut the connection.
 	Sent    []string `json:"sent"`
@@ -117,24 +121,22 @@ const (
 	transcriptFile = "transcript.jsonl"
 )
 
-// LoadRecordings reads every recording under fixtures/{acp,agui}/recorded.
+// LoadRecordings reads every recording under fixtures/{acp,agui}/recorded,
+// in the order of their folders.
 func LoadRecordings(fixtures string) ([]Recording, error) {
-	var paths []string
-	for _, p := range []string{ACP, AGUI} {
-		m, err := filepath.Glob(filepath.Join(fixtures, p, "recorded", "*", metaFile))
-		if err != nil {
-			return nil, err
-		}
-		paths = append(paths, m...)
-	}
-	sort.Strings(paths)
 	var out []Recording
-	for _, p := range paths {
-		r, err := LoadRecording(filepath.Dir(p))
+	for _, p := range []string{ACP, AGUI} {
+		metas, err := filepath.Glob(filepath.Join(fixtures, p, "recorded", "*", metaFile))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
+		for _, m := range metas {
+			r, err := LoadRecording(filepath.Dir(m))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
@@ -143,38 +145,17 @@ func LoadRecordings(fixtures string) ([]Recording, error) {
 func LoadRecording(dir string) (Recording, error) {
 	r := Recording{Dir: dir}
 	b, err := os.ReadFile(filepath.Join(dir, metaFile))
+	if err == nil {
+		err = json.Unmarshal(b, &r.Meta)
+	}
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("recording %s: %w", dir, err)
 	}
-	if err := json.Unmarshal(b, &r.Meta); err != nil {
-		return r, fmt.Errorf("%s: %w", metaFile, err)
+	transcript := filepath.Join(dir, transcriptFile)
+	if r.Meta.Protocol == AGUI {
+		return r, readJSONLines(transcript, &r.Exchanges)
 	}
-	f, err := os.Open(filepath.Join(dir, transcriptFile))
-	if err != nil {
-		return r, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var err error
-		if r.Meta.Protocol == AGUI {
-			var x Exchange
-			err = json.Unmarshal(sc.Bytes(), &x)
-			r.Exchanges = append(r.Exchanges, x)
-		} else {
-			var e Entry
-			err = json.Unmarshal(sc.Bytes(), &e)
-			r.Entries = append(r.Entries, e)
-		}
-		if err != nil {
-			return r, fmt.Errorf("%s %s line %d: %w", dir, transcriptFile, n, err)
-		}
-	}
-	return r, sc.Err()
+	return r, readJSONLines(transcript, &r.Entries)
 }
 
 // Save writes the recording into its folder.

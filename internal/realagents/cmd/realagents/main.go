@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/aep-hook/aep-hook/internal/realagents"
@@ -41,14 +40,8 @@ func main() {
 		fail(err)
 	}
 	h.Self = self
-	h.AEPHook = *bin
-	if h.AEPHook == "" {
-		h.AEPHook = filepath.Join(h.Cache, "bin", "aep-hook")
-		cmd := exec.Command("go", "build", "-o", h.AEPHook, "./cmd/aep-hook")
-		cmd.Dir, cmd.Stdout, cmd.Stderr = *root, os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fail(fmt.Errorf("build aep-hook: %w", err))
-		}
+	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook"); err != nil {
+		fail(err)
 	}
 	switch os.Args[1] {
 	case "record":

@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/aep-hook/aep-hook/internal/realagents"
@@ -22,12 +21,12 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "peer" {
 		os.Exit(tees.RunPeer(os.Args[2:]))
 	}
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: realtees record|replay ...")
+	if len(os.Args) < 2 || (os.Args[1] != "record" && os.Args[1] != "replay") {
+		fmt.Fprintln(os.Stderr, "usage: realtees record|replay [-peer NAME] [-scenario NAME] [-root DIR] [-bin AEP-HOOK]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	peer := fs.String("peer", "", "only this peer (qwen-code, acp-example-agent, agui)")
+	peer := fs.String("peer", "", "only this peer (qwen-code-0.24.4, acp-example-agent, agui, ...)")
 	scenario := fs.String("scenario", "", "only this scenario")
 	root := fs.String("root", ".", "the repository root")
 	bin := fs.String("bin", "", "the aep-hook binary (default: build one into the cache)")
@@ -36,28 +35,19 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	h := &tees.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), AEPHook: *bin,
-		Self: []string{self, "peer"}, Log: os.Stdout}
-	if h.AEPHook == "" {
-		h.AEPHook = filepath.Join(h.Cache, "bin", "aep-hook-tees")
-		cmd := exec.Command("go", "build", "-o", h.AEPHook, "./cmd/aep-hook")
-		cmd.Dir, cmd.Stdout, cmd.Stderr = *root, os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fail(fmt.Errorf("build aep-hook: %w", err))
-		}
+	h := &tees.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Self: []string{self, "peer"}, Log: os.Stdout}
+	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook-tees"); err != nil {
+		fail(err)
 	}
-	switch os.Args[1] {
-	case "record":
+	// A scenario that fails to record keeps its earlier recording; every
+	// recording is replayed either way.
+	if os.Args[1] == "record" {
 		if err := h.RecordAll(*peer, *scenario); err != nil {
 			fmt.Fprintln(os.Stderr, "realtees:", err)
 		}
-		fallthrough
-	case "replay":
-		if !h.ReplayAll(*peer, *scenario) {
-			os.Exit(1)
-		}
-	default:
-		fail(fmt.Errorf("unknown command %q", os.Args[1]))
+	}
+	if !h.ReplayAll(*peer, *scenario) {
+		os.Exit(1)
 	}
 }
 
