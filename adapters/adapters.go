@@ -26,6 +26,7 @@
 package adapters
 
 import (
+	"github.com/aep-hook/aep-hook/adapters/a2a"
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
 	"github.com/aep-hook/aep-hook/adapters/kimiweb"
@@ -56,6 +57,8 @@ func Decode(t mapping.Transport, line []byte) ([]mapping.Moment, error) {
 		return kimiweb.Decode(line)
 	case mapping.TransportOpenHands:
 		return openhands.Decode(line)
+	case mapping.TransportA2A:
+		return a2a.Decode(line)
 	}
 	return []mapping.Moment{{Raw: line}}, nil
 }

@@ -225,9 +225,21 @@ const (
 	// id, Session the conversation whose socket carried it; Raw is the
 	// event as the server sent it (its transport dump).
 	TransportOpenHands
+	// TransportA2A is the A2A JSON-RPC surface (adapters/a2a): the tee in
+	// front of an A2A server and the task follower. Kind request (Raw the
+	// JSON-RPC request; Method, ID, Instance; Session and Run the context
+	// and task it names, else the ones its answer named), response (Raw the
+	// JSON-RPC response; Method the request's, ID; Name the result's case:
+	// "task" or "message"; Session, Run), event (one SSE event of a
+	// streaming answer or a subscription: Raw the JSON-RPC response it
+	// carries; Name "task", "message", "statusUpdate" or "artifactUpdate";
+	// Method the request's, ID; Session and Run the event's context and
+	// task), end (a stream cut before its task reached a terminal or an
+	// interrupted state: Method, Session, Run, Reason).
+	TransportA2A
 )
 
-var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode", "pi", "kimiweb", "openhands"}
+var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode", "pi", "kimiweb", "openhands", "a2a"}
 
 // String names the transport by its adapter package.
 func (t Transport) String() string {

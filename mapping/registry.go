@@ -7,6 +7,7 @@ import "sort"
 func Vendors() []Vendor {
 	vs := []Vendor{
 		// One line per vendor table; keep sorted by file name.
+		A2A(),         // a2a.go
 		ACP(),         // acp.go
 		AGUI(),        // agui.go
 		Antigravity(), // antigravity.go

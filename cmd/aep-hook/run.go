@@ -26,6 +26,7 @@ type CLI struct {
 	Otel      OtelCmd      `cmd:"" help:"OTLP sidecar: receive Codex / VS Code OpenTelemetry logs and emit AEP events."`
 	Acp       AcpCmd       `cmd:"" name:"acp" help:"ACP tee: run an ACP agent (aep-hook acp -- CMD ARGS...) and record its traffic."`
 	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
+	A2a       A2aCmd       `cmd:"" name:"a2a" help:"A2A tee: reverse-proxy an A2A server (JSON-RPC and its streams) and record its tasks."`
 	Follow    FollowCmd    `cmd:"" help:"Stream bridge: follow an OpenCode or Kilo server's event stream (aep-hook follow opencode --url URL)."`
 	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode, Kilo or pi forwarder plugin (for the agent's plugin or extensions folder)."`
 	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`

@@ -1,0 +1,171 @@
+package a2a
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/adapters/sse"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// streamObserver frames a relayed event stream off the relay path: the
+// relay copies each chunk into a bounded queue without waiting, and a
+// goroutine reads the queue with the shared SSE reader. A queue that
+// overflows gives the stream's observation up (the rest is relayed
+// unobserved and recorded as lost); a half-framed stream is never guessed
+// at.
+type streamObserver struct {
+	p *Proxy
+	x *exchange
+
+	mu     sync.Mutex
+	q      chan []byte
+	closed bool
+	lost   bool
+	why    error // the body's end
+}
+
+func newStreamObserver(p *Proxy, x *exchange) *streamObserver {
+	n := p.QueueChunks
+	if n <= 0 {
+		n = DefaultQueueChunks
+	}
+	s := &streamObserver{p: p, x: x, q: make(chan []byte, n)}
+	go s.run()
+	return s
+}
+
+func (s *streamObserver) feed(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.lost {
+		return
+	}
+	select {
+	case s.q <- bytes.Clone(b):
+	default:
+		s.lost = true
+		close(s.q)
+		s.closed = true
+	}
+}
+
+func (s *streamObserver) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.why = err
+	if !s.closed {
+		s.closed = true
+		close(s.q)
+	}
+}
+
+// chunkReader serves the queued chunks to the SSE reader.
+type chunkReader struct {
+	q    <-chan []byte
+	rest []byte
+}
+
+func (c *chunkReader) Read(buf []byte) (int, error) {
+	if len(c.rest) == 0 {
+		b, ok := <-c.q
+		if !ok {
+			return 0, io.EOF
+		}
+		c.rest = b
+	}
+	n := copy(buf, c.rest)
+	c.rest = c.rest[n:]
+	return n, nil
+}
+
+// eventState is the task state an event states, "" for none.
+func eventState(m mapping.Moment) string {
+	if m.Facts.Name != CaseTask && m.Facts.Name != CaseStatus {
+		return ""
+	}
+	res := gjson.GetBytes(m.Raw, "result")
+	return payload(res, m.Facts.Name).Get("status.state").String()
+}
+
+func maxOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func (s *streamObserver) run() {
+	p, x := s.p, s.x
+	defer p.observed.Done()
+	rd := sse.NewReader(&chunkReader{q: s.q}, maxOr(p.MaxEvent, DefaultMaxEvent))
+	requested := x.sent
+	last := ""
+	for {
+		ev, err := rd.Next()
+		var tooLong *sse.TooLongError
+		if errors.As(err, &tooLong) {
+			p.stats.Lost.Add(1)
+			p.record(shim.Failure{Hook: x.method, Stage: "parse", Bytes: tooLong.Size, Error: "stream event over the bound relayed unobserved"})
+			continue
+		}
+		if err != nil {
+			break
+		}
+		p.stats.Events.Add(1)
+		m, ok := p.answer(x, mapping.KindEvent, ev.Data)
+		if !ok {
+			p.stats.Invalid.Add(1)
+			p.record(shim.Failure{Hook: x.method, Stage: "parse", Bytes: len(ev.Data), Error: "stream event is not a JSON-RPC response; relayed unobserved"})
+			continue
+		}
+		if st := eventState(m); st != "" {
+			last = st
+		}
+		ms := []mapping.Moment{m}
+		if !requested {
+			requested = true
+			ms = []mapping.Moment{x.request(), m}
+		}
+		p.hand(ms)
+	}
+	s.mu.Lock()
+	lost, why := s.lost, s.why
+	s.mu.Unlock()
+	var ms []mapping.Moment
+	if !requested {
+		ms = append(ms, x.request())
+	}
+	if lost {
+		p.stats.Lost.Add(1)
+		p.record(shim.Failure{Hook: x.method, Stage: "queue", Lost: 1, Error: "observer queue full: the rest of the stream relayed but not observed"})
+	}
+	if reason := s.cut(last, lost, why); reason != "" && x.task != "" {
+		ms = append(ms, mapping.Moment{Facts: mapping.Facts{Kind: mapping.KindEnd, Method: x.method, ID: x.id,
+			Session: x.ctx, Run: x.task, Reason: reason}})
+	}
+	p.hand(ms)
+}
+
+// cut says why a stream ended before its task reached a terminal or an
+// interrupted state ("" when it did).
+func (s *streamObserver) cut(last string, lost bool, why error) string {
+	switch mapping.A2AState(last) {
+	case "completed", "failed", "rejected", "canceled", "input_required", "auth_required":
+		return ""
+	}
+	switch {
+	case lost:
+		return "observer_lost"
+	case s.x.client.Err() != nil || errors.Is(why, errClosed):
+		return "client_aborted"
+	case why != nil:
+		return "upstream_dropped"
+	}
+	return "upstream_ended"
+}
