@@ -116,6 +116,8 @@ const (
 	a2aCancelPrefix = "a2a.cancel:"
 	// a2aArtPrefix: an artifact (task/artifact) was announced.
 	a2aArtPrefix = "a2a.art:"
+	// a2aAskPrefix: the kind (input, auth) of the task's request.
+	a2aAskPrefix = "a2a.ask:"
 	// a2aReqPrefix: the run a message-only request opened, by the
 	// request's wire id.
 	a2aReqPrefix = "a2a.req:"
@@ -137,7 +139,8 @@ func a2aMap(m Moment, st *State) ([]Draft, error) {
 		return append(ds, a2aRequest(m, st)...), nil
 	case KindEnd:
 		return append(ds, Draft{Type: "x.a2a.stream.ended", Run: m.Facts.Run, Severity: debug,
-			Data: Data("reason", m.Facts.Reason, "method", A2AMethod(m.Facts.Method))}), nil
+			Data:   Data("reason", m.Facts.Reason, "method", A2AMethod(m.Facts.Method)),
+			Levels: extLevels(redact.Metadata, "reason", "method")}), nil
 	case KindResponse, KindEvent, KindRecord:
 	default:
 		return ds, nil
@@ -317,8 +320,15 @@ func a2aStatus(m Moment, st *State, task string, status []byte) []Draft {
 		}
 		prompt := text
 		if prompt == "" {
-			prompt = "The agent needs " + kind + " to continue"
+			prompt = "The agent needs input to continue"
+			if kind == "auth" {
+				prompt = "The agent needs authentication to continue"
+			}
 		}
+		if asked, _ := st.Get(a2aAskPrefix + task); pending && asked == kind {
+			return ds // still asking what it asked: one request
+		}
+		st.Set(a2aAskPrefix+task, kind)
 		ds = append(ds, raiseAttention(st, key, task)...)
 		return append(ds, Draft{Type: "attention.requested", Subject: task, Run: task, Mark: key,
 			Data: map[string]any{"kind": kind, "prompt": prompt}})
@@ -348,7 +358,7 @@ func a2aStatus(m Moment, st *State, task string, status []byte) []Draft {
 		return append(ds, a2aTerminal(st, task, state, text)...)
 	}
 	return append(ds, Draft{Type: "x.a2a.task.status", Subject: task, Run: task, Severity: debug,
-		Data: Data("state", Str(status, "state"))})
+		Data: Data("state", Str(status, "state")), Levels: extLevels(redact.Metadata, "state")})
 }
 
 // a2aTerminal closes the task's run (and its plan item) once.
@@ -438,7 +448,8 @@ func a2aReply(m Moment, st *State, msg []byte) []Draft {
 	}
 	task := firstNonEmpty(Str(msg, "taskId"), m.Facts.Run)
 	return []Draft{{Type: "x.a2a.message.agent", Subject: Str(msg, "messageId"), Run: task, Severity: debug,
-		Data: Data("parts", int64(len(gjson.GetBytes(msg, "parts").Array())))}}
+		Data:   Data("parts", int64(len(gjson.GetBytes(msg, "parts").Array()))),
+		Levels: extLevels(redact.Metadata, "parts")}}
 }
 
 // a2aReqRun returns (and forgets) the message-only run the answered
@@ -464,5 +475,6 @@ func a2aError(m Moment, st *State, e []byte) []Draft {
 			"error", Data("type", firstNonEmpty(code, "error"), "message", Str(e, "message")))}}
 	}
 	return []Draft{{Type: "x.a2a.rpc.error", Run: m.Facts.Run, Severity: debug,
-		Data: Data("method", A2AMethod(m.Facts.Method), "code", code)}}
+		Data:   Data("method", A2AMethod(m.Facts.Method), "code", code),
+		Levels: extLevels(redact.Metadata, "method", "code")}}
 }

@@ -28,6 +28,8 @@ type streamObserver struct {
 	closed bool
 	lost   bool
 	why    error // the body's end
+	// aborted says the client had gone when the body ended.
+	aborted bool
 }
 
 func newStreamObserver(p *Proxy, x *exchange) *streamObserver {
@@ -59,6 +61,9 @@ func (s *streamObserver) end(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.why = err
+	// The client's context ends with its exchange: read it now, while
+	// the relay is still in it.
+	s.aborted = s.x.client.Err() != nil
 	if !s.closed {
 		s.closed = true
 		close(s.q)
@@ -135,7 +140,7 @@ func (s *streamObserver) run() {
 		p.hand(ms)
 	}
 	s.mu.Lock()
-	lost, why := s.lost, s.why
+	lost, why, aborted := s.lost, s.why, s.aborted
 	s.mu.Unlock()
 	var ms []mapping.Moment
 	if !requested {
@@ -145,7 +150,7 @@ func (s *streamObserver) run() {
 		p.stats.Lost.Add(1)
 		p.record(shim.Failure{Hook: x.method, Stage: "queue", Lost: 1, Error: "observer queue full: the rest of the stream relayed but not observed"})
 	}
-	if reason := s.cut(last, lost, why); reason != "" && x.task != "" {
+	if reason := cut(last, lost, aborted, why); reason != "" && x.task != "" {
 		ms = append(ms, mapping.Moment{Facts: mapping.Facts{Kind: mapping.KindEnd, Method: x.method, ID: x.id,
 			Session: x.ctx, Run: x.task, Reason: reason}})
 	}
@@ -154,7 +159,7 @@ func (s *streamObserver) run() {
 
 // cut says why a stream ended before its task reached a terminal or an
 // interrupted state ("" when it did).
-func (s *streamObserver) cut(last string, lost bool, why error) string {
+func cut(last string, lost, aborted bool, why error) string {
 	switch mapping.A2AState(last) {
 	case "completed", "failed", "rejected", "canceled", "input_required", "auth_required":
 		return ""
@@ -162,7 +167,7 @@ func (s *streamObserver) cut(last string, lost bool, why error) string {
 	switch {
 	case lost:
 		return "observer_lost"
-	case s.x.client.Err() != nil || errors.Is(why, errClosed):
+	case aborted || errors.Is(why, errClosed):
 		return "client_aborted"
 	case why != nil:
 		return "upstream_dropped"
