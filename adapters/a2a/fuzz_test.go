@@ -70,3 +70,46 @@ func FuzzProxyStream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFollower serves arbitrary answers to the follower's GetTask and
+// SubscribeToTask: reading them never panics, and every moment it makes
+// is one the table takes.
+func FuzzFollower(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`),
+		[]byte("data: "+evWorking+"\n\ndata: "+evDone+"\n\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","error":{"code":-32001}}`), []byte("data: {}\n\ndata: [\n\n"))
+	f.Fuzz(func(t *testing.T, snapshot, stream []byte) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			if bytes.Contains(b, []byte("SubscribeToTask")) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Write(stream)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(snapshot)
+		}))
+		defer srv.Close()
+		u, _ := url.Parse(srv.URL)
+		fl := &Follower{Endpoint: u, Task: "t", MaxEvent: 512}
+		v := mapping.A2A()
+		st := &mapping.State{}
+		ms, _ := fl.CatchUp(t.Context(), "")
+		s, err := fl.Open(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for i := 0; i < 1000; i++ {
+			it, err := s.Next()
+			if err != nil {
+				break
+			}
+			ms = append(ms, it.Moments...)
+		}
+		for _, m := range ms {
+			v.Identify(m)
+			v.Map(m, st)
+		}
+	})
+}

@@ -19,10 +19,11 @@ import (
 )
 
 // FollowCmd is `aep-hook follow opencode|kilo --url URL`: the stream
-// bridge that follows a running server's event stream and records it.
+// bridge that follows a running server's event stream and records it
+// (`aep-hook follow a2a --url URL --task ID`: one A2A task, follow_a2a.go).
 type FollowCmd struct {
 	CaptureFlags
-	Vendor         string        `arg:"" enum:"opencode,kilo" help:"The server: opencode or kilo."`
+	Vendor         string        `arg:"" enum:"opencode,kilo,a2a" help:"The server: opencode, kilo or a2a."`
 	URL            string        `name:"url" required:"" env:"AEP_FOLLOW_URL" help:"The server's URL, e.g. http://127.0.0.1:4096." placeholder:"URL"`
 	PasswordEnv    string        `help:"Environment variable holding the server password (default OPENCODE_SERVER_PASSWORD or KILO_SERVER_PASSWORD)." placeholder:"NAME"`
 	User           string        `help:"HTTP Basic user (default: the server's own variable, else opencode or kilo)." placeholder:"NAME"`
@@ -30,6 +31,7 @@ type FollowCmd struct {
 	Mode           string        `help:"primary (the whole record) or companion (only x.<agent>.* events, when the plugin forwarder is the primary)." enum:"primary,companion" default:"primary"`
 	Deltas         bool          `help:"Record token deltas (x.<agent>.message.part.delta); pair with --capture redacted for their text."`
 	Stall          time.Duration `help:"Reconnect when the stream is silent this long (the servers send a heartbeat every 10s)." default:"45s"`
+	A2AFlags
 
 	getenv func(string) string
 }
@@ -39,6 +41,9 @@ func (c *FollowCmd) Run(s *Streams) error {
 	getenv := c.getenv
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if c.Vendor == "a2a" {
+		return c.runA2A(s, getenv)
 	}
 	prof := opencode.Profiles[c.Vendor]
 	u, err := url.Parse(c.URL)

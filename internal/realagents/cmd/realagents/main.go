@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/aep-hook/aep-hook/internal/realagents"
+	"github.com/aep-hook/aep-hook/internal/realagents/a2atape"
 )
 
 func main() {
@@ -43,14 +44,34 @@ func main() {
 	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook"); err != nil {
 		fail(err)
 	}
+	a2a := &a2atape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}
 	switch os.Args[1] {
 	case "record":
+		if *agent == "" || *agent == "a2a" {
+			// The A2A channels record tapes of their own (a2atape).
+			if err := a2a.RecordAll(*scenario); err != nil {
+				fail(err)
+			}
+			if *agent == "a2a" {
+				if !a2a.ReplayAll() {
+					os.Exit(1)
+				}
+				return
+			}
+		}
 		if err := h.RecordAll(*agent, *scenario); err != nil {
 			fail(err)
 		}
 		fallthrough
 	case "replay":
-		if !h.ReplayAll(*agent, *scenario) {
+		ok := true
+		if *agent == "" || *agent == "a2a" {
+			ok = a2a.ReplayAll()
+			if *agent == "a2a" && !ok {
+				os.Exit(1)
+			}
+		}
+		if *agent != "a2a" && !h.ReplayAll(*agent, *scenario) || !ok {
 			os.Exit(1)
 		}
 	default:

@@ -2,6 +2,7 @@
 // internal/realagents, A2A scenarios): an @a2a-js/sdk ClientFactory client
 // connected to BASE_URL (the tee), running one scenario and printing one
 // JSON line per task it created ({"task": id, "context": id}).
+// input-hold waits for a line on stdin before answering the task.
 // Usage: node client.mjs BASE_URL SCENARIO
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { randomUUID } from 'node:crypto';
@@ -76,6 +77,17 @@ switch (scenario) {
         await client.cancelTask({ tenant: '', id: x.task, metadata: undefined });
       }
     });
+    break;
+  }
+  case 'input-hold': {
+    // The follower's scenario: the task asks for input; the answer waits
+    // for a line on stdin (the harness's go once the follower is on).
+    const res = await client.sendMessage(request('SCENARIO:input what is the weather'));
+    const task = res.id ? res : res.task || res;
+    note(task.id, task.contextId);
+    await new Promise((resolve) => process.stdin.once('data', resolve));
+    await client.sendMessage(request('Paris', task.contextId, task.id));
+    process.stdin.destroy();
     break;
   }
   case 'message': {

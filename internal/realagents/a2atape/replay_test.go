@@ -1,0 +1,45 @@
+package a2atape
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// TestReplayTapes replays every recorded A2A session through the real tee
+// or follower and holds the record to what really happened: one run per
+// task (and per message-only exchange), one terminal each, the answers as
+// answers, rejections and failures as failed runs, a cancel as the only
+// cancelled run; the tee relays every byte as the server sent it.
+func TestReplayTapes(t *testing.T) {
+	root, ok := pins.Dir("AEP_FIXTURES_DIR", "fixtures")
+	if !ok {
+		t.Fatal("fixtures folder not found")
+	}
+	tapes, err := LoadTapes(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tapes) == 0 {
+		t.Fatal("no recorded A2A tapes under fixtures/a2a/recorded")
+	}
+	var schemas *truth.Schemas
+	if dir, ok := truth.SchemaDir(); ok {
+		if schemas, err = truth.LoadSchemas(dir); err != nil {
+			t.Fatal(err)
+		}
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("AEP schemas not found (AEP_SCHEMA_DIR); mandatory under CI=true")
+	}
+	for _, tp := range tapes {
+		t.Run(tp.Scenario, func(t *testing.T) {
+			res := Replay(tp, t.TempDir(), schemas)
+			if len(res.Problems) > 0 {
+				t.Errorf("%s\nrecord: %s", strings.Join(res.Problems, "\n"), truth.Summary(res.Logs))
+			}
+		})
+	}
+}
