@@ -2,88 +2,10 @@ package mapping
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/aep-hook/aep-hook/redact"
 )
-
-// The fleet tables' pin check below runs every entry of a vendor's Annex A
-// pin through Vendor.Map alone (fresh state per entry) and projects the
-// drafts onto the default posture with the schemas' x-aep-capture levels:
-// it pins the tables independently of the emitter, which the conformance
-// harness covers end to end.
-
-// fleetSpecDir returns the aep-spec checkout, or "" when it is absent.
-func fleetSpecDir(t testing.TB) string {
-	t.Helper()
-	if d := os.Getenv("AEP_CONFORMANCE_DIR"); d != "" {
-		return filepath.Clean(filepath.Join(d, "..", "..", ".."))
-	}
-	d := filepath.Join("..", "..", "shared", "aep-spec")
-	if _, err := os.Stat(d); err != nil {
-		return ""
-	}
-	return d
-}
-
-// fleetSchema is the capture-annotated shape of one payload property.
-type fleetSchema struct {
-	Capture    string                 `json:"x-aep-capture"`
-	Properties map[string]fleetSchema `json:"properties"`
-}
-
-func fleetLoadSchema(t *testing.T, spec, typ string) fleetSchema {
-	t.Helper()
-	var s fleetSchema
-	b, err := os.ReadFile(filepath.Join(spec, "schemas", "types", typ+".schema.json"))
-	if err != nil {
-		return s // x.* and unknown types: no schema
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatalf("schema %s: %v", typ, err)
-	}
-	return s
-}
-
-// fleetProject keeps the fields of data at or below ceiling: schema levels
-// for core types (unannotated = metadata, AEP-0002 §5.1 rule 4), the draft's
-// Levels for x.* types (undeclared = full); objects emptied by the cut drop.
-func fleetProject(s fleetSchema, data map[string]any, levels map[string]redact.Level, ceiling redact.Level, ext bool) map[string]any {
-	out := map[string]any{}
-	for k, v := range data {
-		lvl := redact.Metadata
-		var sub fleetSchema
-		if ext {
-			lvl = redact.Full
-			if l, ok := levels[k]; ok {
-				lvl = l
-			}
-		} else if p, ok := s.Properties[k]; ok {
-			sub = p
-			if p.Capture != "" {
-				lvl, _ = redact.ParseLevel(p.Capture)
-			}
-		}
-		if lvl > ceiling {
-			continue
-		}
-		if m, ok := v.(map[string]any); ok && !ext {
-			pm := fleetProject(sub, m, nil, ceiling, false)
-			if len(pm) == 0 && len(m) > 0 {
-				continue
-			}
-			out[k] = pm
-			continue
-		}
-		out[k] = v
-	}
-	return out
-}
 
 // fleetNormalize round-trips v through JSON so numbers and slices compare.
 func fleetNormalize(t *testing.T, v any) any {
@@ -97,108 +19,6 @@ func fleetNormalize(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
-}
-
-type fleetExpected struct {
-	Type    string         `json:"type"`
-	Data    map[string]any `json:"data"`
-	Subject string         `json:"subject"`
-	Step    string         `json:"step"`
-}
-
-type fleetEntry struct {
-	Input    json.RawMessage `json:"input"`
-	Expected json.RawMessage `json:"expected"`
-}
-
-// fleetPinCheck runs every hooks entry and the fallback of pin file against v.
-func fleetPinCheck(t *testing.T, v Vendor, file string) {
-	spec := fleetSpecDir(t)
-	if spec == "" {
-		t.Skip("aep-spec checkout not found (../../shared/aep-spec)")
-	}
-	b, err := os.ReadFile(filepath.Join(spec, "conformance", "fixtures", "mappings", file))
-	if err != nil {
-		t.Fatalf("pin %s: %v", file, err)
-	}
-	var pin struct {
-		Hooks    map[string]fleetEntry `json:"hooks"`
-		Fallback fleetEntry            `json:"fallback"`
-	}
-	if err := json.Unmarshal(b, &pin); err != nil {
-		t.Fatalf("pin %s: %v", file, err)
-	}
-	entries := pin.Hooks
-	entries["fallback"] = pin.Fallback
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		e := entries[name]
-		t.Run(name, func(t *testing.T) {
-			var want []fleetExpected
-			switch s := strings.TrimSpace(string(e.Expected)); {
-			case s == "null" || s == "":
-			case strings.HasPrefix(s, "["):
-				if err := json.Unmarshal(e.Expected, &want); err != nil {
-					t.Fatal(err)
-				}
-			default:
-				var one fleetExpected
-				if err := json.Unmarshal(e.Expected, &one); err != nil {
-					t.Fatal(err)
-				}
-				want = []fleetExpected{one}
-			}
-			st := &State{}
-			ds, err := v.Map(Moment{Raw: e.Input, Nonce: "01NONCE"}, st)
-			if err != nil {
-				t.Fatalf("Map: %v", err)
-			}
-			if why, ok := fleetPinDisagrees[v.Name+"/hooks/"+name]; ok {
-				if len(ds) == len(want) && len(ds) > 0 && ds[0].Type == want[0].Type {
-					t.Errorf("listed as disagreeing with the real agent but maps as pinned: %s", why)
-				}
-				return
-			}
-			if len(ds) != len(want) {
-				t.Fatalf("got %d drafts %+v, want %d", len(ds), ds, len(want))
-			}
-			for i, d := range ds {
-				ceiling := redact.Metadata
-				if strings.HasPrefix(d.Type, "attention.") {
-					ceiling = redact.Redacted
-				}
-				got := fleetProject(fleetLoadSchema(t, spec, d.Type), d.Data, d.Levels, ceiling, strings.HasPrefix(d.Type, "x."))
-				w := want[i]
-				if d.Type != w.Type || d.Subject != w.Subject || d.Step != w.Step {
-					t.Errorf("draft %d: type/subject/step %q/%q/%q, want %q/%q/%q", i, d.Type, d.Subject, d.Step, w.Type, w.Subject, w.Step)
-				}
-				if w.Data == nil {
-					w.Data = map[string]any{}
-				}
-				if g, x := fleetNormalize(t, got), fleetNormalize(t, w.Data); !reflect.DeepEqual(g, x) {
-					t.Errorf("draft %d data at the default posture:\n got %v\nwant %v", i, g, x)
-				}
-			}
-		})
-	}
-}
-
-func TestFleetPins(t *testing.T) {
-	for _, tc := range []struct {
-		v    Vendor
-		file string
-	}{
-		{Gemini(), "gemini-cli.json"},
-		{Qwen(), "qwen-code.json"},
-		{VSCode(), "vscode.json"},
-		{KimiCode(), "kimi-code.json"},
-	} {
-		t.Run(tc.v.Name, func(t *testing.T) { fleetPinCheck(t, tc.v, tc.file) })
-	}
 }
 
 // fleetStep is one moment of a stateful table test and the drafts it must
@@ -327,10 +147,4 @@ func FuzzFleetMap(f *testing.F) {
 			}
 		}
 	})
-}
-
-// fleetPinDisagrees mirrors internal/pins/disagree.go for the entries this
-// test checks (package mapping cannot import pins, which imports it).
-var fleetPinDisagrees = map[string]string{
-	"gemini-cli/hooks/PreCompress": "Gemini CLI 0.61.0 fires PreCompress{trigger:auto} before every model call",
 }

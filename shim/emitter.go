@@ -120,12 +120,8 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			drafts = away.take(i, session, drafts)
 			evs, suppressed := e.build(agent, session, drafts, tx.State)
 			rs[i].Events, rs[i].Suppressed = evs, suppressed
-			for j := range evs {
-				l, err := evs[j].MarshalLine()
-				if err != nil {
-					return fmt.Errorf("encode %s: %w", evs[j].Type, err)
-				}
-				lines = append(lines, l)
+			if lines, err = appendLines(lines, evs); err != nil {
+				return err
 			}
 		}
 		if err := tx.Save(); err != nil {
@@ -138,6 +134,18 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		return errors.Join(e.Sink.Write(agent, session, lines), awayErr)
 	})
 	return rs, err
+}
+
+// appendLines appends the JSONL lines of evs to lines.
+func appendLines(lines [][]byte, evs []Event) ([][]byte, error) {
+	for i := range evs {
+		l, err := evs[i].MarshalLine()
+		if err != nil {
+			return lines, fmt.Errorf("encode %s: %w", evs[i].Type, err)
+		}
+		lines = append(lines, l)
+	}
+	return lines, nil
 }
 
 // awayDrafts are the drafts of one batch addressed to sessions other than
@@ -211,12 +219,9 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				r := &rs[ds[0].moment]
 				ds = ds[n:]
 				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
-				for j := range evs {
-					l, err := evs[j].MarshalLine()
-					if err != nil {
-						return fmt.Errorf("encode %s: %w", evs[j].Type, err)
-					}
-					lines = append(lines, l)
+				var err error
+				if lines, err = appendLines(lines, evs); err != nil {
+					return err
 				}
 			}
 			if err := tx.Save(); err != nil {

@@ -1,6 +1,8 @@
 package realagents
 
 import (
+	"time"
+
 	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
 )
 
@@ -44,3 +46,20 @@ func say(text string) fakemodel.Reply { return fakemodel.Reply{Text: text} }
 func calls(cs ...fakemodel.ToolCall) fakemodel.Reply { return fakemodel.Reply{Calls: cs} }
 
 type obj = map[string]any
+
+// failing is a model whose every answer is an HTTP 400 (an API failure);
+// side requests (titles, summaries) still get an answer.
+func failing(req fakemodel.Request) fakemodel.Reply {
+	if req.Side() {
+		return say("Done.")
+	}
+	return fakemodel.Reply{Status: 400}
+}
+
+// headless is a Drive that runs the agent once with args, bounded by d.
+func headless(d time.Duration, args ...string) func(r *Run) error {
+	return func(r *Run) error {
+		_, err := r.Exec(d, "", args...)
+		return err
+	}
+}

@@ -31,10 +31,7 @@ func claudeCode() *Agent {
 					calls(call("Bash", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
 					say("One worked, one failed."),
 				}}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:tools run two commands", "--permission-mode", "bypassPermissions")...)
-					return err
-				},
+				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:tools run two commands", "--permission-mode", "bypassPermissions")...),
 			},
 			{
 				Name: "denied", Mode: "headless",
@@ -44,10 +41,7 @@ func claudeCode() *Agent {
 					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
 					say("It was denied."),
 				}}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:denied create a file")...)
-					return err
-				},
+				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:denied create a file")...),
 			},
 			{
 				Name: "subagent", Mode: "headless",
@@ -63,25 +57,14 @@ func claudeCode() *Agent {
 						say("Child done."),
 					},
 				}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(3*time.Minute, "", claudeHeadless("SCENARIO:parent delegate", "--permission-mode", "bypassPermissions")...)
-					return err
-				},
+				Drive: headless(3*time.Minute, claudeHeadless("SCENARIO:parent delegate", "--permission-mode", "bypassPermissions")...),
 			},
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "claude -p: the model API answers 400; StopFailure fires (and -p sends it SIGTERM about 50 ms in)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Side() {
-						return say("Done.")
-					}
-					return fakemodel.Reply{Status: 400}
-				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:fail hello")...)
-					return err
-				},
+				Model:       failing,
+				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:fail hello")...),
 			},
 			{
 				Name: "queued", Mode: "headless",

@@ -31,10 +31,7 @@ func codex() *Agent {
 					calls(call("exec_command", obj{"cmd": "ls /nonexistent-dir", "yield_time_ms": 1000})),
 					say("One worked, one failed."),
 				}}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(3*time.Minute, "", codexExec("SCENARIO:tools run two commands")...)
-					return err
-				},
+				Drive: headless(3*time.Minute, codexExec("SCENARIO:tools run two commands")...),
 			},
 			{
 				Name: "subagent", Mode: "headless",
@@ -57,10 +54,7 @@ func codex() *Agent {
 					}
 					return say("The subagent is done.")
 				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(4*time.Minute, "", codexExec("SCENARIO:parent delegate")...)
-					return err
-				},
+				Drive: headless(4*time.Minute, codexExec("SCENARIO:parent delegate")...),
 			},
 			{
 				Name: "resume", Mode: "headless",

@@ -26,25 +26,14 @@ func geminiCLI() *Agent {
 					calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
 					say("One worked, one failed."),
 				}}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(3*time.Minute, "", "-p", "SCENARIO:tools run two commands", "--yolo", "--skip-trust")
-					return err
-				},
+				Drive: headless(3*time.Minute, "-p", "SCENARIO:tools run two commands", "--yolo", "--skip-trust"),
 			},
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the run has no terminal (nothing says why it stopped)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Side() {
-						return say("Done.")
-					}
-					return fakemodel.Reply{Status: 400}
-				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(3*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo", "--skip-trust")
-					return err
-				},
+				Model:       failing,
+				Drive:       headless(3*time.Minute, "-p", "SCENARIO:fail hello", "--yolo", "--skip-trust"),
 			},
 			{
 				Name: "compress-tui", Mode: "tmux",

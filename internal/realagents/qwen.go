@@ -30,10 +30,7 @@ func qwenCode() *Agent {
 					calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
 					say("One worked, one failed."),
 				}}),
-				Drive: func(r *Run) error {
-					_, err := r.Exec(3*time.Minute, "", "-p", "SCENARIO:tools run two commands", "--yolo")
-					return err
-				},
+				Drive: headless(3*time.Minute, "-p", "SCENARIO:tools run two commands", "--yolo"),
 			},
 			{
 				Name: "subagent", Mode: "headless",
@@ -50,25 +47,14 @@ func qwenCode() *Agent {
 					}
 					return say("Done.")
 				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(4*time.Minute, "", "-p", "SCENARIO:parent delegate", "--yolo")
-					return err
-				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:parent delegate", "--yolo"),
 			},
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "qwen -p: the model API answers 400; headless Qwen fires no StopFailure, so the run has no terminal (and -p no SessionEnd)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, OpenRuns: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Side() {
-						return say("Done.")
-					}
-					return fakemodel.Reply{Status: 400}
-				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(2*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo")
-					return err
-				},
+				Model:       failing,
+				Drive:       headless(2*time.Minute, "-p", "SCENARIO:fail hello", "--yolo"),
 			},
 			{
 				Name: "compact", Mode: "headless",
@@ -86,10 +72,7 @@ func qwenCode() *Agent {
 					}
 					return say("Done after compaction.")
 				},
-				Drive: func(r *Run) error {
-					_, err := r.Exec(4*time.Minute, "", "-p", "SCENARIO:big fill the context", "--yolo")
-					return err
-				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:big fill the context", "--yolo"),
 			},
 			{
 				Name: "compress-tui", Mode: "tmux",

@@ -142,17 +142,7 @@ func responsesEntries(body []byte) []entry {
 		case strings.HasSuffix(typ, "_output"):
 			es = append(es, entry{}) // a tool result ends the reply
 		case (typ == "message" || typ == "") && role == "user":
-			var texts []string
-			c := it.Get("content")
-			if c.Type == gjson.String {
-				texts = append(texts, c.String())
-			}
-			for _, b := range c.Array() {
-				if t := b.Get("text").String(); !injected(t) {
-					texts = append(texts, t)
-				}
-			}
-			text := strings.Join(texts, "\n")
+			text := contentText(it.Get("content"))
 			es = append(es, entry{human: text != "", userText: text})
 		}
 	}
@@ -191,21 +181,26 @@ func chatEntries(body []byte) []entry {
 		case "tool":
 			es = append(es, entry{}) // a tool result ends the reply
 		case "user":
-			var texts []string
-			c := m.Get("content")
-			if c.Type == gjson.String {
-				texts = append(texts, c.String())
-			}
-			for _, b := range c.Array() {
-				if t := b.Get("text").String(); !injected(t) {
-					texts = append(texts, t)
-				}
-			}
-			text := strings.Join(texts, "\n")
+			text := contentText(m.Get("content"))
 			es = append(es, entry{human: text != "" && !injected(text), userText: text})
 		}
 	}
 	return es
+}
+
+// contentText is an OpenAI-style message content as text: the string, or
+// its text parts that are not agent-injected context, one per line.
+func contentText(c gjson.Result) string {
+	var texts []string
+	if c.Type == gjson.String {
+		texts = append(texts, c.String())
+	}
+	for _, b := range c.Array() {
+		if t := b.Get("text").String(); !injected(t) {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // shape summarises a request's conversation as its item kinds, for the log.
