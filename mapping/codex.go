@@ -34,6 +34,11 @@ func codexReply(hook string) []byte {
 	return nil
 }
 
+// codexReportsInterrupts is the table-state key saying this Codex has the
+// Interrupt hook (it fired Interrupt or PreModelRequest, both new in the
+// same versions): a turn it leaves open was not interrupted.
+const codexReportsInterrupts = "codex.reports-interrupts"
+
 func mapCodex(m Moment, st *State) ([]Draft, error) {
 	raw := m.Raw
 	hook := HookField(m, "hook_event_name")
@@ -59,8 +64,13 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		}
 		return []Draft{sessionStarted(codexAgent, raw)}, nil
 	case "SessionEnd":
-		// Codex 0.169 fires SessionEnd {reason} when the thread ends.
-		return sessionEnd(st, Str(raw, "reason")), nil
+		// Codex 0.169 fires SessionEnd {reason} when the thread ends. A
+		// Codex that has SessionEnd reports interrupts (Interrupt), so a
+		// turn still open was ended by what its hooks do not report (an
+		// API failure fires no Stop): it keeps no terminal.
+		ds := dismissPending(st)
+		abandonRun(st)
+		return append(ds, sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
 		if child != "" {
 			// A subagent's turn opens its child run; the parent's turn goes on.
@@ -75,8 +85,15 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		}
 		var ds []Draft
 		if open := currentRun(st); open != "" && open != turn {
-			// Interrupt drain: the stale turn never reached Stop.
-			ds = drainTurn(st)
+			if _, reports := st.Get(codexReportsInterrupts); reports {
+				// This Codex reports interrupts: the stale turn failed
+				// unreported (an API failure fires no Stop).
+				ds = dismissPending(st)
+				abandonRun(st)
+			} else {
+				// Interrupt drain: the stale turn never reached Stop.
+				ds = drainTurn(st)
+			}
 		}
 		if turn != "" {
 			st.Set(stateRun, turn)
@@ -122,12 +139,17 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		d := subagent("delegation.subagent.stopped", raw)
 		d.Run = parent
 		return append(ds, d), nil
+	case "PreModelRequest":
+		// Codex 0.169's hook set: this Codex reports interrupts.
+		st.Set(codexReportsInterrupts, "1")
+		return []Draft{fallback(codexAgent, hook)}, nil
 	case "Interrupt":
 		// Beyond Annex A.2's ten: newer Codex fires Interrupt when the user
 		// interrupts an active turn. It closes that turn as the user's
 		// cancellation (as Kimi Code's Interrupt does) instead of leaving it
 		// to the drain at the next prompt; pending requests are dismissed
 		// first (AEP-0002 §7 rule 2).
+		st.Set(codexReportsInterrupts, "1")
 		ds := dismissPending(st)
 		if currentRun(st) == run {
 			st.Del(stateRun)

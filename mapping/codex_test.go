@@ -147,6 +147,29 @@ func TestCodexInterruptDrain(t *testing.T) {
 	})
 }
 
+// TestCodexUnreportedEnd: a Codex with PreModelRequest / Interrupt (0.169)
+// reports interrupts, so a turn with no Stop (an API failure) is no
+// cancellation: it keeps no terminal at the next prompt and at SessionEnd,
+// while its pending request is still dismissed.
+func TestCodexUnreportedEnd(t *testing.T) {
+	st := &State{}
+	got := hkRun(t, Codex(), st,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","turn_id":"t1","prompt":"a"}`,
+		`{"hook_event_name":"PreModelRequest","session_id":"s1","turn_id":"t1"}`,
+		`{"hook_event_name":"PermissionRequest","session_id":"s1","turn_id":"t1","tool_name":"shell","tool_input":{"command":"make"}}`,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","turn_id":"t2","prompt":"b"}`,
+		`{"hook_event_name":"SessionEnd","session_id":"s1","reason":"other"}`,
+	)
+	hkCheck(t, got, []hkWant{
+		{Type: "run.started", Run: "t1"},
+		{Type: "x.codex.session.pre_model_request"},
+		{Type: "attention.requested", Subject: "shell", Run: "t1"},
+		{Type: "attention.resolved", Run: "t1", Data: `{"resolution":"dismissed"}`},
+		{Type: "run.started", Run: "t2"},
+		{Type: "session.ended", Data: `{"reason":"normal"}`},
+	})
+}
+
 func TestCodexPermissionSettledByPostToolUse(t *testing.T) {
 	st := &State{}
 	got := hkRun(t, Codex(), st,

@@ -57,6 +57,13 @@ func codex() *Agent {
 				Drive: headless(4*time.Minute, codexExec("SCENARIO:parent delegate")...),
 			},
 			{
+				Name: "api-error", Mode: "headless",
+				Description: "codex exec: the model API answers 400 (no retries configured); Codex fires no Stop for the failed turn, then SessionEnd",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Model:       failing,
+				Drive:       headless(2*time.Minute, codexExec("SCENARIO:fail hello")...),
+			},
+			{
 				Name: "resume", Mode: "headless",
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
