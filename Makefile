@@ -38,12 +38,15 @@ test:
 # AGENT=name and SCENARIO=name narrow it; the tees' real peers (ACP SDK
 # client with qwen --acp and the SDK's example agent, AG-UI client and
 # encoder server) are recorded too unless AGENT is given; PEER=name
-# (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those.
+# (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those. The
+# OpenCode and Kilo servers (AGENT=opencode|kilocode) are recorded through
+# the stream bridge by busrecord.
 real:
 	$(if $(PEER),,$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents)
 	$(if $(PEER),,bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)))
 	$(if $(AGENT),,$(GO) build -o bin/realtees ./internal/realagents/tees/cmd/realtees)
 	$(if $(AGENT),,bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)))
+	$(if $(PEER),,$(GO) run ./internal/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)))
 
 bench: build
 	$(GO) run ./internal/bench -bin $(BIN)

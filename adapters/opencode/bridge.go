@@ -311,12 +311,10 @@ func (b *Bridge) catchUpDir(ctx context.Context, dir string, cutoff int64, belie
 	if err := b.getJSON(ctx, "/session/status", q, &status); err != nil {
 		return nil, err
 	}
+	// The whole list, filtered here: the servers' own "start" filter
+	// differs (Kilo's drops a session created before it but updated since).
 	var sessions []json.RawMessage
-	lq := url.Values{"start": {strconv.FormatInt(cutoff, 10)}}
-	if dir != "" {
-		lq.Set("directory", dir)
-	}
-	if err := b.getJSON(ctx, "/session", lq, &sessions); err != nil {
+	if err := b.getJSON(ctx, "/session", q, &sessions); err != nil {
 		return nil, err
 	}
 	pick := map[string][]byte{}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -42,6 +43,7 @@ func NewRecorder(upstream *url.URL, dir string) *Recorder {
 	r.proxy = httputil.NewSingleHostReverseProxy(upstream)
 	r.proxy.FlushInterval = -1
 	r.proxy.ModifyResponse = r.capture
+	r.proxy.ErrorLog = log.New(io.Discard, "", 0) // a restarting server refuses connects: expected
 	return r
 }
 
@@ -55,7 +57,10 @@ func (r *Recorder) capture(resp *http.Response) error {
 		return nil // the bridge only reads; a driver's writes are not part of the tape
 	}
 	x := Exchange{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Type: resp.Header.Get("Content-Type")}
-	if isStream(req.URL.Path) && resp.StatusCode == http.StatusOK {
+	if isStream(req.URL.Path) && resp.StatusCode != http.StatusOK {
+		return nil // a refused stream leaves nothing to replay
+	}
+	if isStream(req.URL.Path) {
 		r.mu.Lock()
 		r.n++
 		x.File = fmt.Sprintf("stream-%d.sse", r.n)

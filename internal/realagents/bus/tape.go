@@ -18,9 +18,11 @@ const TapeFile = "tape.json"
 type Tape struct {
 	// Agent is the fixtures folder (opencode, kilocode); Vendor the follow
 	// verb's word (opencode, kilo); Version the server's npm version.
-	Agent, Vendor, Version string
-	Scenario               string `json:"scenario"`
-	Description            string `json:"description"`
+	Agent       string `json:"agent"`
+	Vendor      string `json:"vendor"`
+	Version     string `json:"version"`
+	Scenario    string `json:"scenario"`
+	Description string `json:"description"`
 	// RecordedAt is when the session was recorded: the replay's clock, so
 	// the ids' embedded times read as they did live.
 	RecordedAt time.Time `json:"recorded_at"`

@@ -1,0 +1,367 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/adapters/follow"
+	"github.com/aep-hook/aep-hook/adapters/opencode"
+	"github.com/aep-hook/aep-hook/adapters/sse"
+	"github.com/aep-hook/aep-hook/internal/realagents"
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// Server is one pinned bus server.
+type Server struct {
+	Agent, Vendor    string // fixtures folder, follow verb word
+	Package, Version string // npm
+	Bin              string // the command in node_modules/.bin
+	ConfigDir        string // under XDG_CONFIG_HOME
+	Scenarios        []Scenario
+}
+
+// Scenario is one scripted session against a server.
+type Scenario struct {
+	Name, Description string
+	Facts             truth.Facts
+	// Model answers by marker, one reply per round of the turn.
+	Model map[string][]fakemodel.Reply
+	// Drive runs the session through the server's REST API.
+	Drive func(d *Driver) error
+}
+
+// password is the server password every recording uses.
+const password = "aep-real"
+
+// Driver drives one server through a scenario and watches its stream.
+type Driver struct {
+	Base     string
+	user     string
+	restart  func() error
+	connects func() int64
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	events []gjson.Result
+	next   int // events before next were consumed by a Wait
+	sid    string
+}
+
+// call does one REST request and returns its body.
+func (d *Driver) call(method, path string, body any) ([]byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, d.Base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(d.user, password)
+	req.Header.Set("Content-Type", "application/json")
+	c := &http.Client{Timeout: 3 * time.Minute}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		return nil, fmt.Errorf("%s %s: %s %s", method, path, resp.Status, out)
+	}
+	return out, nil
+}
+
+// Session creates a session and makes it the driver's.
+func (d *Driver) Session() (string, error) {
+	b, err := d.call(http.MethodPost, "/session", map[string]any{})
+	if err != nil {
+		return "", err
+	}
+	d.sid = gjson.GetBytes(b, "id").String()
+	return d.sid, nil
+}
+
+// Prompt sends text to the driver's session without waiting.
+func (d *Driver) Prompt(text string) error {
+	_, err := d.call(http.MethodPost, "/session/"+d.sid+"/prompt_async",
+		map[string]any{"parts": []any{map[string]any{"type": "text", "text": text}}})
+	return err
+}
+
+// Wait returns the next event (after the ones earlier Waits consumed) of
+// type typ in the driver's session.
+func (d *Driver) Wait(typ string, timeout time.Duration) (gjson.Result, error) {
+	deadline := time.Now().Add(timeout)
+	timer := time.AfterFunc(timeout, func() { d.mu.Lock(); d.cond.Broadcast(); d.mu.Unlock() })
+	defer timer.Stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		for ; d.next < len(d.events); d.next++ {
+			ev := d.events[d.next]
+			s := ev.Get("properties.sessionID").String()
+			if ev.Get("type").String() == typ && (s == "" || s == d.sid) {
+				d.next++
+				return ev, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			var last []string
+			for _, ev := range d.events[max(0, len(d.events)-12):] {
+				last = append(last, ev.Get("type").String())
+			}
+			return gjson.Result{}, fmt.Errorf("no %s within %v (last events: %s)", typ, timeout, strings.Join(last, " "))
+		}
+		d.cond.Wait()
+	}
+}
+
+// Idle waits for the session's next session.idle.
+func (d *Driver) Idle() error { _, err := d.Wait("session.idle", 4*time.Minute); return err }
+
+// ReplyPermission answers a permission request.
+func (d *Driver) ReplyPermission(id, reply string) error {
+	_, err := d.call(http.MethodPost, "/permission/"+id+"/reply", map[string]any{"reply": reply})
+	return err
+}
+
+// ReplyQuestion answers a question request with labels per question.
+func (d *Driver) ReplyQuestion(id string, answers [][]string) error {
+	_, err := d.call(http.MethodPost, "/question/"+id+"/reply", map[string]any{"answers": answers})
+	return err
+}
+
+// Abort aborts the session's turn.
+func (d *Driver) Abort() error {
+	_, err := d.call(http.MethodPost, "/session/"+d.sid+"/abort", map[string]any{})
+	return err
+}
+
+// Restart stops the server (SIGTERM), starts it again on the same home,
+// and waits until the bridge has reconnected (a fresh server may hold its
+// first stream's headers while it boots).
+func (d *Driver) Restart() error {
+	before := d.connects()
+	if err := d.restart(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for d.connects() <= before {
+		if time.Now().After(deadline) {
+			return errors.New("the bridge did not reconnect within 2m of the restart")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// watch reads the server's own /event into the driver until ctx ends,
+// reconnecting across restarts.
+func (d *Driver) watch(ctx context.Context) {
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.Base+"/event", nil)
+		req.SetBasicAuth(d.user, password)
+		resp, err := watchClient.Do(req)
+		if err == nil {
+			rd := sse.NewReader(resp.Body, opencode.MaxEvent)
+			for {
+				ev, err := rd.Next()
+				if err != nil {
+					break
+				}
+				d.mu.Lock()
+				d.events = append(d.events, gjson.ParseBytes(ev.Data))
+				d.cond.Broadcast()
+				d.mu.Unlock()
+			}
+			resp.Body.Close()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// watchClient gives up on a stream whose headers do not come (a server
+// shutting down accepts and never answers).
+var watchClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 10 * time.Second}}
+
+// Record runs one scenario against the real server and writes its tape
+// under fixtures/<agent>/recorded/<scenario>/, then replays it and returns
+// the truth checker's findings.
+func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
+	if err := h.Install(&realagents.Agent{Name: srv.Agent, Package: srv.Package, Version: srv.Version, Bin: srv.Bin}); err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(h.Cache, srv.Agent+"-"+srv.Version, "node_modules", ".bin", srv.Bin)
+	tmp, err := os.MkdirTemp("", "aep-bus-")
+	if err != nil {
+		return nil, err
+	}
+	if os.Getenv("AEP_REAL_KEEP") == "" {
+		defer os.RemoveAll(tmp)
+	} else {
+		fmt.Fprintf(h.Log, "keeping %s\n", tmp)
+	}
+	home, proj := filepath.Join(tmp, "home"), filepath.Join(tmp, "proj")
+	os.MkdirAll(proj, 0o755)
+	model, err := fakemodel.Start(fakemodel.ChatCompletions, fakemodel.Turns(sc.Model), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer model.Close()
+	cfg := map[string]any{
+		"provider": map[string]any{"fake": map[string]any{"npm": "@ai-sdk/openai-compatible", "name": "Fake",
+			"options": map[string]any{"baseURL": model.URL + "/v1", "apiKey": "sk-fake"},
+			"models":  map[string]any{"m1": map[string]any{"name": "m1"}}}},
+		"model": "fake/m1", "small_model": "fake/m1", "autoupdate": false, "share": "disabled",
+		"permission": map[string]any{"bash": map[string]any{"*": "ask", "echo *": "allow"}},
+	}
+	cb, _ := json.Marshal(cfg)
+	cdir := filepath.Join(home, ".config", srv.ConfigDir)
+	os.MkdirAll(cdir, 0o755)
+	os.WriteFile(filepath.Join(cdir, "opencode.json"), cb, 0o644)
+	os.WriteFile(filepath.Join(cdir, "kilo.json"), cb, 0o644)
+	prof := opencode.Profiles[srv.Vendor]
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), prof.PasswordEnv+"="+password,
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_AUTOUPDATE=1")
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var server *exec.Cmd
+	start := func() error {
+		server = exec.Command(bin, "serve", "--port", fmt.Sprint(port), "--hostname", "127.0.0.1")
+		server.Dir, server.Env = proj, env
+		if lf, err := os.OpenFile(filepath.Join(tmp, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+			server.Stdout, server.Stderr = lf, lf
+		}
+		if err := server.Start(); err != nil {
+			return err
+		}
+		return waitHealth(base, prof.User)
+	}
+	stop := func() {
+		if server != nil && server.Process != nil {
+			server.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { server.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				server.Process.Kill()
+				<-done
+			}
+		}
+	}
+	if err := start(); err != nil {
+		stop()
+		return nil, err
+	}
+	defer stop()
+	dir := filepath.Join(h.Fixtures, srv.Agent, "recorded", sc.Name)
+	os.RemoveAll(dir)
+	upstream, _ := url.Parse(base)
+	rec := NewRecorder(upstream, dir)
+	rw := strings.NewReplacer(proj, "/home/user/proj", home, "/home/user", tmp, "/tmp/real")
+	rec.Rewrite = func(b []byte) []byte { return []byte(rw.Replace(string(b))) }
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	front := &http.Server{Handler: rec}
+	go front.Serve(ln)
+	defer front.Close()
+	frontURL, _ := url.Parse("http://" + ln.Addr().String())
+	scfg := shim.Config{Home: filepath.Join(tmp, "aep"), Host: "rec"}
+	v, _ := mapping.Lookup(prof.Table)
+	em := scfg.NewFileEmitter(redact.DefaultPolicy())
+	runner := &follow.Runner{Name: prof.Table, Handle: em.Handler(v), MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
+		Cursor: follow.FileCursor{Path: filepath.Join(tmp, "cursor")},
+		Source: &opencode.Bridge{Base: frontURL, User: prof.User, Password: password, Mode: mapping.Primary}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan struct{})
+	go func() { runner.Run(ctx); close(ran) }()
+	d := &Driver{Base: base, user: prof.User}
+	d.cond = sync.NewCond(&d.mu)
+	d.restart = func() error { stop(); return start() }
+	d.connects = func() int64 { return runner.Stats().Connects }
+	go d.watch(ctx)
+	started := time.Now()
+	if _, err := d.Session(); err != nil {
+		return nil, err
+	}
+	derr := sc.Drive(d)
+	time.Sleep(2 * time.Second) // the bridge reads the last events through the proxy
+	cancel()
+	<-ran
+	if derr != nil {
+		return nil, fmt.Errorf("%s/%s: %w", srv.Agent, sc.Name, derr)
+	}
+	t := Tape{Agent: srv.Agent, Vendor: srv.Vendor, Version: srv.Version, Scenario: sc.Name,
+		Description: sc.Description, RecordedAt: time.Now().UTC().Add(time.Minute), Facts: sc.Facts}
+	if err := rec.Save(t); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(h.Log, "recorded %s/%s in %v\n", srv.Agent, sc.Name, time.Since(started).Round(time.Second))
+	tp, err := LoadTape(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := Replay(tp, filepath.Join(tmp, "replay"), nil)
+	return res.Problems, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitHealth waits for the server to answer its health route.
+func waitHealth(base, user string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/global/health", nil)
+		req.SetBasicAuth(user, password)
+		c := &http.Client{Timeout: 5 * time.Second}
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return errors.New("server did not answer /global/health in 2m")
+}

@@ -1,0 +1,91 @@
+package bus
+
+import (
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// Servers are the pinned bus servers and the scenarios recorded for each.
+func Servers() []Server {
+	return []Server{
+		{Agent: "opencode", Vendor: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode", ConfigDir: "opencode", Scenarios: scenarios()},
+		{Agent: "kilocode", Vendor: "kilo", Package: "@kilocode/cli", Version: "7.7.7", Bin: "kilo", ConfigDir: "kilo", Scenarios: scenarios()},
+	}
+}
+
+type obj = map[string]any
+
+func tool(name string, args any) fakemodel.Reply {
+	return fakemodel.Reply{Calls: []fakemodel.ToolCall{{Name: name, Args: args}}}
+}
+
+func say(text string) fakemodel.Reply { return fakemodel.Reply{Text: text} }
+
+// turn prompts and waits for the turn's idle.
+func turn(d *Driver, prompt string) error {
+	if err := d.Prompt(prompt); err != nil {
+		return err
+	}
+	return d.Idle()
+}
+
+// scenarios are the sessions both servers are recorded in.
+func scenarios() []Scenario {
+	return []Scenario{
+		{Name: "tools", Description: "a bash call that succeeds (allowed by the config) and a read of a missing file that fails, in one turn",
+			Facts: truth.Facts{Turns: 1, Sessions: 1},
+			Model: map[string][]fakemodel.Reply{"tools": {
+				{Calls: []fakemodel.ToolCall{{Name: "bash", Args: obj{"command": "echo hi", "description": "say hi"}}, {Name: "read", Args: obj{"filePath": "missing-file.txt"}}}},
+				say("done with tools")}},
+			Drive: func(d *Driver) error { return turn(d, "SCENARIO:tools run two tools") }},
+		{Name: "perm_once", Description: "bash asks permission; answered once over the REST reply route",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
+			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+					return err
+				}
+				ask, err := d.Wait("permission.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if err := d.ReplyPermission(ask.Get("properties.id").String(), "once"); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
+		{Name: "abort_perm", Description: "aborted while a permission is pending: no permission.replied ever comes",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
+			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+					return err
+				}
+				if _, err := d.Wait("permission.asked", 3*time.Minute); err != nil {
+					return err
+				}
+				if err := d.Abort(); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
+		{Name: "server_restart", Description: "the server is stopped (SIGTERM) mid-reply and started again; the bridge reconnects, catches up (the cut turn closes as cancelled by shutdown) and records the next turn",
+			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
+			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}, "hello": {say("hello again")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+					return err
+				}
+				if _, err := d.Wait("message.part.updated", 3*time.Minute); err != nil {
+					return err
+				}
+				time.Sleep(2 * time.Second) // the model stream hangs: the turn is mid-reply
+				if err := d.Restart(); err != nil {
+					return err
+				}
+				return turn(d, "SCENARIO:hello again")
+			}},
+	}
+}
