@@ -289,7 +289,8 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	os.RemoveAll(dir)
 	upstream, _ := url.Parse(base)
 	rec := NewRecorder(upstream, dir)
-	rw := strings.NewReplacer(proj, "/home/user/proj", home, "/home/user", tmp, "/tmp/real")
+	rel := strings.TrimPrefix(tmp, "/")
+	rw := strings.NewReplacer(proj, "/home/user/proj", home, "/home/user", tmp, "/tmp/real", rel, "tmp/real")
 	rec.Rewrite = func(b []byte) []byte { return []byte(rw.Replace(string(b))) }
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
