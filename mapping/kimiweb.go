@@ -46,9 +46,10 @@ func KimiWeb() Vendor {
 // the session's state): the open run per agent, tool names by call id,
 // question ids by question text.
 const (
-	kwRun  = "kw.run:"
-	kwTool = "kw.tool:"
-	kwQ    = "kw.q:"
+	kwRun    = "kw.run:"
+	kwTool   = "kw.tool:"
+	kwQ      = "kw.q:"
+	kwDenied = "kw.denied:"
 )
 
 // kwAttn is the reference key of an approval or question.
@@ -181,10 +182,12 @@ func kwPrimary(m Moment, st *State) []Draft {
 			}
 			return kwEndRun(st, agent, run, "run.failed", Data(
 				"reason", reason,
-				"error", Data("type", reason, "message", Str(raw, "payload.error.message")),
+				"error", Data("type", firstNonEmpty(Str(raw, "payload.error.code"), reason), "message", Str(raw, "payload.error.message")),
 			))
 		}
-	case "turn.step.started", "turn.step.completed", "turn.step.interrupted":
+	case "turn.step.started", "turn.step.completed", "turn.step.interrupted", "turn.step.retrying":
+		// A retried step (the model API failed) ends as "retrying"; the
+		// retry is the next step.
 		d := Draft{Type: "run.step.started", Step: kwStep(raw), Data: map[string]any{}}
 		if typ != "turn.step.started" {
 			d.Type = "run.step.finished"
@@ -204,6 +207,11 @@ func kwPrimary(m Moment, st *State) []Draft {
 			return nil // the result names no tool, and no start named it
 		}
 		st.Del(kwTool + call)
+		if answer, denied := st.Get(kwDenied + call); denied {
+			st.Del(kwDenied + call)
+			return in(Draft{Type: "tool.denied", Subject: name, CauseRef: answer,
+				Data: map[string]any{"tool": ToolRef(name, call), "by": "runtime"}})
+		}
 		if gjson.GetBytes(raw, "payload.isError").Bool() {
 			return in(toolFailed(name, call, "tool_error", Str(raw, "payload.output")))
 		}
@@ -234,9 +242,10 @@ func kwPrimary(m Moment, st *State) []Draft {
 	return in(Draft{Type: kwVendorType(typ), Severity: debug, Data: map[string]any{}})
 }
 
-// kwStep is the step id of a turn.step.* frame.
+// kwStep is the step of a turn.step.* frame: the vendor's step number
+// (turn.step.interrupted carries only that), else its step id.
 func kwStep(raw []byte) string {
-	for _, p := range []string{"payload.stepId", "payload.step", "payload.stepIndex"} {
+	for _, p := range []string{"payload.step", "payload.stepId"} {
 		if s := extStep(raw, p); s != "" {
 			return s
 		}
@@ -322,11 +331,10 @@ func kwApprovalResolved(raw []byte, st *State) []Draft {
 		return ds
 	}
 	if call, _ := st.Get(key + ":call"); decision == "rejected" && call != "" {
-		if name, ok := st.Get(kwTool + call); ok {
-			st.Del(kwTool + call)
-			ds = append(ds, Draft{Type: "tool.denied", Subject: name, CauseRef: key + ":answer",
-				Data: map[string]any{"tool": ToolRef(name, call), "by": "runtime"}})
-		}
+		// The call's own events follow (2.1.0 starts the tool, then fails
+		// it as "not run because the user rejected"): its outcome is a
+		// denial by the runtime, recorded there, not twice.
+		st.Set(kwDenied+call, key+":answer")
 	}
 	st.Del(key + ":call")
 	return append(ds, settleAttention(st, key, "answered", key+":answer"))

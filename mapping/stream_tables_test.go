@@ -2,6 +2,7 @@ package mapping_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,6 +129,94 @@ func TestPiSequences(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			evs := feed(t, "pi", "", c.deltas, c.lines...)
+			if got := types(evs); got != c.want {
+				t.Fatalf("events %q\nwant   %q", got, c.want)
+			}
+			if c.check != nil {
+				c.check(t, evs)
+			}
+		})
+	}
+}
+
+// kwFrame is a kimi web session event frame of session s.
+func kwFrame(seq int, typ, payload string, volatile bool) string {
+	v := ""
+	if volatile {
+		v = `,"volatile":true`
+	}
+	return `{"type":"` + typ + `","seq":` + strconv.Itoa(seq) + `,"session_id":"s1","timestamp":"2026-11-30T16:00:00.000Z","epoch":"ep1","payload":{"type":"` + typ + `","agentId":"main","sessionId":"s1"` + payload + `}` + v + `}`
+}
+
+func TestKimiWebSequences(t *testing.T) {
+	turnStart := kwFrame(1, "turn.started", `,"turnId":0,"origin":{"kind":"user"},"prompt":"go"`, false)
+	approval := kwFrame(3, "event.approval.requested", `,"approval_id":"approval_1","tool_call_id":"call_1","tool_name":"Bash","action":"Running: rm x"`, false)
+	cases := []struct {
+		name   string
+		mode   mapping.Mode
+		deltas bool
+		lines  []string
+		want   string
+		check  func(t *testing.T, evs []fed)
+	}{
+		{name: "a rejected approval denies its call once, by the runtime", mode: mapping.Primary, lines: []string{
+			turnStart, approval,
+			kwFrame(4, "event.approval.resolved", `,"approval_id":"approval_1","decision":"rejected","feedback":"not now"`, false),
+			kwFrame(5, "permission.approval.resolved", `,"id":"approval_1"`, false),
+			kwFrame(6, "tool.call.started", `,"turnId":0,"toolCallId":"call_1","name":"Bash","args":{"command":"rm x"}`, false),
+			kwFrame(7, "tool.result", `,"turnId":0,"toolCallId":"call_1","output":"not run: rejected","isError":true`, false),
+			kwFrame(8, "turn.ended", `,"turnId":0,"reason":"completed"`, false),
+		}, want: "run.started attention.requested attention.answered attention.resolved tool.requested tool.denied run.finished",
+			check: func(t *testing.T, evs []fed) {
+				if evs[5].Data["by"] != "runtime" {
+					t.Errorf("tool.denied %v", evs[5].Data)
+				}
+				if evs[2].Subject != evs[3].Subject || evs[2].Subject == "approval_1" {
+					t.Errorf("the answer and resolution name the request event: %q %q", evs[2].Subject, evs[3].Subject)
+				}
+			}},
+		{name: "answers keyed by question text become the fields' ids", mode: mapping.Primary, lines: []string{
+			turnStart,
+			kwFrame(2, "event.question.requested", `,"question_id":"question_1","questions":[{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"}],"allow_other":true}]`, false),
+			kwFrame(3, "event.question.answered", `,"question_id":"question_1","answers":{"Which env?":"dev"}`, false),
+		}, want: "run.started attention.requested attention.answered attention.resolved"},
+		{name: "a turn's end whose start was never seen closes nothing", mode: mapping.Primary, lines: []string{
+			kwFrame(9, "turn.ended", `,"turnId":4,"reason":"completed"`, false),
+		}, want: ""},
+		{name: "a failed turn is run.failed with the vendor's word", mode: mapping.Primary, lines: []string{
+			turnStart, kwFrame(2, "turn.ended", `,"turnId":0,"reason":"failed"`, false),
+		}, want: "run.started run.failed",
+			check: func(t *testing.T, evs []fed) {
+				if evs[1].Data["reason"] != "failed" {
+					t.Errorf("run.failed %v", evs[1].Data)
+				}
+			}},
+		{name: "steps carry the vendor's step number", mode: mapping.Primary, lines: []string{
+			turnStart,
+			kwFrame(2, "turn.step.started", `,"turnId":0,"step":1,"stepId":"u-1"`, false),
+			kwFrame(3, "turn.step.interrupted", `,"turnId":0,"step":1,"reason":"aborted"`, false),
+			kwFrame(4, "turn.ended", `,"turnId":0,"reason":"cancelled"`, false),
+		}, want: "run.started run.step.started run.step.finished run.cancelled",
+			check: func(t *testing.T, evs []fed) {
+				if evs[1].Step != "1" || evs[2].Step != "1" || evs[2].Data["status"] != "interrupted" {
+					t.Errorf("steps %+v %+v", evs[1], evs[2])
+				}
+			}},
+		{name: "volatile frames and bus echoes never emit", mode: mapping.Primary, lines: []string{
+			kwFrame(1, "assistant.delta", `,"delta":"hi"`, true),
+			kwFrame(1, "permission.approval.requested", `,"id":"approval_1"`, false),
+		}, want: ""},
+		{name: "token deltas only behind the opt-in", mode: mapping.Primary, deltas: true, lines: []string{
+			kwFrame(1, "assistant.delta", `,"delta":"hi"`, true),
+			kwFrame(1, "agent.status.updated", ``, true),
+		}, want: "x.kimi-code.web.assistant.delta"},
+		{name: "companion mode only names the channel's moments", lines: []string{
+			turnStart, approval, kwFrame(4, "turn.ended", `,"turnId":0,"reason":"completed"`, false),
+		}, want: "x.kimi-code.web.turn.started x.kimi-code.web.event.approval.requested x.kimi-code.web.turn.ended"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			evs := feed(t, "kimi-web", c.mode, c.deltas, c.lines...)
 			if got := types(evs); got != c.want {
 				t.Fatalf("events %q\nwant   %q", got, c.want)
 			}

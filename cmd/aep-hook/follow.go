@@ -18,18 +18,23 @@ import (
 	"github.com/aep-hook/aep-hook/shim"
 )
 
-// FollowCmd is `aep-hook follow opencode|kilo --url URL`: the stream
-// bridge that follows a running server's event stream and records it
-// (`aep-hook follow a2a --url URL --task ID`: one A2A task, follow_a2a.go).
+// FollowCmd is `aep-hook follow opencode|kilo|kimi-web|openhands|a2a --url URL`:
+// the stream bridge that follows a running server's event stream and
+// records it (`aep-hook follow a2a --url URL --task ID`: one A2A task). Each server family's wiring is in its own file
+// (follow_kimiweb.go, follow_openhands.go, follow_a2a.go); the runtime (reconnects,
+// dedupe, cursors, batching) is adapters/follow's for all of them.
 type FollowCmd struct {
 	CaptureFlags
-	Vendor         string        `arg:"" enum:"opencode,kilo,a2a" help:"The server: opencode, kilo or a2a."`
-	URL            string        `name:"url" required:"" env:"AEP_FOLLOW_URL" help:"The server's URL, e.g. http://127.0.0.1:4096." placeholder:"URL"`
-	PasswordEnv    string        `help:"Environment variable holding the server password (default OPENCODE_SERVER_PASSWORD or KILO_SERVER_PASSWORD)." placeholder:"NAME"`
-	User           string        `help:"HTTP Basic user (default: the server's own variable, else opencode or kilo)." placeholder:"NAME"`
-	AllDirectories bool          `help:"Follow every directory the server serves (/global/event), not only its own (/event)."`
-	Mode           string        `help:"primary (the whole record) or companion (only x.<agent>.* events, when the plugin forwarder is the primary)." enum:"primary,companion" default:"primary"`
-	Deltas         bool          `help:"Record token deltas (x.<agent>.message.part.delta); pair with --capture redacted for their text."`
+	Vendor         string        `arg:"" enum:"opencode,kilo,kimi-web,openhands,a2a" help:"The server: opencode, kilo, kimi-web, openhands or a2a."`
+	URL            string        `name:"url" required:"" env:"AEP_FOLLOW_URL" help:"The server's URL, e.g. http://127.0.0.1:4096 (kimi web: http://127.0.0.1:58627, OpenHands: http://127.0.0.1:8000)." placeholder:"URL"`
+	PasswordEnv    string        `help:"OpenCode/Kilo: environment variable holding the server password (default OPENCODE_SERVER_PASSWORD or KILO_SERVER_PASSWORD)." placeholder:"NAME"`
+	User           string        `help:"OpenCode/Kilo: HTTP Basic user (default: the server's own variable, else opencode or kilo)." placeholder:"NAME"`
+	AllDirectories bool          `help:"OpenCode/Kilo: follow every directory the server serves (/global/event), not only its own (/event)."`
+	TokenFile      string        `help:"kimi web: the server's token file (default $KIMI_CODE_HOME/server.token, else ~/.kimi-code/server.token)." placeholder:"PATH"`
+	APIKeyEnv      string        `name:"api-key-env" help:"OpenHands: environment variable holding the session API key (default OH_SESSION_API_KEY; none when the server runs without keys)." placeholder:"NAME"`
+	Conversation   []string      `help:"OpenHands: follow only these conversation ids (repeatable; default: every conversation the server lists, as they appear)." placeholder:"ID"`
+	Mode           string        `help:"primary (the whole record) or companion (only x.<agent>.* events beside a primary source). Default: primary, except kimi-web (companion: the Kimi hooks are the primary)." enum:",primary,companion" default:""`
+	Deltas         bool          `help:"Record token deltas (x.<agent>.*.delta); pair with --capture redacted for their text."`
 	Stall          time.Duration `help:"Reconnect when the stream is silent this long (the servers send a heartbeat every 10s)." default:"45s"`
 	A2AFlags
 
@@ -45,11 +50,95 @@ func (c *FollowCmd) Run(s *Streams) error {
 	if c.Vendor == "a2a" {
 		return c.runA2A(s, getenv)
 	}
-	prof := opencode.Profiles[c.Vendor]
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return exitError{code: 2, msg: fmt.Sprintf("follow: --url %q is not an http(s) URL", c.URL)}
 	}
+	errs := shim.NewErrorLog(c.config(getenv).HomeDir())
+	var w followWiring
+	switch c.Vendor {
+	case "kimi-web":
+		w, err = c.kimiWeb(u, getenv, errs)
+	case "openhands":
+		w, err = c.openHands(u, getenv, errs)
+	default:
+		w, err = c.openCode(u, getenv)
+	}
+	if err != nil {
+		return err
+	}
+	return c.follow(s, getenv, u, w, errs)
+}
+
+// followWiring is what one server family gives the shared runtime.
+type followWiring struct {
+	table  string        // the mapping table
+	source follow.Source // the bridge
+	cursor string        // the cursor file's name within the vendor's folder (a URL digest)
+	// resume, when set, gets the saved cursor before the first connect
+	// (bridges that subscribe from it).
+	resume func(saved string)
+	mode   mapping.Mode
+	// secrets are values the redaction pipeline must know (a token read
+	// from a file), named as environment variables getenv answers.
+	secrets map[string]string
+}
+
+// follow runs the shared runtime over one bridge until SIGINT or SIGTERM.
+func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w followWiring, errs *shim.ErrorLog) error {
+	v, _ := mapping.Lookup(w.table)
+	for name := range w.secrets {
+		c.SecretEnv = append(c.SecretEnv, name)
+	}
+	cfg := c.config(func(k string) string {
+		if v, ok := w.secrets[k]; ok {
+			return v
+		}
+		return getenv(k)
+	})
+	p, err := cfg.Policy()
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	em := cfg.NewFileEmitter(p)
+	cur := follow.FileCursor{Path: filepath.Join(cfg.HomeDir(), "cursors", "follow", c.Vendor+"-"+w.cursor)}
+	if w.resume != nil {
+		if saved, err := cur.Load(); err == nil && saved != "" {
+			w.resume(saved)
+		}
+	}
+	runner := &follow.Runner{
+		Name:   w.table,
+		Source: w.source,
+		Handle: em.Handler(v),
+		Errors: errs,
+		Cursor: cur,
+		Stall:  c.Stall,
+		Status: func(line string) {
+			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, u.Redacted(), line)
+		},
+	}
+	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, u.Redacted(), w.mode, cfg.LogRoot())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runner.Run(ctx)
+	st := runner.Stats()
+	fmt.Fprintf(s.Err, "aep-hook follow %s: stopped; %d events read, %d duplicates dropped, %d caught up, %d failures (aep-hook doctor shows them)\n",
+		c.Vendor, st.Items, st.Duplicates, st.CaughtUp, st.Failures)
+	return nil
+}
+
+// mode is the channel posture asked for, else the family's default.
+func (c *FollowCmd) mode(def mapping.Mode) mapping.Mode {
+	if c.Mode != "" {
+		return mapping.Mode(c.Mode)
+	}
+	return def
+}
+
+// openCode wires the OpenCode / Kilo SSE bridge.
+func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string) (followWiring, error) {
+	prof := opencode.Profiles[c.Vendor]
 	user, password := u.User.Username(), ""
 	if p, ok := u.User.Password(); ok {
 		password = p
@@ -62,51 +151,25 @@ func (c *FollowCmd) Run(s *Streams) error {
 	if v := getenv(passEnv); v != "" {
 		password = v
 	} else if c.PasswordEnv != "" {
-		return exitError{code: 2, msg: fmt.Sprintf("follow: $%s is empty", c.PasswordEnv)}
+		return followWiring{}, exitError{code: 2, msg: fmt.Sprintf("follow: $%s is empty", c.PasswordEnv)}
 	}
 	user = firstSet(c.User, user, getenv(prof.UserEnv), prof.User)
-	v, _ := mapping.Lookup(prof.Table)
 	// The password is a secret: the redaction pipeline knows its value.
 	c.SecretEnv = append(c.SecretEnv, passEnv)
-	cfg := c.config(getenv)
-	errs := shim.NewErrorLog(cfg.HomeDir())
-	p, err := cfg.Policy()
-	if err != nil {
-		return exitError{code: 2, msg: err.Error()}
-	}
-	em := cfg.NewFileEmitter(p)
 	ids := shim.NewIDs()
+	mode := c.mode(mapping.Primary)
 	bridge := &opencode.Bridge{
 		Base: u, User: user, Password: password, AllDirectories: c.AllDirectories,
-		Mode: mapping.Mode(c.Mode), Deltas: c.Deltas,
+		Mode: mode, Deltas: c.Deltas,
 		Nonce: func() string { return ids.New(time.Now()) },
 	}
-	runner := &follow.Runner{
-		Name:   prof.Table,
-		Source: bridge,
-		Handle: em.Handler(v),
-		Errors: errs,
-		Cursor: follow.FileCursor{Path: cursorPath(cfg.HomeDir(), prof.Name, u, c.AllDirectories)},
-		Stall:  c.Stall,
-		Status: func(line string) {
-			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, u.Redacted(), line)
-		},
-	}
-	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, u.Redacted(), c.Mode, cfg.LogRoot())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	runner.Run(ctx)
-	st := runner.Stats()
-	fmt.Fprintf(s.Err, "aep-hook follow %s: stopped; %d events read, %d duplicates dropped, %d caught up, %d failures (aep-hook doctor shows them)\n",
-		c.Vendor, st.Items, st.Duplicates, st.CaughtUp, st.Failures)
-	return nil
+	return followWiring{table: prof.Table, source: bridge, mode: mode, cursor: cursorKey(u, c.AllDirectories)}, nil
 }
 
-// cursorPath is where a bridge keeps its cursor: one file per vendor,
-// server and stream, named by a digest of the URL.
-func cursorPath(home, vendor string, u *url.URL, all bool) string {
-	key := redact.Digest(map[string]any{"url": u.String(), "all": all})
-	return filepath.Join(home, "cursors", "follow", vendor+"-"+key)
+// cursorKey names a bridge's cursor file: a digest of the server's URL
+// (and of what else selects the stream).
+func cursorKey(u *url.URL, extra any) string {
+	return redact.Digest(map[string]any{"url": u.String(), "all": extra})
 }
 
 func firstSet(vs ...string) string {

@@ -8,7 +8,7 @@ import (
 
 // Agents returns every agent the harness drives, each with its scenarios.
 func Agents() []*Agent {
-	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent()}
+	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent(), kimiWebAgent()}
 }
 
 // hooksJSON is the Claude-Code-shaped registration (Claude Code, Qwen Code,

@@ -22,6 +22,10 @@ type Agent struct {
 	Name string
 	// Package and Version pin the npm package; Bin is its command.
 	Package, Version, Bin string
+	// Cache, when set, is the install folder in the cache when the agent
+	// runs another agent's install (Kimi web is the Kimi Code CLI's kimi
+	// web); default <Name>-<Version>.
+	Cache string
 	// API is the wire format of its fake model server.
 	API fakemodel.API
 	// Setup writes the agent's configuration and the hook registration
@@ -85,7 +89,15 @@ func (r *Run) HookCommand(args ...string) string {
 
 // AgentBin is the installed agent command.
 func (r *Run) AgentBin() string {
-	return filepath.Join(r.H.Cache, r.Agent.Name+"-"+r.Agent.Version, "node_modules", ".bin", r.Agent.Bin)
+	return filepath.Join(r.H.Cache, r.Agent.cacheDir(), "node_modules", ".bin", r.Agent.Bin)
+}
+
+// cacheDir is the agent's install folder in the cache.
+func (a *Agent) cacheDir() string {
+	if a.Cache != "" {
+		return a.Cache
+	}
+	return a.Name + "-" + a.Version
 }
 
 // Setenv adds or replaces one environment variable of the agent.

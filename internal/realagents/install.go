@@ -24,7 +24,7 @@ func DefaultCache() string {
 // (cache/<name>-<version>), installing it from the npm registry with the
 // ordinary client when it is not.
 func (h *Harness) Install(a *Agent) error {
-	dir := filepath.Join(h.Cache, a.Name+"-"+a.Version)
+	dir := filepath.Join(h.Cache, a.cacheDir())
 	bin := filepath.Join(dir, "node_modules", ".bin", a.Bin)
 	if _, err := os.Stat(bin); err == nil {
 		return nil

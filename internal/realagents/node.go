@@ -11,7 +11,7 @@ func (r *Run) useNodeRuntime() error {
 	if err := r.H.Install(nodeRuntime); err != nil {
 		return err
 	}
-	node := filepath.Join(r.H.Cache, nodeRuntime.Name+"-"+nodeRuntime.Version, "node_modules", ".bin")
+	node := filepath.Join(r.H.Cache, nodeRuntime.cacheDir(), "node_modules", ".bin")
 	r.Setenv("PATH", node+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return nil
 }

@@ -32,7 +32,9 @@ type StreamLine struct {
 	Data json.RawMessage `json:"data,omitempty"`
 	// HTTP is a REST request the bridge made and its answer.
 	HTTP *HTTPExchange `json:"http,omitempty"`
-	// End says the connection closed here (the server went away).
+	// End says the connection closed here: Dir "in" when the server's
+	// side ended it (it went away, or the network dropped it), "out" when
+	// the bridge did.
 	End bool `json:"end,omitempty"`
 }
 

@@ -1,0 +1,95 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+)
+
+// echo serves one connection: it answers each text frame with the same
+// bytes, then sends what the test asks for in its script.
+func echo(t *testing.T, script func(ctx context.Context, c *websocket.Conn)) *httptest.Server {
+	t.Helper()
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"proto.b"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		script(r.Context(), c)
+	}))
+}
+
+func wsURL(s *httptest.Server) string { return "ws" + strings.TrimPrefix(s.URL, "http") }
+
+func TestConn(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		script  func(ctx context.Context, c *websocket.Conn)
+		max     int64
+		wantErr func(error) bool
+		want    string
+	}{
+		{name: "a JSON frame written comes back", script: func(ctx context.Context, c *websocket.Conn) {
+			_, b, _ := c.Read(ctx)
+			c.Write(ctx, websocket.MessageText, b)
+			c.Close(websocket.StatusNormalClosure, "")
+		}, want: `{"type":"ping"}`},
+		{name: "a frame over the bound ends the connection", max: 8, script: func(ctx context.Context, c *websocket.Conn) {
+			c.Read(ctx)
+			c.Write(ctx, websocket.MessageText, []byte(`{"pad":"0123456789"}`))
+		}, wantErr: func(err error) bool { return err != nil && !IsClosed(err) }},
+		{name: "a binary frame is refused", script: func(ctx context.Context, c *websocket.Conn) {
+			c.Read(ctx)
+			c.Write(ctx, websocket.MessageBinary, []byte{1, 2})
+		}, wantErr: func(err error) bool { return errors.Is(err, ErrBinary) }},
+		{name: "a normal close reads as closed", script: func(ctx context.Context, c *websocket.Conn) {
+			c.Read(ctx)
+			c.Close(websocket.StatusGoingAway, "bye")
+		}, wantErr: IsClosed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := echo(t, tc.script)
+			defer s.Close()
+			c, err := Dial(ctx, wsURL(s), Options{Subprotocols: []string{"proto.a", "proto.b"}, MaxFrame: tc.max})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseNow()
+			if c.Protocol != "proto.b" {
+				t.Errorf("subprotocol %q, want the server's choice proto.b", c.Protocol)
+			}
+			if err := c.WriteJSON(ctx, map[string]string{"type": "ping"}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := c.Read(ctx)
+			if tc.wantErr != nil {
+				if !tc.wantErr(err) {
+					t.Fatalf("read: %v (%q)", err, b)
+				}
+				return
+			}
+			if err != nil || string(b) != tc.want {
+				t.Fatalf("read %q %v, want %q", b, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDialRefused(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer s.Close()
+	_, err := Dial(context.Background(), wsURL(s), Options{})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Fatalf("dial: %v, want the handshake's HTTP 401", err)
+	}
+}
