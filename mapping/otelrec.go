@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aep-hook/aep-hook/redact"
@@ -120,7 +121,11 @@ type otelProfile struct {
 	// identity lists attributes that are envelope identity, never data.
 	identity map[string]bool
 	// levels declares attribute capture levels; undeclared ones are full.
+	// It never declares "body" (a record's body is full).
 	levels map[string]redact.Level
+	// hostLevels is levels with host.name redacted (withHost).
+	hostOnce   sync.Once
+	hostLevels map[string]redact.Level
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -177,8 +182,7 @@ func (r *OTelRecord) recordTime() time.Time {
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
 // every non-identity attribute, gated by its declared level.
 func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
-	data := make(map[string]any, len(r.Attributes)+2)
-	levels := make(map[string]redact.Level, len(r.Attributes)+2)
+	data := make(map[string]any, min(len(r.Attributes)+2, 8)) // ≤ 8: one group, grown if needed
 	for k, v := range r.Attributes {
 		if p.identity[k] || v == nil {
 			continue
@@ -187,23 +191,36 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 			continue // the vendor did not export this content
 		}
 		data[k] = v
-		if l, ok := p.levels[k]; ok {
-			levels[k] = l
-		}
 	}
+	// The declared levels of every key data can hold: an attribute's own,
+	// the resource's host.name at redacted, the body at full (undeclared).
+	levels := p.levels
 	if h := attrStr(r.Resource, "host.name"); h != "" {
 		if _, dup := data["host.name"]; !dup {
 			data["host.name"] = h
 		}
-		levels["host.name"] = redact.Redacted
+		levels = p.withHost()
 	}
 	if r.Body != nil {
 		if _, dup := data["body"]; !dup {
 			data["body"] = r.Body
-			levels["body"] = redact.Full
 		}
 	}
 	return Draft{Type: p.prefix + suffix, Data: data, Levels: levels}
+}
+
+// withHost is the profile's levels with host.name at redacted: the levels
+// of a record whose resource names its host. It is built once and shared,
+// read-only, by every draft.
+func (p *otelProfile) withHost() map[string]redact.Level {
+	p.hostOnce.Do(func() {
+		p.hostLevels = make(map[string]redact.Level, len(p.levels)+1)
+		for k, l := range p.levels {
+			p.hostLevels[k] = l
+		}
+		p.hostLevels["host.name"] = redact.Redacted
+	})
+	return p.hostLevels
 }
 
 // unknown is the pinned rule for foreign or future records: the event name

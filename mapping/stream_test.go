@@ -12,3 +12,14 @@ func TestVendorEventType(t *testing.T) {
 		}
 	}
 }
+
+// TestOTelProfilesLeaveBodyUndeclared: companion drafts share the
+// profile's levels, which is exact only while no profile declares "body"
+// (a record's body rides at full).
+func TestOTelProfilesLeaveBodyUndeclared(t *testing.T) {
+	for _, p := range []*otelProfile{codexOtelProfile(), vscodeOtelProfile()} {
+		if _, ok := p.levels["body"]; ok {
+			t.Errorf("%s profile declares body", p.prefix)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 	rs := make([]Result, len(ms))
 	var away awayDrafts
 	err := e.Store.Locked(agent, session, func(tx *Tx) error {
-		var lines [][]byte
+		var lines lineBuf
 		for i, m := range ms {
 			rs[i] = Result{Hook: m.Hook, Session: session}
 			drafts, err := v.Map(m, &tx.State.Table)
@@ -120,7 +120,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			drafts = away.take(i, session, drafts)
 			evs, suppressed := e.build(agent, session, drafts, tx.State)
 			rs[i].Events, rs[i].Suppressed = evs, suppressed
-			if lines, err = appendLines(lines, evs); err != nil {
+			if err := lines.add(evs, len(ms)); err != nil {
 				return err
 			}
 		}
@@ -128,24 +128,12 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			return err
 		}
 		awayErr := e.emitAway(agent, away, rs)
-		if len(lines) == 0 {
+		if lines.empty() {
 			return awayErr
 		}
-		return errors.Join(e.Sink.Write(agent, session, lines), awayErr)
+		return errors.Join(e.Sink.Write(agent, session, lines.lines()), awayErr)
 	})
 	return rs, err
-}
-
-// appendLines appends the JSONL lines of evs to lines.
-func appendLines(lines [][]byte, evs []Event) ([][]byte, error) {
-	for i := range evs {
-		l, err := evs[i].MarshalLine()
-		if err != nil {
-			return lines, fmt.Errorf("encode %s: %w", evs[i].Type, err)
-		}
-		lines = append(lines, l)
-	}
-	return lines, nil
 }
 
 // awayDrafts are the drafts of one batch addressed to sessions other than
@@ -205,7 +193,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 	for _, session := range a.order {
 		ds := a.by[session]
 		err := e.Store.Locked(agent, session, func(tx *Tx) error {
-			var lines [][]byte
+			var lines lineBuf
 			for len(ds) > 0 {
 				n := 1 // one moment's drafts are built together
 				for n < len(ds) && ds[n].moment == ds[0].moment {
@@ -219,24 +207,91 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				r := &rs[ds[0].moment]
 				ds = ds[n:]
 				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
-				var err error
-				if lines, err = appendLines(lines, evs); err != nil {
+				if err := lines.add(evs, 1); err != nil {
 					return err
 				}
 			}
 			if err := tx.Save(); err != nil {
 				return err
 			}
-			if len(lines) == 0 {
+			if lines.empty() {
 				return nil
 			}
-			return e.Sink.Write(agent, session, lines)
+			return e.Sink.Write(agent, session, lines.lines())
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %q: %w", session, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lineBuf collects a session's encoded lines back to back in one buffer,
+// cut apart once it has stopped growing.
+type lineBuf struct {
+	buf  []byte
+	ends []int
+}
+
+// add encodes evs; hint is how many moments the batch has, for the first
+// allocation.
+func (l *lineBuf) add(evs []Event, hint int) error {
+	for j := range evs {
+		if l.buf == nil {
+			l.buf = make([]byte, 0, 768*hint)
+		}
+		var err error
+		if l.buf, err = appendEvent(l.buf, &evs[j]); err != nil {
+			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
+		}
+		l.ends = append(l.ends, len(l.buf))
+	}
+	return nil
+}
+
+func (l *lineBuf) empty() bool { return len(l.ends) == 0 }
+
+// lines are the encoded lines, each with its newline.
+func (l *lineBuf) lines() [][]byte {
+	out := make([][]byte, len(l.ends))
+	start := 0
+	for i, end := range l.ends {
+		out[i], start = l.buf[start:end:end], end
+	}
+	return out
+}
+
+// formatTime is t (UTC) as RFC 3339 with milliseconds,
+// t.Format("2006-01-02T15:04:05.000Z") without the layout parsing.
+func formatTime(t time.Time) string {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.Format("2006-01-02T15:04:05.000Z")
+	}
+	h, mi, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	var b [24]byte
+	put := func(i, v, n int) {
+		for k := i + n - 1; k >= i; k-- {
+			b[k] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, y, 4)
+	b[4] = '-'
+	put(5, int(mo), 2)
+	b[7] = '-'
+	put(8, d, 2)
+	b[10] = 'T'
+	put(11, h, 2)
+	b[13] = ':'
+	put(14, mi, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	b[19] = '.'
+	put(20, ms, 3)
+	b[23] = 'Z'
+	return string(b[:])
 }
 
 func (e *Emitter) now() time.Time {
@@ -255,6 +310,7 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 	}
 	evs := make([]Event, 0, len(drafts))
 	suppressed := 0
+	var sessionSource, agentSource string // built once per call
 	for _, d := range drafts {
 		if d.Type == "run.started" && d.Run != "" {
 			// A run starts once: a second start for the same run (a
@@ -281,7 +337,7 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 			ID:       ids.New(t),
 			Type:     d.Type,
 			Subject:  d.Subject,
-			Time:     t.Format("2006-01-02T15:04:05.000Z"),
+			Time:     formatTime(t),
 			Agent:    agent,
 			Severity: d.Severity,
 		}
@@ -300,9 +356,15 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		}, ceiling, e.Pipeline)
 		ev.Data, ev.Capture = data, honoured.String()
 		if AgentScoped(d.Type) {
-			ev.Source = e.source(agent, "")
+			if agentSource == "" {
+				agentSource = e.source(agent, "")
+			}
+			ev.Source = agentSource
 		} else {
-			ev.Source = e.source(agent, session)
+			if sessionSource == "" {
+				sessionSource = e.source(agent, session)
+			}
+			ev.Source = sessionSource
 			ev.Session, ev.Run, ev.Step = session, d.Run, d.Step
 			seq, epoch := st.Next, st.Epoch
 			st.Next++

@@ -1,10 +1,5 @@
 package shim
 
-import (
-	"bytes"
-	"encoding/json"
-)
-
 // Version is the AEP envelope version this binary emits.
 const Version = "0.1"
 
@@ -31,16 +26,10 @@ type Event struct {
 	Data        map[string]any `json:"data,omitzero"`
 }
 
-// MarshalLine encodes e as one compact JSON line with its trailing newline.
-// HTML characters are not escaped.
+// MarshalLine encodes e as one compact JSON line with its trailing newline:
+// the bytes encoding/json gives for e, with HTML characters not escaped.
 func (e *Event) MarshalLine() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return appendEvent(make([]byte, 0, 512), e)
 }
 
 // AgentScoped reports whether events of type typ describe the emitter itself

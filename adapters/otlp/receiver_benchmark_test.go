@@ -85,6 +85,34 @@ func BenchmarkReceiverProtoBaseline(b *testing.B) {
 	reportRate(b)
 }
 
+// BenchmarkReceiverProtoRatio is the goal figure: the receiver (as
+// BenchmarkReceiverProto) and pdata decoding alone (as its baseline) on the
+// same requests, alternating in blocks so both see the same machine, timed
+// by the process's CPU time (GC included; other processes' load excluded),
+// reported as the receiver's throughput over the decoder's ("of-decode",
+// goal >= 0.5).
+func BenchmarkReceiverProtoRatio(b *testing.B) {
+	bodies := benchBodies(b, 64)
+	e := newEnv(b, Config{DedupeWindow: 1})
+	h := e.r.Handler()
+	const block = 8
+	var dec, recv time.Duration
+	for i := 0; b.Loop(); i++ {
+		t0 := cpuTime(b)
+		for k := range block {
+			if _, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(bodies[(i*block+k)%len(bodies)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := cpuTime(b)
+		for k := range block {
+			serveBody(b, h, bodies[(i*block+k)%len(bodies)])
+		}
+		dec, recv = dec+t1-t0, recv+cpuTime(b)-t1
+	}
+	b.ReportMetric(float64(dec)/float64(recv), "of-decode")
+}
+
 // BenchmarkReceiverProtoMem is the same export into an in-memory store and
 // a discarding sink: the receiver and emitter without the disk, to show
 // where BenchmarkReceiverProto's time goes.

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
-	"slices"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -46,13 +44,7 @@ func newKeySeeds() keySeeds { return keySeeds{maphash.MakeSeed(), maphash.MakeSe
 type keyer struct {
 	seeds keySeeds
 	buf   []byte
-	kvs   []keyValue // scratch for sorting map entries
-}
-
-// keyValue is one map entry being encoded.
-type keyValue struct {
-	k string
-	v pcommon.Value
+	ent   []byte // scratch for one map entry
 }
 
 // flattenResource decodes every LogRecord of rl, in order, with the
@@ -207,23 +199,23 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// appendMap appends a canonical encoding of m, its entries sorted by key:
-// attribute order carries no meaning, and a retry re-encoded (protobuf to
-// JSON, or by another exporter build) may change it.
+// appendMap appends a canonical encoding of m that does not depend on the
+// order of its entries (attribute order carries no meaning, and a retry
+// re-encoded, protobuf to JSON or by another exporter build, may change
+// it): the entry count and, per seed, the sum of the entries' hashes.
 func (k *keyer) appendMap(b []byte, m pcommon.Map) []byte {
-	start := len(k.kvs)
+	var sum [2]uint64
+	ent := k.ent
+	k.ent = nil // a nested map takes its own scratch
 	for key, v := range m.All() {
-		k.kvs = append(k.kvs, keyValue{key, v})
+		ent = k.appendValue(appendString(ent[:0], key), v)
+		sum[0] += maphash.Bytes(k.seeds[0], ent)
+		sum[1] += maphash.Bytes(k.seeds[1], ent)
 	}
-	ents := k.kvs[start:]
-	slices.SortFunc(ents, func(a, b keyValue) int { return strings.Compare(a.k, b.k) })
-	b = binary.AppendUvarint(b, uint64(len(ents)))
-	for _, e := range ents {
-		b = k.appendValue(appendString(b, e.k), e.v)
-	}
-	clear(ents)
-	k.kvs = k.kvs[:start]
-	return b
+	k.ent = ent
+	b = binary.AppendUvarint(b, uint64(m.Len()))
+	b = binary.LittleEndian.AppendUint64(b, sum[0])
+	return binary.LittleEndian.AppendUint64(b, sum[1])
 }
 
 // appendValue appends a type-tagged encoding of v.

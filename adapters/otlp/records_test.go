@@ -108,7 +108,7 @@ func TestRecordFromPdata(t *testing.T) {
 // TestRecordKeys: the same record under the same resource and scope keys
 // alike (an exporter retry); any difference keys apart.
 func TestRecordKeys(t *testing.T) {
-	build := func(res, event string, ts int64) plog.ResourceLogs {
+	build := func(res, event string, ts int64, nested ...string) plog.ResourceLogs {
 		ld := plog.NewLogs()
 		rl := ld.ResourceLogs().AppendEmpty()
 		rl.Resource().Attributes().PutStr("service.name", res)
@@ -116,6 +116,10 @@ func TestRecordKeys(t *testing.T) {
 		lr.Attributes().PutStr("event.name", event)
 		lr.SetTimestamp(1)
 		lr.Attributes().PutInt("n", ts)
+		m := lr.Attributes().PutEmptyMap("m")
+		for _, s := range nested {
+			m.PutStr(s, s)
+		}
 		return rl
 	}
 	k := &keyer{seeds: newKeySeeds()}
@@ -123,11 +127,12 @@ func TestRecordKeys(t *testing.T) {
 		_, recs := flattenResource(rl, k)
 		return recs[0].key
 	}
-	base := key(build("codex", "a", 1))
-	if key(build("codex", "a", 1)) != base {
+	base := key(build("codex", "a", 1, "x", "y"))
+	if key(build("codex", "a", 1, "x", "y")) != base || key(build("codex", "a", 1, "y", "x")) != base {
 		t.Error("a retry keys apart")
 	}
-	for _, rl := range []plog.ResourceLogs{build("codeX", "a", 1), build("codex", "b", 1), build("codex", "a", 2)} {
+	for _, rl := range []plog.ResourceLogs{build("codeX", "a", 1, "x", "y"), build("codex", "b", 1, "x", "y"),
+		build("codex", "a", 2, "x", "y"), build("codex", "a", 1, "x"), build("codex", "a", 1, "x", "z")} {
 		if key(rl) == base {
 			t.Error("a different record keys alike")
 		}

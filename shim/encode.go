@@ -1,0 +1,199 @@
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The event encoder: the bytes encoding/json produces for an Event (compact,
+// no HTML escaping, map keys sorted), written without reflection for the
+// value kinds payloads hold. Anything else is handed to encoding/json.
+// FuzzEncodeMatchesJSON holds the two to the same bytes.
+
+// errNonFinite is encoding/json's refusal of NaN and infinities.
+var errNonFinite = errors.New("json: unsupported value: NaN or infinite float")
+
+// appendEvent appends e's JSON line (with its newline) to b.
+func appendEvent(b []byte, e *Event) ([]byte, error) {
+	b = append(b, `{"aep":`...)
+	b = appendJSONString(b, e.AEP)
+	b = appendField(b, "id", e.ID, false)
+	b = appendField(b, "type", e.Type, false)
+	b = appendField(b, "subject", e.Subject, true)
+	b = appendField(b, "time", e.Time, false)
+	b = appendField(b, "source", e.Source, false)
+	b = appendField(b, "agent", e.Agent, false)
+	b = appendField(b, "session", e.Session, true)
+	b = appendField(b, "run", e.Run, true)
+	b = appendField(b, "step", e.Step, true)
+	if e.Seq != nil {
+		b = strconv.AppendInt(append(b, `,"seq":`...), *e.Seq, 10)
+	}
+	if e.Epoch != nil {
+		b = strconv.AppendInt(append(b, `,"epoch":`...), *e.Epoch, 10)
+	}
+	b = appendField(b, "cause", e.Cause, true)
+	b = appendField(b, "traceparent", e.Traceparent, true)
+	b = appendField(b, "severity", e.Severity, true)
+	b = appendField(b, "capture", e.Capture, true)
+	if e.Data != nil {
+		var err error
+		if b, err = appendJSON(append(b, `,"data":`...), e.Data); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}', '\n'), nil
+}
+
+// appendField appends ,"name":"value", or nothing when omitEmpty and value
+// is empty.
+func appendField(b []byte, name, value string, omitEmpty bool) []byte {
+	if omitEmpty && value == "" {
+		return b
+	}
+	b = append(append(append(b, ',', '"'), name...), '"', ':')
+	return appendJSONString(b, value)
+}
+
+// appendJSON appends v's JSON encoding.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendJSONString(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(b, x, 10), nil
+	case float64:
+		return appendFloat(b, x)
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, strings.Compare)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(appendJSONString(b, k), ':')
+			var err error
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
+}
+
+// appendFloat formats f as encoding/json does (ES6 number formatting).
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, errNonFinite
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 becomes e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string the way encoding/json does
+// without HTML escaping: control characters escaped, invalid UTF-8 as
+// U+FFFD, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(append(b, s[start:]...), '"')
+}
