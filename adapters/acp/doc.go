@@ -5,14 +5,19 @@
 // directions on the side.
 //
 // The relay never waits on observation: each chunk is written on as it
-// arrives, and complete lines are copied into a bounded queue that never
-// blocks but drops, and counts, what it cannot hold; a line longer than the bound or not JSON
-// passes through unobserved and is recorded as a failure. One observer
-// goroutine takes what is queued a batch at a time, classifies each line
-// and joins responses to their requests by JSON-RPC id per direction, and
-// hands the lines to the caller's shim.Handler (normally the emitter) as
+// arrives, after a copy of it is put in a bounded queue (bounded by lines
+// and bytes) that never blocks but drops, and counts, what it cannot hold;
+// the relay only counts the chunk's newlines. One observer goroutine frames
+// each direction's chunks into lines (a line longer than the bound, or not
+// JSON, passes through unobserved and is recorded as a failure), classifies
+// each line and joins responses to their requests by JSON-RPC id per
+// direction, and hands the lines, a batch at a time, to the caller's
+// shim.Handler (normally the emitter) as
 // moments of the ACP table: Raw is the message as it travelled, and the
 // facts (mapping.TransportACP) carry its kind, direction, method, id, the
-// session of the joined request and the tee's token. The agent's exit
+// session of the joined request and the tee's token. Between batches the
+// observer lingers (at least a millisecond, and three times its last
+// batch), so it is woken once per batch, not per line, and never takes
+// more than a quarter of a processor from the relay. The agent's exit
 // status is the tee's; interrupt and terminate signals are forwarded to it.
 package acp

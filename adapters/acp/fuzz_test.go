@@ -53,28 +53,60 @@ func FuzzDecode(f *testing.F) {
 }
 
 // FuzzRelay relays arbitrary bytes in arbitrary chunks: the output is the
-// input, byte for byte, and the observed lines are its newline-separated
-// lines (bounded ones only).
+// input, byte for byte, and the observer frames the queued chunks into the
+// input's newline-separated lines (bounded ones only). With a queue too
+// small for the input, no line is observed that was not sent whole.
 func FuzzRelay(f *testing.F) {
-	f.Add([]byte("{\"a\":1}\n{\"b\":2}\n"), uint8(3), uint8(16))
-	f.Add([]byte("no newline"), uint8(1), uint8(4))
-	f.Add([]byte("\r\n\n  \nxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nshort\n"), uint8(5), uint8(8))
-	f.Fuzz(func(t *testing.T, in []byte, chunk, max uint8) {
+	f.Add([]byte("{\"a\":1}\n{\"b\":2}\n"), uint8(3), uint8(16), false)
+	f.Add([]byte("no newline"), uint8(1), uint8(4), false)
+	f.Add([]byte("\r\n\n  \nxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nshort\n"), uint8(5), uint8(8), true)
+	f.Fuzz(func(t *testing.T, in []byte, chunk, max uint8, tight bool) {
 		st := &Stats{}
-		q := newQueue(len(in)+1, 1<<30, st)
+		q := newQueue(len(in)+1, 1<<30)
+		if tight {
+			q = newQueue(2, 1<<30)
+		}
 		var out bytes.Buffer
 		r := &relay{src: &chunked{b: in, n: int(chunk) + 1}, dst: &out, q: q, max: int(max) + 1, stats: st}
+		o := &observer{q: q, stats: st, maxLine: int(max) + 1}
+		var got [][]byte
+		drain := func() {
+			for {
+				select {
+				case it := <-q.ch:
+					o.frame(it)
+					q.taken(it)
+				default:
+					return
+				}
+			}
+		}
+		r.dst = writerFunc(func(p []byte) (int, error) {
+			if tight && len(q.ch) == cap(q.ch) && out.Len()%3 == 0 {
+				drain() // an observer that sometimes keeps up
+			}
+			return out.Write(p)
+		})
 		if err := r.run(); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(out.Bytes(), in) {
 			t.Fatalf("relay altered the stream")
 		}
-		var want [][]byte
+		drain()
 		tooLong := 0
+		for _, l := range o.lines {
+			if l.b == nil {
+				tooLong++
+			} else {
+				got = append(got, l.b)
+			}
+		}
+		var want [][]byte
+		wantLong := 0
 		for _, l := range bytes.Split(in, []byte{'\n'}) {
 			if len(l) > int(max)+1 {
-				tooLong++
+				wantLong++
 				continue
 			}
 			l = bytes.TrimSuffix(l, []byte{'\r'})
@@ -82,15 +114,22 @@ func FuzzRelay(f *testing.F) {
 				want = append(want, l)
 			}
 		}
-		close(q.ch)
-		var got [][]byte
-		for it := range q.ch {
-			if it.line != nil {
-				got = append(got, it.line)
+		if tight {
+			// Every observed line is one of the input's, in order.
+			k := 0
+			for _, g := range got {
+				for k < len(want) && !bytes.Equal(want[k], g) {
+					k++
+				}
+				if k == len(want) {
+					t.Fatalf("observed %q, which was not sent whole in that order", g)
+				}
+				k++
 			}
+			return
 		}
-		if len(got) != len(want) || int(st.TooLong.Load()) != tooLong {
-			t.Fatalf("lines %d (too long %d), want %d (%d)", len(got), st.TooLong.Load(), len(want), tooLong)
+		if len(got) != len(want) || tooLong != wantLong || int(st.TooLong.Load()) != wantLong {
+			t.Fatalf("lines %d (too long %d), want %d (%d)", len(got), tooLong, len(want), wantLong)
 		}
 		for i := range got {
 			if !bytes.Equal(got[i], want[i]) {
@@ -99,6 +138,11 @@ func FuzzRelay(f *testing.F) {
 		}
 	})
 }
+
+// writerFunc is a func as an io.Writer.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // chunked reads b n bytes at a time.
 type chunked struct {

@@ -1,7 +1,9 @@
 package acp
 
 import (
+	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -89,24 +91,48 @@ func (d Direction) fact() mapping.Direction {
 // joins a response to its request (its method and session). line must be
 // valid JSON.
 func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
-	r := gjson.GetManyBytes(line, "method", "id", "params.sessionId", "result", "error")
-	if !gjson.ParseBytes(line).IsObject() {
+	msg := gjson.ParseBytes(line)
+	if !msg.IsObject() {
 		return mapping.Facts{}, fmt.Errorf("JSON-RPC message is not an object")
 	}
-	f := mapping.Facts{Direction: d.fact(), Method: r[0].String(), Session: r[2].String()}
-	hasID := r[1].Exists() && r[1].Type != gjson.Null
+	// One pass over the members; of a duplicated key the first counts,
+	// as with a gjson path.
+	var method, id, params, session gjson.Result
+	var answer bool
+	msg.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "method":
+			if !method.Exists() {
+				method = v
+			}
+		case "id":
+			if !id.Exists() {
+				id = v
+			}
+		case "params":
+			if !params.Exists() {
+				params = v
+				session = v.Get("sessionId")
+			}
+		case "result", "error":
+			answer = true
+		}
+		return true
+	})
+	f := mapping.Facts{Direction: d.fact(), Method: method.String(), Session: session.String()}
+	hasID := id.Exists() && id.Type != gjson.Null
 	if hasID {
-		f.ID = r[1].String()
+		f.ID = id.String()
 	}
 	switch {
-	case r[0].Exists() && hasID:
+	case method.Exists() && hasID:
 		f.Kind = mapping.KindRequest
-		j.remember(d, r[1].Raw, pending{method: f.Method, session: f.Session, id: f.ID})
-	case r[0].Exists():
+		j.remember(d, id.Raw, pending{method: f.Method, session: f.Session, id: f.ID})
+	case method.Exists():
 		f.Kind = mapping.KindNotification
-	case hasID && (r[3].Exists() || r[4].Exists()):
+	case hasID && answer:
 		f.Kind = mapping.KindResponse
-		if p, ok := j.answer(d, r[1].Raw); ok {
+		if p, ok := j.answer(d, id.Raw); ok {
 			f.Method, f.Session = p.method, p.session
 		}
 	default:
@@ -169,9 +195,10 @@ func str(r gjson.Result) string {
 	return r.Str
 }
 
-// observer consumes the queue: it validates, classifies and joins each line
-// and hands the moments to the handler a batch at a time, recording
-// failures without content.
+// observer consumes the queue: it frames each direction's chunks into
+// lines, validates, classifies and joins each line and hands the moments to
+// the handler a batch at a time, recording failures without content. It
+// lingers between batches (see minLinger).
 type observer struct {
 	q       *queue
 	join    *joiner
@@ -183,13 +210,42 @@ type observer struct {
 	nonce   func() string
 	maxLine int
 
-	conn  connection       // what the connection stated so far
-	batch []item           // the items being observed
-	ms    []mapping.Moment // their moments
+	conn   connection       // what the connection stated so far
+	frames [2]framer        // per direction
+	linger *time.Timer      // the wait between batches
+	wait   time.Duration    // its length after the last batch
+	batch  []item           // the chunks being observed
+	lines  []line           // their lines
+	ms     []mapping.Moment // the lines' moments
 }
 
-// maxBatch bounds the messages handed to the handler at once.
+// framer holds one direction's line in progress across chunks.
+type framer struct {
+	partial []byte // the current line's bytes so far
+	over    int    // > 0: the current line passed the bound; its size so far
+	skip    bool   // discard through the next newline: dropped bytes cut it
+}
+
+// line is one framed line, or (b nil) a line over the bound.
+type line struct {
+	dir     Direction
+	b       []byte
+	tooLong int
+}
+
+// maxBatch bounds the chunks taken at once.
 const maxBatch = 256
+
+// The observer never competes with the relay for the processor: after a
+// batch that took d, it lets chunks gather for at least minLinger and at
+// least lingerFactor·d before the next, so it uses at most 1/(1+lingerFactor)
+// of a processor however fast lines arrive (a burst beyond that is dropped
+// and counted, never slowed), and is woken at most once per minLinger at a
+// steady rate, not once per line.
+const (
+	minLinger    = time.Millisecond
+	lingerFactor = 3
+)
 
 func (o *observer) record(f shim.Failure) {
 	f.Adapter = "acp"
@@ -198,10 +254,41 @@ func (o *observer) record(f shim.Failure) {
 	}
 }
 
-// take observes first and whatever else is already queued (up to maxBatch)
-// as one batch. The items' bytes stay counted against the queue's bound
-// until the batch is done.
-func (o *observer) take(first item) {
+// run observes queued chunks until stop, then what is still queued.
+func (o *observer) run(stop <-chan struct{}) {
+	for {
+		select {
+		case it := <-o.q.ch:
+			o.take(it, stop)
+		case <-stop:
+			for {
+				select {
+				case it := <-o.q.ch:
+					o.take(it, stop)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// take observes first and whatever else is queued once the linger is over
+// (up to maxBatch chunks) as one batch; stop ends the linger at once. The
+// chunks' bytes stay counted against the queue's bound until the batch is
+// done.
+func (o *observer) take(first item, stop <-chan struct{}) {
+	if o.linger == nil {
+		o.linger = time.NewTimer(o.wait)
+	} else {
+		o.linger.Reset(o.wait)
+	}
+	select {
+	case <-o.linger.C:
+	case <-stop:
+		o.linger.Stop()
+	}
+	start := time.Now()
 	o.batch = append(o.batch[:0], first)
 gather:
 	for len(o.batch) < maxBatch {
@@ -212,23 +299,109 @@ gather:
 			break gather
 		}
 	}
-	o.observe(o.batch)
+	o.lines = o.lines[:0]
+	for _, it := range o.batch {
+		o.frame(it)
+	}
+	o.observe()
 	for i := range o.batch {
 		o.q.taken(o.batch[i])
 		o.batch[i] = item{}
 	}
+	o.wait = max(minLinger, lingerFactor*time.Since(start))
 }
 
-// observe turns a batch of queued items into moments and hands them over.
-func (o *observer) observe(items []item) {
+// frame cuts a chunk into the lines it completes (at the direction's end,
+// the last line too).
+func (o *observer) frame(it item) {
+	f := &o.frames[it.dir]
+	if it.gap {
+		// The line in progress lost bytes: forget it (its newline, if
+		// dropped, was counted then; if not, it is the one skipped below).
+		f.partial, f.over, f.skip = release(f.partial), 0, it.cut
+	}
+	b := it.chunk
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			f.accumulate(b, o.maxLine)
+			break
+		}
+		if f.skip {
+			f.skip = false
+			o.stats.Dropped.Add(1)
+		} else {
+			o.end(it.dir, f, b[:i])
+		}
+		b = b[i+1:]
+	}
+	if it.eof {
+		switch {
+		case f.skip:
+			f.skip = false
+			o.stats.Dropped.Add(1)
+		case len(f.partial) > 0 || f.over > 0:
+			o.end(it.dir, f, nil)
+		}
+	}
+}
+
+// accumulate keeps part of a line that continues in a later chunk.
+func (f *framer) accumulate(p []byte, max int) {
+	switch {
+	case f.skip:
+	case f.over > 0:
+		f.over += len(p)
+	case len(f.partial)+len(p) > max:
+		f.over = len(f.partial) + len(p)
+		f.partial = release(f.partial)
+	default:
+		f.partial = append(f.partial, p...)
+	}
+}
+
+// end completes the line in progress with its last piece.
+func (o *observer) end(d Direction, f *framer, last []byte) {
+	if f.over > 0 || len(f.partial)+len(last) > o.maxLine {
+		size := f.over + len(f.partial) + len(last)
+		f.over, f.partial = 0, release(f.partial)
+		o.stats.TooLong.Add(1)
+		o.lines = append(o.lines, line{dir: d, tooLong: size})
+		return
+	}
+	l := last
+	if len(f.partial) > 0 {
+		// The line is handed over: the next one starts a new buffer.
+		l, f.partial = append(f.partial, last...), nil
+	}
+	l = bytes.TrimSuffix(l, []byte{'\r'})
+	if len(bytes.TrimSpace(l)) == 0 {
+		return
+	}
+	o.stats.Lines.Add(1)
+	o.lines = append(o.lines, line{dir: d, b: l})
+}
+
+// release empties a line buffer, dropping a large one so one huge line
+// does not pin its memory for the connection's life.
+func release(b []byte) []byte {
+	if cap(b) > 1<<20 {
+		return nil
+	}
+	return b[:0]
+}
+
+// observe turns the batch's lines into moments and hands them over.
+func (o *observer) observe() {
 	o.ms = o.ms[:0]
-	for _, it := range items {
-		if f, ok := o.facts(it); ok {
-			o.ms = append(o.ms, mapping.Moment{Raw: it.line, Facts: f, Deltas: o.deltas})
+	for _, l := range o.lines {
+		if f, ok := o.facts(l); ok {
+			o.ms = append(o.ms, mapping.Moment{Raw: l.b, Facts: f, Deltas: o.deltas})
 		}
 	}
 	o.hand(o.conn.admit(o.ms))
-	clear(o.ms) // the lines belong to the relay's buffers
+	clear(o.ms) // the lines belong to the batch's chunks
+	clear(o.lines)
 }
 
 // hand gives moments to the handler, recording its failures.
@@ -254,23 +427,23 @@ func (o *observer) hand(ms []mapping.Moment) {
 	}
 }
 
-// facts validates and classifies one queued item.
-func (o *observer) facts(it item) (mapping.Facts, bool) {
-	if it.line == nil {
-		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: it.tooLong,
+// facts validates and classifies one framed line.
+func (o *observer) facts(l line) (mapping.Facts, bool) {
+	if l.b == nil {
+		o.record(shim.Failure{Hook: l.dir.String(), Stage: "parse", Bytes: l.tooLong,
 			Error: fmt.Sprintf("line over %d bytes passed through unobserved", o.maxLine)})
 		return mapping.Facts{}, false
 	}
-	if !gjson.ValidBytes(it.line) {
+	if !gjson.ValidBytes(l.b) {
 		o.stats.Invalid.Add(1)
-		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: len(it.line),
+		o.record(shim.Failure{Hook: l.dir.String(), Stage: "parse", Bytes: len(l.b),
 			Error: "line is not JSON; passed through unobserved"})
 		return mapping.Facts{}, false
 	}
-	f, err := o.join.classify(it.dir, it.line)
+	f, err := o.join.classify(l.dir, l.b)
 	if err != nil {
 		o.stats.Invalid.Add(1)
-		o.record(shim.Failure{Hook: it.dir.String(), Stage: "parse", Bytes: len(it.line), Error: err.Error()})
+		o.record(shim.Failure{Hook: l.dir.String(), Stage: "parse", Bytes: len(l.b), Error: err.Error()})
 		return mapping.Facts{}, false
 	}
 	f.Instance = o.tee

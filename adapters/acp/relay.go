@@ -27,61 +27,78 @@ func (d Direction) String() string {
 // tee runs; read them after Run returns.
 type Stats struct {
 	Bytes    [2]atomic.Int64 // relayed, per Direction
-	Lines    atomic.Int64    // complete lines offered to the observer
-	Dropped  atomic.Int64    // lines the full queue could not take
+	Lines    atomic.Int64    // complete lines framed for observation
+	Dropped  atomic.Int64    // lines the full queue could not take (counted by newline)
 	TooLong  atomic.Int64    // lines over the bound, passed through unobserved
 	Invalid  atomic.Int64    // lines that are not JSON, passed through unobserved
 	Observed atomic.Int64    // messages handed to the handler
 	Failed   atomic.Int64    // handler errors
 }
 
-// item is one queued observation: a copied line, or a too-long marker.
+// item is one queued observation: a copy of a relayed chunk, framed into
+// lines by the observer.
 type item struct {
-	dir     Direction
-	line    []byte
-	tooLong int // the size of a line over the bound; line is nil then
+	dir   Direction
+	chunk []byte
+	lines int // the newlines in chunk, counted against the queue's bound
+	// gap says chunks of this direction were dropped just before this one:
+	// the observer forgets the line in progress; cut says the dropped bytes
+	// ended inside a line, whose tail (up to this chunk's first newline) it
+	// skips too.
+	gap, cut bool
+	// eof says the direction ended after this chunk (which may be empty):
+	// a last line without a newline is complete.
+	eof bool
 }
 
-// queue is the bounded hand-off from the relays to the observer. Offers
-// never block: a full queue drops the line and counts it.
+// queue is the bounded hand-off from the relays to the observer, bounded by
+// lines (what observing costs) and bytes (what holding costs). Offers never
+// block: a full queue refuses the chunk.
 type queue struct {
-	ch       chan item
-	bytes    atomic.Int64
-	maxBytes int64
-	stats    *Stats
+	ch                 chan item
+	lines, bytes       atomic.Int64
+	maxLines, maxBytes int64
 }
 
-func newQueue(lines int, maxBytes int64, st *Stats) *queue {
-	return &queue{ch: make(chan item, lines), maxBytes: maxBytes, stats: st}
+func newQueue(lines int, maxBytes int64) *queue {
+	return &queue{ch: make(chan item, lines), maxLines: int64(lines), maxBytes: maxBytes}
 }
 
-// room reports whether the queue can take a line now (a hint: another
-// relay may fill it first, and offer still checks).
-func (q *queue) room() bool {
-	return len(q.ch) < cap(q.ch) && q.bytes.Load() < q.maxBytes
+// room reports whether the queue can take a chunk of n bytes and lines
+// lines now (a hint: the observer may free room or another relay take it;
+// offer decides).
+func (q *queue) room(n, lines int) bool {
+	return len(q.ch) < cap(q.ch) && q.bytes.Load()+int64(n) <= q.maxBytes && q.lines.Load()+int64(lines) <= q.maxLines
 }
 
-// offer queues it unless the queue is full (by count or by bytes).
-func (q *queue) offer(it item) {
-	n := int64(len(it.line))
-	if q.bytes.Add(n) > q.maxBytes {
+// offer queues it unless the queue is full.
+func (q *queue) offer(it item) bool {
+	n, l := int64(len(it.chunk)), int64(it.lines)
+	if q.bytes.Add(n) > q.maxBytes || q.lines.Add(l) > q.maxLines {
 		q.bytes.Add(-n)
-		q.stats.Dropped.Add(1)
-		return
+		q.lines.Add(-l)
+		return false
 	}
 	select {
 	case q.ch <- it:
+		return true
 	default:
 		q.bytes.Add(-n)
-		q.stats.Dropped.Add(1)
+		q.lines.Add(-l)
+		return false
 	}
 }
 
-// taken releases an item's bytes once the observer has it.
-func (q *queue) taken(it item) { q.bytes.Add(-int64(len(it.line))) }
+// taken releases an item's share of the bound once the observer is done
+// with it.
+func (q *queue) taken(it item) {
+	q.bytes.Add(-int64(len(it.chunk)))
+	q.lines.Add(-int64(it.lines))
+}
 
-// relay copies src to dst chunk by chunk as it arrives, handing copies of
-// the chunk's complete lines to the observer queue on the way.
+// relay copies src to dst chunk by chunk as it arrives, queueing a copy of
+// each chunk for the observer on the way. It only counts a chunk's
+// newlines (a vector scan); framing is the observer's, off the relay's path.
 type relay struct {
 	dir     Direction
 	src     io.Reader
@@ -90,15 +107,17 @@ type relay struct {
 	max     int // the line bound
 	stats   *Stats
 	buf     []byte
-	partial []byte // the current line's bytes seen so far
-	over    int    // > 0: the current line passed the bound; its size so far
+	lineLen int  // bytes relayed since the last newline
+	gap     bool // a chunk was dropped since the last one queued
+	cut     bool // and the last one dropped ended inside a line
 }
 
 // readSize is the relay's read chunk.
 const readSize = 64 << 10
 
 // run relays until src ends or dst fails, returning the first error (nil at
-// EOF). A last line without a newline is offered too.
+// EOF). The end is queued too, so a last line without a newline is
+// observed.
 func (r *relay) run() error {
 	if r.buf == nil {
 		r.buf = make([]byte, readSize)
@@ -106,19 +125,17 @@ func (r *relay) run() error {
 	for {
 		n, err := r.src.Read(r.buf)
 		if n > 0 {
-			// Framing first keeps the join causal: a line is queued before
+			// Queueing first keeps the join causal: a line is queued before
 			// the peer can see it, so a response is never observed before
-			// the request it answers. Framing never blocks (offers drop).
-			r.frame(r.buf[:n])
+			// the request it answers. Queueing never blocks (offers drop).
+			r.observe(r.buf[:n])
 			if _, werr := r.dst.Write(r.buf[:n]); werr != nil {
 				return werr
 			}
 			r.stats.Bytes[r.dir].Add(int64(n))
 		}
 		if err != nil {
-			if len(r.partial) > 0 || r.over > 0 {
-				r.end(nil)
-			}
+			r.end()
 			if err == io.EOF {
 				return nil
 			}
@@ -127,87 +144,32 @@ func (r *relay) run() error {
 	}
 }
 
-// frame splits a relayed chunk into lines. The lines that lie wholly in
-// the chunk share one copy of it (one allocation per chunk, not per line),
-// made only when the queue has room.
-func (r *relay) frame(b []byte) {
-	var shared []byte // a copy of b[base:] the chunk's own lines slice into
-	base := 0
-	for off := 0; off < len(b); {
-		i := bytes.IndexByte(b[off:], '\n')
-		if i < 0 {
-			r.accumulate(b[off:])
+// observe queues a copy of a relayed chunk, or counts the lines it ends
+// when the queue is full. The inside of a line already past the bound is
+// not queued at all: the observer has given up on that line.
+func (r *relay) observe(b []byte) {
+	lines := bytes.Count(b, []byte{'\n'})
+	if lines == 0 {
+		past := r.lineLen > r.max
+		r.lineLen += len(b)
+		if past {
 			return
 		}
-		if len(r.partial) > 0 || r.over > 0 || i > r.max {
-			r.end(b[off : off+i])
-		} else if r.q.room() {
-			if shared == nil {
-				base = off
-				shared = bytes.Clone(b[off : off+bytes.LastIndexByte(b[off:], '\n')])
-			}
-			lo := off - base
-			r.send(shared[lo : lo+i : lo+i])
-		} else {
-			r.skip(b[off : off+i])
-		}
-		off += i + 1
+	} else {
+		r.lineLen = len(b) - 1 - bytes.LastIndexByte(b, '\n')
 	}
-}
-
-// accumulate keeps part of a line that continues in a later chunk.
-func (r *relay) accumulate(p []byte) {
-	switch {
-	case r.over > 0:
-		r.over += len(p)
-	case len(r.partial)+len(p) > r.max:
-		r.over = len(r.partial) + len(p)
-		r.partial = r.release(r.partial)
-	default:
-		r.partial = append(r.partial, p...)
-	}
-}
-
-// end completes the current (partial) line with its last piece and offers
-// a copy.
-func (r *relay) end(last []byte) {
-	if r.over > 0 || len(r.partial)+len(last) > r.max {
-		size := r.over + len(r.partial) + len(last)
-		r.over, r.partial = 0, r.release(r.partial)
-		r.stats.TooLong.Add(1)
-		r.q.offer(item{dir: r.dir, tooLong: size})
+	if r.q.room(len(b), lines) && r.q.offer(item{dir: r.dir, chunk: bytes.Clone(b), lines: lines, gap: r.gap, cut: r.cut}) {
+		r.gap = false
 		return
 	}
-	line := append(bytes.Clone(r.partial), last...)
-	r.partial = r.release(r.partial)
-	r.send(line)
+	r.gap, r.cut = true, r.lineLen > 0
+	r.stats.Dropped.Add(int64(lines))
 }
 
-// send offers one complete line, skipping blank ones.
-func (r *relay) send(line []byte) {
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
+// end queues the direction's end; when the queue cannot take it, a line in
+// progress is lost, and counted.
+func (r *relay) end() {
+	if !r.q.offer(item{dir: r.dir, gap: r.gap, cut: r.cut, eof: true}) && r.lineLen > 0 {
+		r.stats.Dropped.Add(1)
 	}
-	r.stats.Lines.Add(1)
-	r.q.offer(item{dir: r.dir, line: line})
-}
-
-// skip counts a line the full queue cannot take, without copying it.
-func (r *relay) skip(line []byte) {
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(bytes.TrimSpace(line)) == 0 {
-		return
-	}
-	r.stats.Lines.Add(1)
-	r.stats.Dropped.Add(1)
-}
-
-// release empties the line buffer, dropping a large one so one huge line
-// does not pin its memory for the connection's life.
-func (r *relay) release(b []byte) []byte {
-	if cap(b) > 1<<20 {
-		return nil
-	}
-	return b[:0]
 }

@@ -17,7 +17,7 @@ import (
 // Defaults for a Tee's zero fields.
 const (
 	DefaultMaxLine    = 8 << 20
-	DefaultQueueLines = 1024
+	DefaultQueueLines = 4096
 	DefaultQueueBytes = 64 << 20
 	DefaultLinger     = 2 * time.Second
 	DefaultDrain      = 2500 * time.Millisecond
@@ -52,8 +52,10 @@ type Tee struct {
 	// MaxLine bounds an observed line; a longer one passes through
 	// unobserved and is recorded as a failure.
 	MaxLine int
-	// QueueLines and QueueBytes bound the observer's backlog; a line that
-	// does not fit is dropped from observation (never from the relay).
+	// QueueLines and QueueBytes bound the observer's backlog; a relayed
+	// chunk (a read of up to 64 KiB: one line or many) that does not fit
+	// is dropped from observation (never from the relay) and its lines
+	// counted.
 	QueueLines int
 	QueueBytes int64
 	// Linger bounds how long, after the agent exits, the tee goes on
@@ -104,7 +106,7 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	}
 	defer a.release()
 
-	q := newQueue(orInt(t.QueueLines, DefaultQueueLines), orInt64(t.QueueBytes, DefaultQueueBytes), st)
+	q := newQueue(orInt(t.QueueLines, DefaultQueueLines), orInt64(t.QueueBytes, DefaultQueueBytes))
 	maxLine := orInt(t.MaxLine, DefaultMaxLine)
 	obs := &observer{q: q, join: newJoiner(), handle: t.Handle, errs: t.Errors, stats: st,
 		tee: t.Token, deltas: t.Deltas, nonce: t.Nonce, maxLine: maxLine}
@@ -221,25 +223,6 @@ func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) b
 		}
 	}
 	return true
-}
-
-// run observes queued items until stop, then what is still queued.
-func (o *observer) run(stop <-chan struct{}) {
-	for {
-		select {
-		case it := <-o.q.ch:
-			o.take(it)
-		case <-stop:
-			for {
-				select {
-				case it := <-o.q.ch:
-					o.take(it)
-				default:
-					return
-				}
-			}
-		}
-	}
 }
 
 // forward relays signals to the agent and kills it when ctx ends, until
