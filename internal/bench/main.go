@@ -8,6 +8,12 @@
 //     binary's own start-up adds to every hook.
 //  2. Every Go benchmark BenchmarkFoo with a sibling BenchmarkFooBaseline
 //     (and the named pairs below), side by side.
+//  3. The speed goals (issue 17), each a ratio against its baseline from the
+//     same run: the hook p50 against the floor (worst vendor), the OTLP
+//     receiver against pdata decoding, the ACP tee against a plain pipe on
+//     a burst, the tee's drops at 5,000 messages/s and what it adds to a
+//     message's round trip. The goal benchmarks run apart, with counts of
+//     their own (AEP_BENCH_GOALS=1 enables them).
 package main
 
 import (
@@ -83,6 +89,7 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 	}
 	sort.Strings(names)
 	first := true
+	worst, worstName := 0.0, ""
 	for _, name := range names {
 		p := payloads[name]
 		hook := []string{name}
@@ -103,16 +110,24 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 			printRow("aep-hook version", v, fl)
 			first = false
 		}
-		printRow("hook "+name, res[name], fl)
+		if x := printRow("hook "+name, res[name], fl); x > worst {
+			worst, worstName = x, name
+		}
 	}
-	fmt.Println("goal: hook p50 <= 2.5x floor (stretch 2x)")
 	if err := redactFigures(bin, floor, tmp, n); err != nil {
 		return err
 	}
-	if skipGo {
-		return nil
+	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
+	if !skipGo {
+		err = goBench(benchtime) // reported after the goals
+		goals = append(goals, goalBenches()...)
 	}
-	return goBench(benchtime)
+	fmt.Println()
+	fmt.Println("== goals (issue 17)")
+	for _, g := range goals {
+		g.print()
+	}
+	return err
 }
 
 type command struct {
@@ -151,10 +166,89 @@ func pct(d []time.Duration, p float64) time.Duration {
 	return d[min(len(d)-1, int(float64(len(d))*p))]
 }
 
-func printRow(name string, d, floor []time.Duration) {
+// printRow prints one command's row and returns its p50 ratio.
+func printRow(name string, d, floor []time.Duration) float64 {
 	p50, p99, f50, f99 := pct(d, 0.5), pct(d, 0.99), pct(floor, 0.5), pct(floor, 0.99)
+	x := float64(p50) / float64(f50)
 	fmt.Printf("%-22s %10s %10s %10s %10s %7.2fx %7.2fx\n", name, round(p50), round(p99), round(f50), round(f99),
-		float64(p50)/float64(f50), float64(p99)/float64(f99))
+		x, float64(p99)/float64(f99))
+	return x
+}
+
+// goal is one speed goal and the figure measured for it.
+type goal struct {
+	name         string
+	value, limit float64
+	below        bool // met when value <= limit (else value >= limit)
+	unit         string
+	missing      bool
+}
+
+func (g goal) print() {
+	if g.missing {
+		fmt.Printf("%-62s %10s   (not measured)\n", g.name, "-")
+		return
+	}
+	met := g.value >= g.limit
+	op := ">="
+	if g.below {
+		met, op = g.value <= g.limit, "<="
+	}
+	verdict := "MET"
+	if !met {
+		verdict = "NOT MET"
+	}
+	fmt.Printf("%-62s %9.3g%s   goal %s %g%s: %s\n", g.name, g.value, g.unit, op, g.limit, g.unit, verdict)
+}
+
+// goalBench is a goal benchmark: the package, the benchmark, its count and
+// the reported metric that is the goal's figure.
+type goalBench struct {
+	pkg, bench, count, metric string
+	goal                      goal
+}
+
+var goalBenchList = []goalBench{
+	{"./adapters/otlp/", "ReceiverProtoRatio", "40x", "of-decode",
+		goal{name: "OTLP receiver throughput / pdata decoding alone", limit: 0.5}},
+	{"./adapters/acp/", "AcpTeeRatio", "15x", "of-pipe",
+		goal{name: "ACP tee throughput / plain pipe, burst (median of pairs)", limit: 0.9}},
+	{"./adapters/acp/", "AcpTeePaced", "1x", "dropped-lines/op",
+		goal{name: "ACP observer drops at 5,000 msg/s for 2 s", limit: 0, below: true}},
+	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
+		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"}},
+}
+
+// goalBenches runs the goal benchmarks one at a time and reads their
+// figures.
+func goalBenches() []goal {
+	var out []goal
+	for _, gb := range goalBenchList {
+		g := gb.goal
+		g.missing = true
+		cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^Benchmark"+gb.bench+"$", "-benchtime", gb.count, gb.pkg)
+		cmd.Env = append(os.Environ(), "AEP_BENCH_GOALS=1")
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", gb.bench, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, "Benchmark"+gb.bench+"-") && !strings.HasPrefix(line, "Benchmark"+gb.bench+" ") {
+				continue
+			}
+			f := strings.Fields(line)
+			for i := 1; i < len(f); i++ {
+				if f[i] == gb.metric {
+					if v, err := strconv.ParseFloat(f[i-1], 64); err == nil {
+						g.value, g.missing = v, false
+					}
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 func round(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
@@ -217,6 +311,9 @@ func goBench(benchtime string) error {
 		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = p
 			continue
+		}
+		if strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "FAIL") || strings.Contains(line, "_test.go:") {
+			fmt.Fprintln(os.Stderr, line)
 		}
 		m := benchLine.FindStringSubmatch(line)
 		if m == nil {
