@@ -209,9 +209,9 @@ func (d *Driver) watch(ctx context.Context) {
 // shutting down accepts and never answers).
 var watchClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 10 * time.Second}}
 
-// Record runs one scenario against the real server and writes its tape
-// under fixtures/<agent>/recorded/<scenario>/, then replays it and returns
-// the truth checker's findings.
+// Record runs one scenario against the real server, replays its tape and
+// returns the truth checker's findings; a true tape replaces
+// fixtures/<agent>/recorded/<scenario>/, an untrue one is left out.
 func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	if err := h.Install(&realagents.Agent{Name: srv.Agent, Package: srv.Package, Version: srv.Version, Bin: srv.Bin}); err != nil {
 		return nil, err
@@ -285,8 +285,9 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 		return nil, err
 	}
 	defer stop()
-	dir := filepath.Join(h.Fixtures, srv.Agent, "recorded", sc.Name)
-	os.RemoveAll(dir)
+	// The tape is written beside the run and replaces the committed one
+	// only when its replay holds true.
+	dir := filepath.Join(tmp, "tape")
 	upstream, _ := url.Parse(base)
 	rec := NewRecorder(upstream, dir)
 	rel := strings.TrimPrefix(tmp, "/")
@@ -337,7 +338,34 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 		return nil, err
 	}
 	res := Replay(tp, filepath.Join(tmp, "replay"), nil)
-	return res.Problems, nil
+	if len(res.Problems) > 0 {
+		return res.Problems, nil
+	}
+	return nil, install(dir, filepath.Join(h.Fixtures, srv.Agent, "recorded", sc.Name))
+}
+
+// install replaces the fixture folder dst with the files of src.
+func install(src, dst string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func freePort() (int, error) {

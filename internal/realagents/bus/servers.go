@@ -56,6 +56,62 @@ func scenarios() []Scenario {
 				}
 				return d.Idle()
 			}},
+		{Name: "perm_reject", Description: "bash asks permission; rejected: the call fails and the turn ends",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
+			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+					return err
+				}
+				ask, err := d.Wait("permission.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if err := d.ReplyPermission(ask.Get("properties.id").String(), "reject"); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
+		{Name: "question", Description: "the question tool asks one select question; answered with a choice",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
+			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
+				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("thanks")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				q, err := d.Wait("question.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if err := d.ReplyQuestion(q.Get("properties.id").String(), [][]string{{"PG"}}); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
+		{Name: "todos", Description: "todowrite twice: two items planned, then one completed",
+			Facts: truth.Facts{Turns: 1, Sessions: 1},
+			Model: map[string][]fakemodel.Reply{"todos": {
+				tool("todowrite", obj{"todos": []any{obj{"content": "a", "status": "pending", "priority": "high"}, obj{"content": "b", "status": "pending", "priority": "low"}}}),
+				tool("todowrite", obj{"todos": []any{obj{"content": "a", "status": "completed", "priority": "high"}, obj{"content": "b", "status": "in_progress", "priority": "low"}}}),
+				say("todos done")}},
+			Drive: func(d *Driver) error { return turn(d, "SCENARIO:todos plan") }},
+		{Name: "abort_stream", Description: "a reply aborted mid-stream (POST /session/{id}/abort)",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
+			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+					return err
+				}
+				if _, err := d.Wait("session.status", 3*time.Minute); err != nil {
+					return err
+				}
+				time.Sleep(2 * time.Second) // the model stream is open and silent
+				if err := d.Abort(); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
 		{Name: "abort_perm", Description: "aborted while a permission is pending: no permission.replied ever comes",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
 			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
