@@ -36,7 +36,7 @@ func KimiWeb() Vendor {
 		Agent:     "kimi-code",
 		Summary:   "Kimi web channel: the kimi web server's WebSocket event stream (aep-hook follow kimi-web)",
 		Transport: TransportKimiWeb,
-		Identify:  kimiWebIdentify,
+		Identify:  identifyFacts,
 		Map:       mapKimiWeb,
 		Seed:      seedKimiWeb,
 	}
@@ -54,14 +54,6 @@ const (
 
 // kwAttn is the reference key of an approval or question.
 func kwAttn(id string) string { return "kw.attn:" + id }
-
-func kimiWebIdentify(m Moment) (string, string) {
-	s := m.Facts.Session
-	if s == "" {
-		s = UnknownSession
-	}
-	return m.Facts.Name, s
-}
 
 // seedKimiWeb prepares what the primary pins presume: the turn a turn.ended
 // closes is open.

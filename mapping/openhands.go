@@ -36,7 +36,7 @@ func OpenHands() Vendor {
 		Name:      "openhands",
 		Summary:   "OpenHands agent-server events WebSocket (aep-hook follow openhands), read-only",
 		Transport: TransportOpenHands,
-		Identify:  openhandsIdentify,
+		Identify:  identifyFacts,
 		Map:       mapOpenHands,
 		Seed:      seedOpenHands,
 	}
@@ -76,14 +76,6 @@ func ohEventStatus(raw []byte) string {
 		return Str(raw, "value")
 	}
 	return ""
-}
-
-func openhandsIdentify(m Moment) (string, string) {
-	s := m.Facts.Session
-	if s == "" {
-		s = UnknownSession
-	}
-	return m.Facts.Name, s
 }
 
 // ohVendorType is the mechanical x.openhands type of a kind: snake-cased,

@@ -30,7 +30,7 @@ func Pi() Vendor {
 		Name:      "pi",
 		Summary:   "pi extension-bus events, forwarded by the extension `aep-hook plugin pi` prints",
 		Transport: TransportPi,
-		Identify:  piIdentify,
+		Identify:  identifyFacts,
 		Map:       mapPiResumable,
 		Seed:      seedPi,
 	}
@@ -83,14 +83,6 @@ func piAddress(ds []Draft, st *State) []Draft {
 		}
 	}
 	return ds
-}
-
-func piIdentify(m Moment) (string, string) {
-	s := m.Facts.Session
-	if s == "" {
-		s = UnknownSession
-	}
-	return m.Facts.Name, s
 }
 
 // seedPi prepares what the pins presume: the session already started, and

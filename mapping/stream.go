@@ -6,9 +6,10 @@ import (
 	"github.com/aep-hook/aep-hook/redact"
 )
 
-// This file holds what the two tee tables (ACP, AG-UI) share: the
-// vendor-plane type built from a wire name's segments, and the declared
-// levels of a token-delta payload.
+// This file holds what the stream tables share (the ACP and AG-UI tees,
+// the bridges and plugin forwarders): the vendor-plane type built from a
+// wire name's segments, the declared levels of a token-delta payload, and
+// the identity a transport resolved.
 
 // debug is the severity of the tee tables' vendor-plane events (machinery,
 // intermediate updates, opted-in deltas).
@@ -57,4 +58,15 @@ func wireSegments(name string) []string {
 // the text; at the default posture they are never emitted at all.
 func deltaLevels(l redact.Level) map[string]redact.Level {
 	return map[string]redact.Level{"delta": l}
+}
+
+// identifyFacts is the Identify of stream tables whose transport resolves
+// both: the moment's name is its wire name (Facts.Name), its session the
+// one the transport resolved (Facts.Session), the unknown lane when none.
+func identifyFacts(m Moment) (string, string) {
+	s := m.Facts.Session
+	if s == "" {
+		s = UnknownSession
+	}
+	return m.Facts.Name, s
 }

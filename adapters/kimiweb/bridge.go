@@ -2,7 +2,6 @@ package kimiweb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,9 +57,7 @@ type Bridge struct {
 	MaxSessions int
 
 	mu      sync.Mutex
-	cursors map[string]cursor // per session: the last frame handled
-	touched map[string]int64  // per session: when its cursor last moved (a counter)
-	clock   int64
+	cursors follow.Positions[cursor] // per session: the last frame handled
 	ids     int
 }
 
@@ -75,55 +72,13 @@ type cursor struct {
 // followed and not recorded.
 const globalSession = "__global__"
 
-// maxCursors bounds the sessions the saved cursor remembers (the most
-// recently active ones): the cursor file is small by design.
-const maxCursors = 32
-
 // Resume takes the cursor a Runner saved (Item.Cursor of the last frame
 // handled before the bridge stopped), so the first connect subscribes from
 // there. A malformed cursor is ignored.
 func (b *Bridge) Resume(saved string) {
-	var m map[string]cursor
-	if json.Unmarshal([]byte(saved), &m) != nil {
-		return
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for sid, c := range m {
-		b.setCursor(sid, c)
-	}
-}
-
-// setCursor records sid's position (b.mu held).
-func (b *Bridge) setCursor(sid string, c cursor) {
-	if b.cursors == nil {
-		b.cursors, b.touched = map[string]cursor{}, map[string]int64{}
-	}
-	b.clock++
-	b.cursors[sid], b.touched[sid] = c, b.clock
-}
-
-// savedCursor is the cursor Items carry: the positions of the most
-// recently active sessions, as JSON (b.mu held).
-func (b *Bridge) savedCursor() string {
-	sids := make([]string, 0, len(b.cursors))
-	for sid := range b.cursors {
-		sids = append(sids, sid)
-	}
-	sort.Slice(sids, func(i, j int) bool { return b.touched[sids[i]] > b.touched[sids[j]] })
-	if len(sids) > maxCursors {
-		for _, sid := range sids[maxCursors:] {
-			delete(b.cursors, sid)
-			delete(b.touched, sid)
-		}
-		sids = sids[:maxCursors]
-	}
-	m := make(map[string]cursor, len(sids))
-	for _, sid := range sids {
-		m[sid] = b.cursors[sid]
-	}
-	out, _ := json.Marshal(m)
-	return string(out)
+	b.cursors.Load(saved)
 }
 
 func (b *Bridge) client() *http.Client {
@@ -133,32 +88,20 @@ func (b *Bridge) client() *http.Client {
 	return &http.Client{Timeout: 30 * time.Second}
 }
 
-// api is the URL of a REST path under /api/v1.
-func (b *Bridge) api(path string, q url.Values) string {
-	u := *b.Base
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/api/v1" + path
-	u.RawQuery = q.Encode()
-	return u.String()
+// api is the URL of a REST resource under /api/v1, named by its path
+// segments.
+func (b *Bridge) api(q url.Values, segs ...string) string {
+	return ws.PathURL(b.Base, q, append([]string{"api", "v1"}, segs...)...).String()
 }
 
 // wsURL is the stream's URL.
-func (b *Bridge) wsURL() string {
-	u := *b.Base
-	switch u.Scheme {
-	case "https":
-		u.Scheme = "wss"
-	case "http":
-		u.Scheme = "ws"
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/api/v1/ws"
-	u.RawQuery = ""
-	return u.String()
-}
+func (b *Bridge) wsURL() string { return ws.URL(b.Base, nil, "api", "v1", "ws") }
 
-// getJSON GETs a REST path and returns the {code, msg, data} envelope's
-// data.
-func (b *Bridge) getJSON(ctx context.Context, path string, q url.Values) (gjson.Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api(path, q), nil)
+// getJSON GETs a REST resource (its path segments under /api/v1) and
+// returns the {code, msg, data} envelope's data.
+func (b *Bridge) getJSON(ctx context.Context, q url.Values, segs ...string) (gjson.Result, error) {
+	path := "/" + strings.Join(segs, "/")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api(q, segs...), nil)
 	if err != nil {
 		return gjson.Result{}, err
 	}
@@ -198,7 +141,7 @@ func (b *Bridge) sessions(ctx context.Context) ([]string, error) {
 	var out []string
 	q := url.Values{"page_size": {"100"}}
 	for len(out) < max {
-		data, err := b.getJSON(ctx, "/sessions", q)
+		data, err := b.getJSON(ctx, q, "sessions")
 		if err != nil {
 			return out, err
 		}
@@ -235,9 +178,7 @@ func (b *Bridge) Open(ctx context.Context) (follow.Stream, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	for sid := range b.cursors {
-		listed = append(listed, sid)
-	}
+	listed = append(listed, b.cursors.Keys()...)
 	b.mu.Unlock()
 	if err := s.subscribe(listed...); err != nil {
 		c.CloseNow()
@@ -293,7 +234,7 @@ func (s *stream) subscribe(sids ...string) error {
 	curs := map[string]cursor{}
 	s.b.mu.Lock()
 	for _, sid := range ask {
-		if c, ok := s.b.cursors[sid]; ok {
+		if c, ok := s.b.cursors.Get(sid); ok {
 			curs[sid] = c
 		}
 	}
@@ -361,8 +302,8 @@ func (s *stream) event(raw []byte, f gjson.Result) (follow.Item, error) {
 		// A session first heard of on the stream (created, or named by a
 		// global event): follow it from its beginning in the buffer.
 		s.b.mu.Lock()
-		if _, ok := s.b.cursors[sid]; !ok {
-			s.b.setCursor(sid, cursor{Seq: 0, Epoch: f.Get("epoch").String()})
+		if _, ok := s.b.cursors.Get(sid); !ok {
+			s.b.cursors.Set(sid, cursor{Seq: 0, Epoch: f.Get("epoch").String()})
 		}
 		s.b.mu.Unlock()
 		if err := s.subscribe(sid); err != nil {
@@ -382,10 +323,10 @@ func (s *stream) event(raw []byte, f gjson.Result) (follow.Item, error) {
 	seq, epoch := f.Get("seq").Int(), f.Get("epoch").String()
 	it.Key = sid + "/" + epoch + "/" + f.Get("seq").Raw
 	s.b.mu.Lock()
-	if c, ok := s.b.cursors[sid]; !ok || c.Epoch != epoch || seq > c.Seq {
-		s.b.setCursor(sid, cursor{Seq: seq, Epoch: epoch})
+	if c, ok := s.b.cursors.Get(sid); !ok || c.Epoch != epoch || seq > c.Seq {
+		s.b.cursors.Set(sid, cursor{Seq: seq, Epoch: epoch})
 	}
-	it.Cursor = s.b.savedCursor()
+	it.Cursor = s.b.cursors.Cursor()
 	s.b.mu.Unlock()
 	return it, nil
 }
@@ -403,8 +344,8 @@ func (s *stream) ack(f gjson.Result) error {
 	p := f.Get("payload")
 	s.b.mu.Lock()
 	p.Get("cursors").ForEach(func(k, v gjson.Result) bool {
-		if _, ok := s.b.cursors[k.String()]; !ok {
-			s.b.setCursor(k.String(), cursor{Seq: v.Get("seq").Int(), Epoch: v.Get("epoch").String()})
+		if _, ok := s.b.cursors.Get(k.String()); !ok {
+			s.b.cursors.Set(k.String(), cursor{Seq: v.Get("seq").Int(), Epoch: v.Get("epoch").String()})
 		}
 		return true
 	})
@@ -427,7 +368,7 @@ func (s *stream) ack(f gjson.Result) error {
 // load makes a restarted server load a session it knows only on disk (a
 // read: its pending approvals), then subscribes to it again.
 func (s *stream) load(sid string) {
-	if _, err := s.b.getJSON(s.ctx, "/sessions/"+url.PathEscape(sid)+"/approvals", url.Values{"status": {"pending"}}); err != nil {
+	if _, err := s.b.getJSON(s.ctx, url.Values{"status": {"pending"}}, "sessions", sid, "approvals"); err != nil {
 		if s.ctx.Err() == nil {
 			s.b.fail("load", fmt.Sprintf("load session: %v", err), 0)
 		}
@@ -442,8 +383,8 @@ func (s *stream) resync(p gjson.Result) {
 	sid := p.Get("session_id").String()
 	cur := cursor{Seq: p.Get("current_seq").Int(), Epoch: p.Get("epoch").String()}
 	s.b.mu.Lock()
-	old, had := s.b.cursors[sid]
-	s.b.setCursor(sid, cur)
+	old, had := s.b.cursors.Get(sid)
+	s.b.cursors.Set(sid, cur)
 	s.b.mu.Unlock()
 	lost := 0
 	if had && old.Epoch == cur.Epoch && cur.Seq > old.Seq {

@@ -2,13 +2,11 @@ package openhands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -50,56 +48,14 @@ type Bridge struct {
 	Errors shim.Recorder
 
 	mu    sync.Mutex
-	since map[string]string // per conversation: the last vendor timestamp handled
-	touch map[string]int64
-	clock int64
+	since follow.Positions[string] // per conversation: the last vendor timestamp handled
 }
-
-// maxCursors bounds the conversations the saved cursor remembers.
-const maxCursors = 32
 
 // Resume takes a cursor a Runner saved.
 func (b *Bridge) Resume(saved string) {
-	var m map[string]string
-	if json.Unmarshal([]byte(saved), &m) != nil {
-		return
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id, ts := range m {
-		b.setSince(id, ts)
-	}
-}
-
-// setSince records a conversation's position (b.mu held).
-func (b *Bridge) setSince(id, ts string) {
-	if b.since == nil {
-		b.since, b.touch = map[string]string{}, map[string]int64{}
-	}
-	b.clock++
-	b.since[id], b.touch[id] = ts, b.clock
-}
-
-// cursor is the saved form of the positions (b.mu held).
-func (b *Bridge) cursor() string {
-	ids := make([]string, 0, len(b.since))
-	for id := range b.since {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return b.touch[ids[i]] > b.touch[ids[j]] })
-	if len(ids) > maxCursors {
-		for _, id := range ids[maxCursors:] {
-			delete(b.since, id)
-			delete(b.touch, id)
-		}
-		ids = ids[:maxCursors]
-	}
-	m := make(map[string]string, len(ids))
-	for _, id := range ids {
-		m[id] = b.since[id]
-	}
-	out, _ := json.Marshal(m)
-	return string(out)
+	b.since.Load(saved)
 }
 
 func (b *Bridge) client() *http.Client {
@@ -167,17 +123,9 @@ func (b *Bridge) conversations(ctx context.Context) ([]string, error) {
 // socketURL is conversation id's events socket, resending from the
 // bridge's position.
 func (b *Bridge) socketURL(id string) string {
-	u := *b.Base
-	switch u.Scheme {
-	case "https":
-		u.Scheme = "wss"
-	case "http":
-		u.Scheme = "ws"
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "/sockets/events/" + url.PathEscape(id)
 	q := url.Values{}
 	b.mu.Lock()
-	since, ok := b.since[id]
+	since, ok := b.since.Get(id)
 	b.mu.Unlock()
 	if ok && since != "" {
 		q.Set("resend_mode", "since")
@@ -185,8 +133,7 @@ func (b *Bridge) socketURL(id string) string {
 	} else {
 		q.Set("resend_mode", "all")
 	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return ws.URL(b.Base, q, "sockets", "events", id)
 }
 
 // Open lists the conversations and opens a socket for each.
@@ -342,10 +289,10 @@ func (s *stream) Next() (follow.Item, error) {
 		}
 		if ts := ev.Get("timestamp").String(); ts != "" {
 			s.b.mu.Lock()
-			if old := s.b.since[f.conv]; ts > old {
-				s.b.setSince(f.conv, ts)
+			if old, _ := s.b.since.Get(f.conv); ts > old {
+				s.b.since.Set(f.conv, ts)
 			}
-			it.Cursor = s.b.cursor()
+			it.Cursor = s.b.since.Cursor()
 			s.b.mu.Unlock()
 		}
 		return it, nil

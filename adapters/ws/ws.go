@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -109,4 +111,34 @@ func (c *Conn) CloseNow() error { return c.c.CloseNow() }
 func IsClosed(err error) bool {
 	s := websocket.CloseStatus(err)
 	return s == websocket.StatusNormalClosure || s == websocket.StatusGoingAway
+}
+
+// URL is the WebSocket URL under base, an http(s) URL (http becomes ws,
+// https wss), of the path segments, with query q (see PathURL).
+func URL(base *url.URL, q url.Values, segs ...string) string {
+	u := PathURL(base, q, segs...)
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	case "http":
+		u.Scheme = "ws"
+	}
+	return u.String()
+}
+
+// PathURL is base (its own path kept as a prefix, its user info dropped)
+// with the path segments appended, each escaped as one segment (an
+// untrusted id stays one segment), and query q.
+func PathURL(base *url.URL, q url.Values, segs ...string) *url.URL {
+	u := *base
+	u.User = nil
+	var raw strings.Builder
+	raw.WriteString(strings.TrimSuffix(u.EscapedPath(), "/"))
+	for _, s := range segs {
+		raw.WriteString("/" + url.PathEscape(s))
+	}
+	u.RawPath = raw.String()
+	u.Path, _ = url.PathUnescape(u.RawPath)
+	u.RawQuery = q.Encode()
+	return &u
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -91,5 +92,21 @@ func TestDialRefused(t *testing.T) {
 	_, err := Dial(context.Background(), wsURL(s), Options{})
 	if err == nil || !strings.Contains(err.Error(), "HTTP 401") {
 		t.Fatalf("dial: %v, want the handshake's HTTP 401", err)
+	}
+}
+
+func TestURL(t *testing.T) {
+	for _, c := range []struct {
+		base string
+		segs []string
+		want string
+	}{
+		{"http://127.0.0.1:8000", []string{"sockets", "events", "c 1/../x"}, "ws://127.0.0.1:8000/sockets/events/c%201%2F..%2Fx?resend_mode=all"},
+		{"https://u:p@host/pre%20fix/", []string{"api", "v1", "ws"}, "wss://host/pre%20fix/api/v1/ws?resend_mode=all"},
+	} {
+		b, _ := url.Parse(c.base)
+		if got := URL(b, url.Values{"resend_mode": {"all"}}, c.segs...); got != c.want {
+			t.Errorf("URL(%s, %q) = %s, want %s", c.base, c.segs, got, c.want)
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package realagents
 
 import (
+	"sync"
+
 	"time"
 
 	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
@@ -61,5 +63,23 @@ func headless(d time.Duration, args ...string) func(r *Run) error {
 	return func(r *Run) error {
 		_, err := r.Exec(d, "", args...)
 		return err
+	}
+}
+
+// failingOnce answers the first request of the turn marked marker with the
+// HTTP error status (an API failure the agent retries), and the later ones
+// with then; side requests and other markers get "Done.".
+func failingOnce(marker string, status int, then fakemodel.Reply) fakemodel.Script {
+	var once sync.Once
+	return func(req fakemodel.Request) fakemodel.Reply {
+		if req.Marker != marker || req.Side() {
+			return say("Done.")
+		}
+		fail := false
+		once.Do(func() { fail = true })
+		if fail {
+			return fakemodel.Reply{Status: status}
+		}
+		return then
 	}
 }

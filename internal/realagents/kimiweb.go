@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -28,7 +27,6 @@ import (
 // REST API as its web UI would (prompts, approvals, answers, aborts), and
 // the proxy's recording of the bridge's connections is the fixture.
 func kimiWebAgent() *Agent {
-	var once sync.Once
 	bash := func(cmd string) fakemodel.Reply { return calls(call("Bash", obj{"command": cmd})) }
 	return &Agent{
 		Name: "kimi-web", Package: "@moonshot-ai/kimi-code", Version: "2.1.0", Bin: "kimi",
@@ -41,15 +39,7 @@ func kimiWebAgent() *Agent {
 				Description: "kimi web: a command that succeeds and one that fails, each approved over REST",
 				Facts:       truth.Facts{Turns: 1, Answers: 2},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {bash("echo hello"), bash("ls /nonexistent-dir"), say("One worked, one failed.")}}),
-				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
-						return k.turn(sid, "SCENARIO:tools run them", "approved", "approved")
-					})
-				},
+				Drive:       kimiWebTurn("SCENARIO:tools run them", "approved", "approved"),
 			},
 			{
 				Name: "approvals", Mode: "rest",
@@ -57,11 +47,7 @@ func kimiWebAgent() *Agent {
 				Facts:       truth.Facts{Turns: 2, Answers: 2},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"ask": {bash("echo approve-me > f.txt"), say("Asked.")}}),
 				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 						if err := k.turn(sid, "SCENARIO:ask write the file", "rejected"); err != nil {
 							return err
 						}
@@ -78,11 +64,7 @@ func kimiWebAgent() *Agent {
 					"options": []obj{{"label": "dev", "description": "the dev stack"}, {"label": "prod", "description": "production"}},
 				}}})), say("Deploying to dev.")}}),
 				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 						if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
 							return err
 						}
@@ -105,11 +87,7 @@ func kimiWebAgent() *Agent {
 				Facts:       truth.Facts{Turns: 1, Answers: 1, Interrupts: 1},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"slow": {bash("sleep 30"), say("Slept.")}}),
 				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 						pid, err := k.prompt(sid, "SCENARIO:slow take long")
 						if err != nil {
 							return err
@@ -132,26 +110,8 @@ func kimiWebAgent() *Agent {
 				Name: "retry", Mode: "rest",
 				Description: "kimi web: the model API answers 500 once; Kimi retries the step and the turn completes",
 				Facts:       truth.Facts{Turns: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Marker == "retry" && !req.Side() {
-						fail := false
-						once.Do(func() { fail = true })
-						if fail {
-							return fakemodel.Reply{Status: 500}
-						}
-						return say("Worked the second time.")
-					}
-					return say("Done.")
-				},
-				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
-						return k.turn(sid, "SCENARIO:retry try it")
-					})
-				},
+				Model:       failingOnce("retry", 500, say("Worked the second time.")),
+				Drive:       kimiWebTurn("SCENARIO:retry try it"),
 			},
 			{
 				Name: "api-error", Mode: "rest",
@@ -163,15 +123,7 @@ func kimiWebAgent() *Agent {
 					}
 					return say("Done.")
 				},
-				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
-						return k.turn(sid, "SCENARIO:apierror fail")
-					})
-				},
+				Drive: kimiWebTurn("SCENARIO:apierror fail"),
 			},
 			{
 				Name: "reconnect", Mode: "rest",
@@ -179,11 +131,7 @@ func kimiWebAgent() *Agent {
 				Facts:       truth.Facts{Turns: 1, Answers: 1},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"drop": {bash("echo across"), say("Done across a reconnect.")}}),
 				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 						if _, err := k.prompt(sid, "SCENARIO:drop go"); err != nil {
 							return err
 						}
@@ -209,11 +157,7 @@ func kimiWebAgent() *Agent {
 				Facts:       truth.Facts{Turns: 2, Answers: 2},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"first": {bash("echo one"), say("First done.")}, "second": {bash("echo two"), say("Second done.")}}),
 				Drive: func(r *Run) error {
-					return kimiWebSession(r, func(k *kimiWeb) error {
-						sid, err := k.newSession()
-						if err != nil {
-							return err
-						}
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 						if err := k.turn(sid, "SCENARIO:first go", "approved"); err != nil {
 							return err
 						}
@@ -243,6 +187,13 @@ func kimiWebAgent() *Agent {
 	}
 }
 
+// kimiWebTurn drives one turn in a new session, deciding its approvals.
+func kimiWebTurn(prompt string, decisions ...string) func(*Run) error {
+	return func(r *Run) error {
+		return kimiWebSession(r, func(k *kimiWeb, sid string) error { return k.turn(sid, prompt, decisions...) })
+	}
+}
+
 // kimiWebSetup configures the Kimi Code CLI for the fake model, with no
 // hooks registered (primary mode: the channel is the only source).
 func kimiWebSetup(r *Run) error {
@@ -265,9 +216,10 @@ type kimiWeb struct {
 	turns  map[string]int
 }
 
-// kimiWebSession starts the server, the proxy and the bridge, runs drive,
-// and stops them all (the bridge first, so it ends its connection).
-func kimiWebSession(r *Run, drive func(*kimiWeb) error) error {
+// kimiWebSession starts the server, the proxy and the bridge, creates a
+// session, runs drive in it, and stops them all (the bridge first, so it
+// ends its connection).
+func kimiWebSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -301,8 +253,12 @@ func kimiWebSession(r *Run, drive func(*kimiWeb) error) error {
 		return err
 	}
 	derr := k.waitConns(1, time.Minute)
+	sid := ""
 	if derr == nil {
-		derr = drive(k)
+		sid, derr = k.newSession()
+	}
+	if derr == nil {
+		derr = drive(k, sid)
 	}
 	time.Sleep(500 * time.Millisecond) // the last frames reach the bridge
 	k.bridge.Process.Signal(syscall.SIGTERM)

@@ -26,7 +26,6 @@ import (
 // the scenarios load (pi has neither of its own), answered over RPC's
 // extension UI protocol.
 func piAgent() *Agent {
-	var retryOnce sync.Once
 	return &Agent{
 		Name: "pi", Package: "@earendil-works/pi-coding-agent", Version: "1.6.0", Bin: "pi",
 		API:   fakemodel.ChatCompletions,
@@ -113,17 +112,7 @@ func piAgent() *Agent {
 				Name: "retry", Mode: "rpc",
 				Description: "pi --mode rpc: the model API answers 500 once; pi retries on its own and the retry succeeds",
 				Facts:       truth.Facts{Runs: 2, Sessions: 1, Failures: 1, Ended: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Marker == "retry" && !req.Side() {
-						fail := false
-						retryOnce.Do(func() { fail = true })
-						if fail {
-							return fakemodel.Reply{Status: 500}
-						}
-						return say("Worked the second time.")
-					}
-					return say("Done.")
-				},
+				Model:       failingOnce("retry", 500, say("Worked the second time.")),
 				Drive: func(r *Run) error {
 					return piSession(r, nil, func(p *piRPC) error {
 						return p.prompt("SCENARIO:retry try it", 1)
