@@ -46,9 +46,22 @@ func NewErrorLog(home string) *ErrorLog {
 	}
 }
 
-// FallbackErrorPath is where failures go when the home cannot be written.
+// FallbackErrorPath is where failures go when the home cannot be written:
+// errors.jsonl in this user's FallbackDir.
 func FallbackErrorPath() string {
 	return filepath.Join(os.TempDir(), "aep-hook-"+strconv.Itoa(os.Getuid()), "errors.jsonl")
+}
+
+// appendFallback appends b to the fallback error log, whose folder sits in
+// the shared temporary directory: the folder must pass FallbackDir's checks
+// (made by this user, private, not a link), or nothing is written.
+func appendFallback(path string, b []byte) error {
+	if filepath.Dir(path) == filepath.Dir(FallbackErrorPath()) {
+		if _, err := FallbackDir(); err != nil {
+			return err
+		}
+	}
+	return AppendFile(path, b)
 }
 
 // Record appends f, stamping its time. It reports whether any copy was kept.
@@ -70,7 +83,11 @@ func (l *ErrorLog) Record(f Failure) bool {
 		if err != nil {
 			return false
 		}
-		if AppendFile(p, append(b, '\n')) == nil {
+		add := AppendFile
+		if p == l.Fallback {
+			add = appendFallback
+		}
+		if add(p, append(b, '\n')) == nil {
 			return true
 		}
 	}
@@ -79,12 +96,9 @@ func (l *ErrorLog) Record(f Failure) bool {
 
 // AppendFile appends b to path in one write, creating the file (0600) and
 // its folders (0700) as needed: the error log's and the delivery
-// rejects' way to keep a record line.
+// rejects' way to keep a record line. A link at path is refused.
 func AppendFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openDirFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,55 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// regular refuses anything but a regular file (a folder, a FIFO or a device
+// where a log or state file should be).
+func regular(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	return nil
+}
+
+// openDirFile opens the file at path without following a link there,
+// creating its folder (0700) when it is missing.
+func openDirFile(path string, flag int) (*os.File, error) {
+	f, err := openNoFollow(path, flag, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, err = openNoFollow(path, flag, 0o600)
+		}
+	}
+	return f, err
+}
+
+// FallbackDir is this user's folder in the temporary directory, for what
+// cannot be written under the home (the error log of a hook whose home is
+// unwritable). The temporary directory is shared: a folder there that is a
+// link, belongs to someone else or is open to others may have been planted
+// to redirect the writes, so it is refused.
+func FallbackDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), "aep-hook-"+strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return dir, err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return dir, err
+	}
+	if err := ownedPrivate(fi); err != nil {
+		return dir, fmt.Errorf("fallback folder refused: %w", err)
+	}
+	return dir, nil
+}
