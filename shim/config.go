@@ -17,6 +17,10 @@ type Config struct {
 	Overrides []string // AEP_CAPTURE_OVERRIDES; nil means the default
 	SecretEnv []string // AEP_SECRET_ENV
 	NoPII     bool
+	// LockWait bounds each wait for a session's lock (and its log's); past
+	// it a hook writes without the lock, in a fresh epoch (FileStore.Unlocked).
+	// 0 waits as long as it takes.
+	LockWait time.Duration
 }
 
 // HomeDir resolves the AEP home.
@@ -27,7 +31,13 @@ func (c Config) HomeDir() string {
 	if h, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(h, ".aep")
 	}
-	return filepath.Join(os.TempDir(), ".aep")
+	// No home: this user's private folder in the temporary directory, and
+	// never one someone else may have prepared there (then nothing can be
+	// written: a path under the null device).
+	if dir, err := FallbackDir(); err == nil {
+		return filepath.Join(dir, "home")
+	}
+	return filepath.Join(os.DevNull, "aep")
 }
 
 // HostName resolves the source host.
@@ -63,14 +73,14 @@ func (c Config) LogRoot() string { return filepath.Join(c.HomeDir(), "logs") }
 // sinks after the log. The policy is passed in so the caller decides how a
 // bad capture setting is reported.
 func (c Config) NewFileEmitter(p redact.Policy, extra ...Sink) *Emitter {
-	log := &JSONL{Root: c.LogRoot()}
+	log := &JSONL{Root: c.LogRoot(), LockWait: c.LockWait}
 	sinks := Sinks{log}
 	sinks = append(sinks, extra...)
 	return &Emitter{
 		Host:     c.HostName(),
 		Policy:   p,
 		Pipeline: c.Pipeline(),
-		Store:    &FileStore{Dir: filepath.Join(c.HomeDir(), "state"), Last: log.Last, Now: time.Now},
+		Store:    &FileStore{Dir: filepath.Join(c.HomeDir(), "state"), Log: log, Now: time.Now, LockWait: c.LockWait},
 		Sink:     sinks,
 		IDs:      NewIDs(),
 	}

@@ -32,6 +32,10 @@ type Result struct {
 	// Err is the moment's own mapping failure in a batch (HandleBatch); the
 	// other moments of the batch are still emitted.
 	Err error
+	// Unlocked, when set, says why the session's lock could not be used
+	// (a stuck holder, an unusable state file): the events were written
+	// without it, in a fresh epoch.
+	Unlocked error
 }
 
 // identify resolves a moment's name and session, naming the unknown lane
@@ -99,41 +103,137 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 	return out, errors.Join(errs...)
 }
 
-// emitSession maps and emits the moments of one session under its lock:
-// positions are reserved (the state saved) before the lines are written, so
-// a crash in between leaves a gap, never a reused position. Drafts a table
-// addresses to another session (Draft.Session) are emitted into that
-// session (emitAway) while this lock is still held.
+// emitSession maps and emits the moments of one session: positions are
+// reserved (the state saved) before the lines are written, so a crash in
+// between leaves a gap, never a reused position. For heavy moments the
+// mapping, redaction and encoding are done before the session's lock is
+// taken, on the stored state as it was (a Peek): under the lock the work is
+// adopted when the state is still that version, and redone otherwise, so a
+// hook with a heavy payload holds up the session's other hooks only when
+// they raced it. Drafts a table addresses to another session
+// (Draft.Session) are emitted into that session (emitAway) while this lock
+// is still held. When the lock cannot be had (its holder is stuck) or the
+// state file cannot be used, the events are written anyway in a fresh
+// epoch (inSession).
 func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
 	agent := v.AgentName()
-	rs := make([]Result, len(ms))
-	var away awayDrafts
-	err := e.Store.Locked(agent, session, func(tx *Tx) error {
-		var lines lineBuf
-		for i, m := range ms {
-			rs[i] = Result{Hook: m.Hook, Session: session}
-			drafts, err := v.Map(m, &tx.State.Table)
-			if err != nil {
-				rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
-				continue
+	var (
+		pre      *batch
+		preState *SessionState
+		version  []byte
+	)
+	if p, ok := e.Store.(peeker); ok && heavy(ms) {
+		if st, ver, err := p.Peek(agent, session); err == nil {
+			if b, err := e.prepare(v, agent, session, ms, st); err == nil && len(b.away.order) == 0 {
+				pre, preState, version = b, st, ver
 			}
-			drafts = away.take(i, session, drafts)
-			evs, suppressed := e.build(agent, session, drafts, tx.State)
-			rs[i].Events, rs[i].Suppressed = evs, suppressed
-			if err := lines.add(evs, len(ms)); err != nil {
+		}
+	}
+	var done *batch
+	unlocked, err := e.inSession(agent, session, func(tx *Tx) error {
+		b := pre
+		if pre != nil && tx.Current(version) {
+			*tx.State = *preState
+		} else {
+			var err error
+			if b, err = e.prepare(v, agent, session, ms, tx.State); err != nil {
 				return err
 			}
 		}
+		done = b
+		tx.Appending(len(b.lines.buf))
 		if err := tx.Save(); err != nil {
-			return err
+			return &LostError{len(b.lines.ends), err}
 		}
-		awayErr := e.emitAway(agent, away, rs)
-		if lines.empty() {
+		awayErr := e.emitAway(agent, b.away, b.rs)
+		if b.lines.empty() {
 			return awayErr
 		}
-		return errors.Join(e.Sink.Write(agent, session, lines.lines()), awayErr)
+		return errors.Join(e.Sink.Write(agent, session, b.lines.lines()), awayErr)
 	})
+	rs := make([]Result, len(ms))
+	if done != nil {
+		rs = done.rs
+	}
+	for i := range rs {
+		rs[i].Hook, rs[i].Session, rs[i].Unlocked = ms[i].Hook, session, unlocked
+	}
 	return rs, err
+}
+
+// heavyMoments is the payload size from which moments are prepared before
+// the session's lock is taken: lighter ones cost less to map under the lock
+// than a Peek, and prepared work is redone when hooks of the session race.
+const heavyMoments = 32 << 10
+
+func heavy(ms []mapping.Moment) bool {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Raw)
+	}
+	return n >= heavyMoments
+}
+
+// batch is what one session's moments make: their results, their encoded
+// lines and the drafts they address to other sessions.
+type batch struct {
+	rs    []Result
+	lines lineBuf
+	away  awayDrafts
+}
+
+// prepare maps the moments on st, which it changes, and builds, gates and
+// encodes their events.
+func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState) (*batch, error) {
+	b := &batch{rs: make([]Result, len(ms))}
+	for i, m := range ms {
+		drafts, err := v.Map(m, &st.Table)
+		if err != nil {
+			b.rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
+			continue
+		}
+		drafts = b.away.take(i, session, drafts)
+		evs, suppressed, err := e.build(agent, session, drafts, st)
+		if err != nil {
+			return nil, err
+		}
+		b.rs[i].Events, b.rs[i].Suppressed = evs, suppressed
+		if err := b.lines.add(evs, len(ms)); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// peeker is a Store that can read a session's state without its lock.
+type peeker interface {
+	Peek(agent, session string) (*SessionState, []byte, error)
+}
+
+// unlocker is a Store that can write a session whose lock cannot be had.
+type unlocker interface {
+	Unlocked(agent, session string, fn func(*Tx) error) error
+}
+
+// inSession runs fn under the session's lock; when the lock's holder is
+// stuck (see FileStore.LockWait) or the state file cannot be used, it runs
+// fn through the store's unlocked lane, which gives the events an honest
+// position in a fresh epoch, and returns why as unlocked. fn runs once.
+func (e *Emitter) inSession(agent, session string, fn func(*Tx) error) (unlocked, err error) {
+	entered := false
+	err = e.Store.Locked(agent, session, func(tx *Tx) error {
+		entered = true
+		return fn(tx)
+	})
+	var se *StateError
+	if err == nil || entered || !errors.Is(err, ErrLockTimeout) && !errors.As(err, &se) {
+		return nil, err
+	}
+	u, ok := e.Store.(unlocker)
+	if !ok {
+		return nil, err
+	}
+	return err, u.Unlocked(agent, session, fn)
 }
 
 // awayDrafts are the drafts of one batch addressed to sessions other than
@@ -191,10 +291,9 @@ func (a *awayDrafts) take(i int, session string, drafts []mapping.Draft) []mappi
 func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 	var errs []error
 	for _, session := range a.order {
-		ds := a.by[session]
-		err := e.Store.Locked(agent, session, func(tx *Tx) error {
+		_, err := e.inSession(agent, session, func(tx *Tx) error {
 			var lines lineBuf
-			for len(ds) > 0 {
+			for ds := a.by[session]; len(ds) > 0; {
 				n := 1 // one moment's drafts are built together
 				for n < len(ds) && ds[n].moment == ds[0].moment {
 					n++
@@ -203,7 +302,10 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				for j := range drafts {
 					drafts[j] = ds[j].draft
 				}
-				evs, suppressed := e.build(agent, session, drafts, tx.State)
+				evs, suppressed, err := e.build(agent, session, drafts, tx.State)
+				if err != nil {
+					return err
+				}
 				r := &rs[ds[0].moment]
 				ds = ds[n:]
 				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
@@ -211,8 +313,9 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 					return err
 				}
 			}
+			tx.Appending(len(lines.buf))
 			if err := tx.Save(); err != nil {
-				return err
+				return &LostError{len(lines.ends), err}
 			}
 			if lines.empty() {
 				return nil
@@ -303,7 +406,7 @@ func (e *Emitter) now() time.Time {
 
 // build turns drafts into envelopes of session, assigning positions from
 // st, that session's state.
-func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *SessionState) ([]Event, int) {
+func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *SessionState) ([]Event, int, error) {
 	ids := e.IDs
 	if ids == nil {
 		ids = NewIDs() // never stored: an emitter is shared across goroutines
@@ -366,14 +469,16 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 			}
 			ev.Source = sessionSource
 			ev.Session, ev.Run, ev.Step = session, d.Run, d.Step
-			seq, epoch := st.Next, st.Epoch
-			st.Next++
+			epoch, seq, err := st.take()
+			if err != nil {
+				return nil, 0, err
+			}
 			ev.Seq, ev.Epoch = &seq, &epoch
 		}
 		ev.Cause = e.link(d, st, ev.ID)
 		evs = append(evs, ev)
 	}
-	return evs, suppressed
+	return evs, suppressed, nil
 }
 
 // source is the RECOMMENDED source URI; the untrusted session id is encoded

@@ -62,7 +62,7 @@ func BenchmarkEmitBaseline(b *testing.B) {
 func BenchmarkEmitFile(b *testing.B) {
 	home := b.TempDir()
 	log := &JSONL{Root: filepath.Join(home, "logs")}
-	e := testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last, Now: time.Now})
+	e := testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: time.Now})
 	v, m := benchVendor(), mapping.Moment{Raw: []byte(`{}`)}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -158,7 +158,7 @@ func TestFileStoreRecovery(t *testing.T) {
 	home := t.TempDir()
 	log := &JSONL{Root: filepath.Join(home, "logs")}
 	newEmitter := func() *Emitter {
-		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
 	}
 	e := newEmitter()
 	for range 3 {
@@ -205,7 +205,7 @@ func TestFileStoreConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last})
+			e := testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log})
 			for range 25 {
 				if _, err := e.Handle(scripted(), mapping.Moment{Raw: []byte(`{"session":"s","drafts":[{"Type":"progress.status"},{"Type":"progress.status"}]}`)}); err != nil {
 					t.Errorf("worker %d: %v", w, err)
@@ -233,7 +233,7 @@ func TestFileStoreConcurrent(t *testing.T) {
 func TestFileStoreSweep(t *testing.T) {
 	home := t.TempDir()
 	log := &JSONL{Root: filepath.Join(home, "logs")}
-	st := &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last}
+	st := &FileStore{Dir: filepath.Join(home, "state"), Log: log}
 	e := testEmitter(log, st)
 	for _, s := range []string{"old", "fresh", "held"} {
 		emit(t, e, `{"session":"`+s+`","drafts":[{"Type":"progress.status"}]}`)
@@ -273,7 +273,7 @@ func TestDraftSession(t *testing.T) {
 	log := &JSONL{Root: filepath.Join(home, "logs")}
 	stores := map[string]func() Store{
 		"mem":  func() Store { return NewMemStore() },
-		"file": func() Store { return &FileStore{Dir: filepath.Join(home, "state"), Last: log.Last} },
+		"file": func() Store { return &FileStore{Dir: filepath.Join(home, "state"), Log: log} },
 	}
 	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {

@@ -16,20 +16,54 @@ type Position struct {
 	Epoch, Seq int64
 }
 
+// after reports whether the next position of st comes after p.
+func (st *SessionState) after(p Position) bool {
+	return st.Epoch > p.Epoch || st.Epoch == p.Epoch && st.Next > p.Seq
+}
+
+// LogView is what the store reads of a session's log (JSONL is one): its
+// size, and the position of its last complete event.
+type LogView interface {
+	Size(agent, session string) int64
+	Last(agent, session string) (Position, bool)
+}
+
 // FileStore keeps session states as JSON files under Dir, one per (agent,
 // session), each guarded by an OS file lock shared by every process.
 type FileStore struct {
 	Dir string
-	// Last returns the last position recorded for a session elsewhere (its
-	// log), used when the state file is missing or corrupt. Nil means none.
-	Last func(agent, session string) (Position, bool)
-	// Now seeds a fresh epoch when a corrupt state cannot be recovered.
+	// Log is the sessions' log, which the stored positions are reconciled
+	// with: a state that is missing, corrupt, rolled back or behind
+	// events written without the lock resumes after the log's last
+	// position, in a new epoch. Nil means none.
+	Log LogView
+	// Now seeds a fresh epoch when a corrupt state cannot be recovered,
+	// and the epoch of a write that could not take the lock (Unlocked).
 	Now func() time.Time
+	// LockWait bounds the wait for a session's lock; past it Locked gives
+	// ErrLockTimeout (the caller may write through Unlocked). 0 waits as
+	// long as it takes.
+	LockWait time.Duration
 }
+
+// StateError says a session's state file cannot be used at all (it is a
+// folder, a link, unreadable): the caller may write through Unlocked.
+type StateError struct{ Err error }
+
+func (e *StateError) Error() string { return "state: " + e.Err.Error() }
+
+func (e *StateError) Unwrap() error { return e.Err }
 
 func (s *FileStore) paths(agent, session string) (dir, state string) {
 	dir = filepath.Join(s.Dir, SafeName(agent))
 	return dir, filepath.Join(dir, SafeName(session)+".state")
+}
+
+func (s *FileStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 // Locked implements Store. The state file is its own lock: it is opened
@@ -39,28 +73,35 @@ func (s *FileStore) paths(agent, session string) (dir, state string) {
 // load treats as corrupt and recovers from with a higher epoch, so a torn
 // write never leads to a reused position.
 func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
-	dir, path := s.paths(agent, session)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o700); err == nil {
-			f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-		}
-	}
+	_, path := s.paths(agent, session)
+	f, err := openDirFile(path, os.O_CREATE|os.O_RDWR)
 	if err != nil {
-		return fmt.Errorf("state open: %w", err)
+		return &StateError{err}
 	}
-	defer f.Close()
-	if err := lockFile(f); err != nil {
+	if err := lockWithin(f, s.LockWait); err != nil {
+		if errors.Is(err, ErrLockTimeout) {
+			return fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+		}
+		f.Close()
 		return fmt.Errorf("state lock: %w", err)
 	}
+	defer f.Close()
 	defer unlockFile(f)
 
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return fmt.Errorf("state read: %w", err)
+		return &StateError{fmt.Errorf("read: %w", err)}
 	}
-	st := s.load(agent, session, b)
+	st, clean := load(b)
 	tx := &Tx{State: st, save: func() error { return rewrite(f, st) }}
+	changed, err := s.reconcile(agent, session, st, !clean)
+	if err != nil {
+		return err
+	}
+	if clean && !changed {
+		tx.version = b
+	}
+	tx.logBase = st.Log
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -70,28 +111,119 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	return tx.Save()
 }
 
-// load decodes a session's state. An empty file (a new session, or one
-// whose state was lost) starts after the session's log (a higher epoch), or
-// at epoch 0 when there is no log; a corrupt file does the same, or seeds the
-// epoch from the clock when no log survives, so a position is never reused
-// (AEP-0001 §7.2).
-func (s *FileStore) load(agent, session string, b []byte) *SessionState {
-	st := &SessionState{}
-	if len(b) > 0 && json.Unmarshal(b, st) == nil && st.Epoch >= 0 && st.Next >= 0 {
-		return st
+// Peek returns a session's stored state and its version without taking
+// the lock, for work to be prepared outside it: Tx.Current tells, under
+// the lock, whether the state is still that version. A state file that
+// does not parse (or is being rewritten) gives an error.
+func (s *FileStore) Peek(agent, session string) (*SessionState, []byte, error) {
+	_, path := s.paths(agent, session)
+	b := []byte{}
+	if f, err := openNoFollow(path, os.O_RDONLY, 0); err == nil {
+		b, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, err
 	}
-	corrupt := len(b) > 0
-	st = &SessionState{}
-	if s.Last != nil {
-		if p, ok := s.Last(agent, session); ok {
-			st.Epoch = p.Epoch + 1
-			return st
+	st, clean := load(b)
+	if !clean {
+		return nil, nil, errors.New("state does not parse")
+	}
+	return st, b, nil
+}
+
+// Unlocked runs fn for a write that cannot take the session's lock (its
+// holder is stuck, or the state file is unusable), with an honest position
+// (AEP-0001 §7): a new epoch seeded from the clock in microseconds, above
+// the stored state's and the log's, never reused, with a best-effort copy
+// of the stored state for the table. Nothing fn changes is saved; writes of
+// the same session through Unlocked are serialised by a lock of their own,
+// and the locked writers move past the epoch once they see its events in
+// the log.
+func (s *FileStore) Unlocked(agent, session string, fn func(*Tx) error) error {
+	dir, path := s.paths(agent, session)
+	if lf, err := openDirFile(filepath.Join(dir, SafeName(session)+".fallback"), os.O_CREATE|os.O_RDWR); err == nil {
+		switch err := lockWithin(lf, s.LockWait); {
+		case err == nil:
+			defer lf.Close()
+			defer unlockFile(lf)
+		case !errors.Is(err, ErrLockTimeout):
+			lf.Close()
 		}
 	}
-	if corrupt && s.Now != nil {
+	st := &SessionState{}
+	if f, err := openNoFollow(path, os.O_RDONLY, 0); err == nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 16<<20))
+		f.Close()
+		if got, clean := load(b); clean {
+			st = got
+		}
+	}
+	// Microseconds: distinct enough (the writes through here are
+	// serialised, and each starts above the log's last), and within the
+	// 2^53 a JSON number holds exactly for consumers that read it as a
+	// double (I-JSON, RFC 7493).
+	epoch := s.now().UnixMicro()
+	if e, err := nextEpoch(st.Epoch); err == nil {
+		epoch = max(epoch, e)
+	}
+	if s.Log != nil {
+		if p, ok := s.Log.Last(agent, session); ok {
+			e, err := nextEpoch(p.Epoch)
+			if err != nil {
+				return err
+			}
+			epoch = max(epoch, e)
+		}
+	}
+	st.Epoch, st.Next = epoch, 0
+	return fn(&Tx{State: st})
+}
+
+// load decodes a stored state; clean is false for one that does not parse
+// or holds impossible positions (torn by a crash, tampered with).
+func load(b []byte) (st *SessionState, clean bool) {
+	st = &SessionState{}
+	if len(b) == 0 {
+		return st, true
+	}
+	if json.Unmarshal(b, st) == nil && st.Epoch >= 0 && st.Next >= 0 && st.Log >= 0 {
+		return st, true
+	}
+	return &SessionState{}, false
+}
+
+// reconcile moves st past the session's log when the log was written by
+// someone else since st was saved (its size differs), or when st is
+// corrupt: if the log's last position is at or after st's next, st starts a
+// new epoch after it (AEP-0001 §7.2). A corrupt state with no log to go by
+// seeds its epoch from the clock. It reports whether st changed.
+func (s *FileStore) reconcile(agent, session string, st *SessionState, corrupt bool) (bool, error) {
+	if s.Log == nil {
+		if corrupt && s.Now != nil {
+			st.Epoch = s.Now().Unix()
+		}
+		return corrupt, nil
+	}
+	size := s.Log.Size(agent, session)
+	if !corrupt && size == st.Log {
+		return false, nil
+	}
+	p, ok := s.Log.Last(agent, session)
+	switch {
+	case ok && !st.after(p):
+		e, err := nextEpoch(p.Epoch)
+		if err != nil {
+			return false, err
+		}
+		st.Epoch, st.Next = e, 0
+	case !ok && corrupt && s.Now != nil:
 		st.Epoch = s.Now().Unix()
 	}
-	return st
+	st.Log = size
+	return true, nil
 }
 
 // rewrite replaces the content of the locked state file with v's JSON.
@@ -127,11 +259,11 @@ func (s *FileStore) Sweep(agent string, maxAge time.Duration, max int) int {
 			break
 		}
 		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) || filepath.Ext(e.Name()) != ".state" {
+		if ext := filepath.Ext(e.Name()); err != nil || !info.Mode().IsRegular() || !info.ModTime().Before(cutoff) || ext != ".state" && ext != ".fallback" {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		f, err := openNoFollow(p, os.O_RDWR, 0)
 		if err != nil {
 			continue
 		}

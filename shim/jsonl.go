@@ -3,11 +3,13 @@ package shim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // Sink receives the encoded lines of one session, in seq order, while the
@@ -20,9 +22,19 @@ type Sink interface {
 // SafeName, appended with O_APPEND. A line is never split across writes: the
 // lines of one call go out in as few writes as fit maxWrite, each write
 // holding whole lines only. It is the record every other destination is
-// shipped from.
+// shipped from, so it stays line-clean whatever the disk does: a write that
+// fails partway (ENOSPC, a short write) is cut back to the last complete
+// line, and a log that ends inside a line (a process killed mid-write) gets
+// a newline before the next event. Appends are serialised by a lock on the
+// log itself, so cutting back never cuts another writer's line. A log file
+// replaced by a symbolic link is refused.
 type JSONL struct {
 	Root string
+	// LockWait bounds the wait for another writer of the same log; past it
+	// the lines are appended without the lock (and a failed write can then
+	// only be closed with a newline, not cut back). 0 waits as long as it
+	// takes.
+	LockWait time.Duration
 }
 
 // maxWrite bounds one append of several lines; a single longer line is
@@ -34,21 +46,64 @@ func (j *JSONL) Path(agent, session string) string {
 	return filepath.Join(j.Root, SafeName(agent), SafeName(session)+".jsonl")
 }
 
-// Write implements Sink.
+// LostError says how many of the lines given to a sink were not written.
+type LostError struct {
+	Lost int
+	Err  error
+}
+
+func (e *LostError) Error() string { return fmt.Sprintf("%d lines not written: %v", e.Lost, e.Err) }
+
+func (e *LostError) Unwrap() error { return e.Err }
+
+// Lost is how many events err says were not written, given n were meant
+// to be: a LostError's count, else all of them.
+func Lost(err error, n int) int {
+	var le *LostError
+	if errors.As(err, &le) {
+		return le.Lost
+	}
+	if err == nil {
+		return 0
+	}
+	return n
+}
+
+// Write implements Sink. On failure the error is a *LostError.
 func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 	p := j.Path(agent, session)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("log dir: %w", err)
-	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openDirFile(p, os.O_CREATE|os.O_RDWR|os.O_APPEND)
 	if err != nil {
-		return fmt.Errorf("log open: %w", err)
+		return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
+	}
+	lerr := lockWithin(f, j.LockWait)
+	if errors.Is(lerr, ErrLockTimeout) {
+		// The waiter keeps that descriptor: append through another.
+		if f, err = openDirFile(p, os.O_RDWR|os.O_APPEND); err != nil {
+			return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
+		}
+	}
+	defer f.Close()
+	locked := lerr == nil
+	if locked {
+		defer unlockFile(f)
+	}
+	end, err := logEnd(f)
+	if err != nil {
+		return &LostError{len(lines), fmt.Errorf("log stat: %w", err)}
+	}
+	var fresh []byte
+	if end.torn {
+		fresh = []byte{'\n'} // the last line was left unfinished: start a new one
 	}
 	written := 0
 	for written < len(lines) {
 		buf, n := lines[written], 1
+		if fresh != nil {
+			buf = append(fresh, buf...)
+		}
 		if len(lines)-written > 1 {
-			buf = nil
+			buf = fresh
 			for n = 0; written+n < len(lines); n++ {
 				l := lines[written+n]
 				if n > 0 && len(buf)+len(l) > maxWrite {
@@ -57,19 +112,58 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 				buf = append(buf, l...)
 			}
 		}
-		if w, err := f.Write(buf); err != nil {
-			if w > 0 && w < len(buf) {
-				f.Write([]byte{'\n'}) // end a torn line so the next append starts clean
-			}
-			f.Close()
-			return fmt.Errorf("log write: %d of %d lines written: %w", written, len(lines), err)
+		w, err := f.Write(buf)
+		if err == nil && w < len(buf) {
+			err = io.ErrShortWrite
 		}
+		if err != nil {
+			if w > 0 {
+				// Cut back to the last complete line; without the lock (or
+				// if cutting fails) the next writer starts a fresh line.
+				if !locked || f.Truncate(end.size) != nil {
+					end.torn = true
+				}
+			}
+			return &LostError{len(lines) - written, fmt.Errorf("log write: %d of %d lines written: %w", written, len(lines), err)}
+		}
+		end.size += int64(w)
+		fresh = nil
 		written += n
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("log close: %w", err)
+		return &LostError{0, fmt.Errorf("log close: %w", err)}
 	}
 	return nil
+}
+
+// logTail is where a log ends and whether its last line is unfinished.
+type logTail struct {
+	size int64
+	torn bool
+}
+
+func logEnd(f *os.File) (logTail, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return logTail{}, err
+	}
+	t := logTail{size: fi.Size()}
+	if t.size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], t.size-1); err == nil {
+			t.torn = last[0] != '\n'
+		}
+	}
+	return t, nil
+}
+
+// Size returns the size of the session's log, 0 when there is none.
+func (j *JSONL) Size(agent, session string) int64 {
+	fi, err := os.Lstat(j.Path(agent, session))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // Last returns the position of the last complete event in the session's

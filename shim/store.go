@@ -1,6 +1,9 @@
 package shim
 
 import (
+	"bytes"
+	"errors"
+	"math"
 	"sync"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -19,6 +22,40 @@ type SessionState struct {
 	Refs mapping.State `json:"refs"`
 	// Table is the vendor mapping's state.
 	Table mapping.State `json:"table"`
+	// Log is the size the session's log had after the last write this
+	// state made: a log of another size was written by someone else (a
+	// writer that could not take the lock) or this state was rolled back,
+	// and the store reconciles the position with the log's before use.
+	Log int64 `json:"log,omitempty"`
+}
+
+// ErrExhausted says a session's positions ran out: its epoch is at the
+// int64 maximum, so no new epoch can start (AEP-0001 §7 would have a new
+// session start instead; the vendor names the session, so the event is not
+// written rather than given a wrapped or reused position).
+var ErrExhausted = errors.New("the session's positions are exhausted (epoch at the int64 maximum)")
+
+// nextEpoch is the epoch after e.
+func nextEpoch(e int64) (int64, error) {
+	if e >= math.MaxInt64 {
+		return 0, ErrExhausted
+	}
+	return e + 1, nil
+}
+
+// take returns the next position of st, moving to a new epoch when the
+// seq counter is at its maximum.
+func (st *SessionState) take() (epoch, seq int64, err error) {
+	if st.Next >= math.MaxInt64 || st.Next < 0 {
+		e, err := nextEpoch(st.Epoch)
+		if err != nil {
+			return 0, 0, err
+		}
+		st.Epoch, st.Next = e, 0
+	}
+	epoch, seq = st.Epoch, st.Next
+	st.Next++
+	return epoch, seq, nil
 }
 
 // Tx is one locked update of a session's state.
@@ -26,7 +63,23 @@ type Tx struct {
 	State *SessionState
 	save  func() error
 	saved bool
+	// version is the stored state State was read from, when it was used
+	// as stored (nil otherwise): work prepared on a Peek of the same
+	// version is still valid.
+	version []byte
+	// logBase is the log's size when State was read.
+	logBase int64
 }
+
+// Current reports whether State is exactly the stored state a Peek
+// returned as version, so that work prepared on it may be adopted.
+func (t *Tx) Current(version []byte) bool {
+	return t.version != nil && version != nil && bytes.Equal(t.version, version)
+}
+
+// Appending records that n bytes are about to be appended to the session's
+// log, so the store can tell its own writes from anyone else's.
+func (t *Tx) Appending(n int) { t.State.Log = t.logBase + int64(n) }
 
 // Save persists State now, while the lock is still held. The emitter saves
 // the reserved positions before it writes events, so a crash between the two

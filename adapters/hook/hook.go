@@ -6,6 +6,7 @@
 package hook
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,7 +87,8 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 	}
 	start := time.Now()
 	watchdog := time.AfterFunc(deadline, func() {
-		r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "deadline", Error: fmt.Sprintf("hook not finished after %s; replied neutrally", deadline)})
+		r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "deadline", Lost: 1,
+			Error: fmt.Sprintf("hook not finished after %s; replied neutrally, the moment not recorded", deadline)})
 		reply()
 		exit(0)
 	})
@@ -168,8 +170,18 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (
 	}
 	m := mapping.Moment{Hook: argvHook, Raw: bounded, Nonce: shim.NewIDs().New(time.Now())}
 	res, err := r.Emitter.Handle(r.Vendor, m)
+	if res.Unlocked != nil {
+		r.record(shim.Failure{Hook: hook, Stage: "lock", Error: "written without the session lock, in a fresh epoch: " + errText(res.Unlocked)})
+	}
 	if err != nil {
-		r.record(shim.Failure{Hook: hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: max0(len(res.Events))})
+		// Every lost event is counted: what the log refused, else all the
+		// moment made, and at least the moment itself.
+		lost := max(len(res.Events), 1)
+		var le *shim.LostError
+		if errors.As(err, &le) {
+			lost = le.Lost
+		}
+		r.record(shim.Failure{Hook: hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: lost})
 	}
 	return drained
 }
@@ -229,10 +241,3 @@ func (r *Runner) record(f shim.Failure) {
 // errText is an error's message; the shim's, the mappings' and the OS's
 // errors name paths and operations, never payload content.
 func errText(err error) string { return err.Error() }
-
-func max0(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
-}

@@ -66,11 +66,19 @@ func (c *HookCmd) run(s *Streams) int {
 		rec = &deliver.Recorder{}
 		extra = append(extra, rec)
 	}
+	d := deadline(c.getenv("AEP_HOOK_DEADLINE"))
+	if d == 0 {
+		d = hook.DefaultDeadline
+	}
+	// A session lock held past a quarter of the deadline has a stuck
+	// holder: the hook then writes without it, in a fresh epoch, rather
+	// than lose the moment to the deadline.
+	cfg.LockWait = d / 4
 	r := hook.Runner{
 		Vendor:   c.vendor,
 		Emitter:  cfg.NewFileEmitter(p, extra...),
 		Errors:   shim.NewErrorLog(home),
-		Deadline: deadline(c.getenv("AEP_HOOK_DEADLINE")),
+		Deadline: d,
 		Setup:    setup,
 	}
 	code := r.Run(c.Hook, s.In, s.Out)
