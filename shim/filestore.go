@@ -40,9 +40,10 @@ type FileStore struct {
 	// Now seeds a fresh epoch when a corrupt state cannot be recovered,
 	// and the epoch of a write that could not take the lock (Unlocked).
 	Now func() time.Time
-	// LockWait bounds the wait for a session's lock; past it Locked gives
-	// ErrLockTimeout (the caller may write through Unlocked). 0 waits as
-	// long as it takes.
+	// LockWait bounds the wait for a session's lock while its holders
+	// show no progress (each rewrites the state file); past it Locked gives
+	// ErrLockTimeout (the caller may write through Unlocked). A lock passed
+	// on from holder to holder is waited for. 0 waits as long as it takes.
 	LockWait time.Duration
 }
 
@@ -78,7 +79,7 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	if err != nil {
 		return &StateError{err}
 	}
-	if err := lockWithin(f, s.LockWait); err != nil {
+	if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
 		if errors.Is(err, ErrLockTimeout) {
 			return fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
 		}
@@ -145,7 +146,7 @@ func (s *FileStore) Peek(agent, session string) (*SessionState, []byte, error) {
 func (s *FileStore) Unlocked(agent, session string, fn func(*Tx) error) error {
 	dir, path := s.paths(agent, session)
 	if lf, err := openDirFile(filepath.Join(dir, SafeName(session)+".fallback"), os.O_CREATE|os.O_RDWR); err == nil {
-		switch err := lockWithin(lf, s.LockWait); {
+		switch err := lockWithin(lf, s.LockWait, nil); {
 		case err == nil:
 			defer lf.Close()
 			defer unlockFile(lf)

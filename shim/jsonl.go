@@ -76,7 +76,7 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 	if err != nil {
 		return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
 	}
-	lerr := lockWithin(f, j.LockWait)
+	lerr := lockWithin(f, j.LockWait, fileProgress(f))
 	if errors.Is(lerr, ErrLockTimeout) {
 		// The waiter keeps that descriptor: append through another.
 		if f, err = openDirFile(p, os.O_RDWR|os.O_APPEND); err != nil {

@@ -70,10 +70,10 @@ func (c *HookCmd) run(s *Streams) int {
 	if d == 0 {
 		d = hook.DefaultDeadline
 	}
-	// A session lock held past a quarter of the deadline has a stuck
-	// holder: the hook then writes without it, in a fresh epoch, rather
-	// than lose the moment to the deadline.
-	cfg.LockWait = d / 4
+	// A session lock whose holders make no progress for a third of the
+	// deadline has a stuck holder: the hook then writes without it, in a
+	// fresh epoch, rather than lose the moment to the deadline.
+	cfg.LockWait = d / 3
 	r := hook.Runner{
 		Vendor:   c.vendor,
 		Emitter:  cfg.NewFileEmitter(p, extra...),
