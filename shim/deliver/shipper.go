@@ -254,11 +254,33 @@ func (s *Shipper) record(f shim.Failure) {
 	}
 }
 
-// batch is the lines in hand for one request, with where each ends.
+// batch is the lines in hand for one request, with where each starts.
 type batch struct {
 	lines [][]byte
 	ats   []int64 // each line's start offset
 	end   int64   // offset past the last line read (sent, skipped or dropped)
+}
+
+// through is the offset just past the first n lines: the end of the n-th,
+// or, when all are through, the end of everything the batch read (lines
+// skipped after the last one included).
+func (b *batch) through(n int) int64 {
+	if n == len(b.lines) {
+		return b.end
+	}
+	return b.ats[n-1] + int64(len(b.lines[n-1]))
+}
+
+// shipping is one ShipLog call's state: the log, its cursor and what the
+// call has done.
+type shipping struct {
+	d       Destination
+	rel     string
+	f       *os.File
+	curPath string
+	cur     Cursor
+	snd     Sender
+	pr      Progress
 }
 
 // ShipLog delivers one log's undelivered lines to d, from its cursor to
@@ -266,106 +288,113 @@ type batch struct {
 // (destination, log) lock. The cursor moves only past lines the destination
 // accepted (or that were put aside or dropped), so a crash at any point
 // only causes redelivery.
-func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (pr Progress, err error) {
-	logPath := filepath.Join(s.LogRoot, filepath.FromSlash(rel))
+func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (Progress, error) {
 	curPath, lockP := cursorPaths(s.Home, d, rel)
-
-	lctx, cancel := ctx, context.CancelFunc(func() {})
-	switch {
-	case s.LockWait == 0:
-		lctx, cancel = context.WithTimeout(ctx, 0)
-	case s.LockWait > 0:
-		lctx, cancel = context.WithTimeout(ctx, s.LockWait)
-	}
-	l, err := lockPath(lctx, lockP)
-	cancel()
+	l, err := s.lock(ctx, lockP)
 	if err != nil {
 		var busy errBusy
-		pr.Busy = errors.As(err, &busy)
-		return pr, err
+		return Progress{Busy: errors.As(err, &busy)}, err
 	}
 	defer l.unlock()
 
-	f, err := os.Open(logPath)
+	f, err := os.Open(filepath.Join(s.LogRoot, filepath.FromSlash(rel)))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return pr, nil
+			return Progress{}, nil
 		}
-		return pr, fmt.Errorf("open log: %w", err)
+		return Progress{}, fmt.Errorf("open log: %w", err)
 	}
 	defer f.Close()
 
-	cur := loadCursor(curPath)
-	defer func() { pr.Offset = cur.Offset }()
-	snd := s.sender(d)
-	var failingSince time.Time
-	attempt := 0
+	sh := &shipping{d: d, rel: rel, f: f, curPath: curPath, cur: loadCursor(curPath), snd: s.sender(d)}
 	for {
-		fi, err := f.Stat()
+		// The file may grow while a pass runs: go round again until a
+		// pass finds nothing new.
+		progressed, err := s.pass(ctx, sh)
+		if err != nil || !progressed {
+			sh.pr.Offset = sh.cur.Offset
+			return sh.pr, err
+		}
+	}
+}
+
+// lock takes the (destination, log) lock, waiting at most LockWait
+// (forever when negative).
+func (s *Shipper) lock(ctx context.Context, path string) (*fileLock, error) {
+	if s.LockWait >= 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.LockWait)
+		defer cancel()
+	}
+	return lockPath(ctx, path)
+}
+
+// pass delivers the log from the cursor to its size at the start of the
+// pass, one batch at a time, and reports whether the cursor moved.
+func (s *Shipper) pass(ctx context.Context, sh *shipping) (bool, error) {
+	fi, err := sh.f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat log: %w", err)
+	}
+	size := fi.Size()
+	off, head, err := resume(sh.cur, sh.f, size)
+	if err != nil {
+		return false, fmt.Errorf("read log: %w", err)
+	}
+	if off != sh.cur.Offset || head != sh.cur.Head {
+		sh.cur = Cursor{Offset: off, Head: head}
+	}
+	lr := newLineReader(sh.f, off, size, orDefault(s.MaxLine, DefaultMaxLine))
+	progressed := false
+	for off < size {
+		b, err := s.readBatch(lr, sh.d, sh.rel, size, &sh.pr)
 		if err != nil {
-			return pr, fmt.Errorf("stat log: %w", err)
+			return progressed, fmt.Errorf("read log: %w", err)
 		}
-		size := fi.Size()
-		off, head, err := resume(cur, f, size)
-		if err != nil {
-			return pr, fmt.Errorf("read log: %w", err)
+		if len(b.lines) == 0 && b.end == sh.cur.Offset {
+			break
 		}
-		if off != cur.Offset || head != cur.Head {
-			cur = Cursor{Offset: off, Head: head}
+		if err := s.send(ctx, sh, &b); err != nil {
+			return progressed, err
 		}
-		if off >= size {
-			return pr, nil
-		}
-		lr := newLineReader(f, off, size, orDefault(s.MaxLine, DefaultMaxLine))
-		progressed := false
-		for {
-			b, rerr := s.readBatch(lr, d, rel, size, &pr)
-			if rerr != nil {
-				return pr, fmt.Errorf("read log: %w", rerr)
+		progressed, off = true, b.end
+	}
+	return progressed, nil
+}
+
+// send delivers one batch, retrying what is left of it after a retryable
+// failure (with backoff, for at most RetryFor) until all of it is through,
+// and moves the cursor past what went through.
+func (s *Shipper) send(ctx context.Context, sh *shipping, b *batch) error {
+	var failingSince time.Time
+	for attempt := 0; ; attempt++ {
+		n, err := s.deliver(ctx, sh.d, sh.snd, sh.rel, b.lines, b.ats, &sh.pr)
+		if n > 0 || (err == nil && len(b.lines) == 0) {
+			sh.cur.Offset = b.through(n)
+			sh.cur.Events += int64(n)
+			if werr := saveCursor(sh.curPath, sh.cur, s.now()); werr != nil {
+				return fmt.Errorf("save cursor: %w", werr)
 			}
-			if len(b.lines) == 0 && b.end == cur.Offset {
-				break
-			}
-			// Send, retrying the remainder until it is all through.
-			for {
-				n, err := s.deliver(ctx, d, snd, rel, b.lines, b.ats, &pr)
-				if n > 0 || (err == nil && len(b.lines) == 0) {
-					if err == nil {
-						cur.Offset = b.end
-					} else {
-						cur.Offset = b.ats[n-1] + int64(len(b.lines[n-1]))
-					}
-					cur.Events += int64(n)
-					if werr := saveCursor(curPath, cur, s.now()); werr != nil {
-						return pr, fmt.Errorf("save cursor: %w", werr)
-					}
-					b.lines, b.ats = b.lines[n:], b.ats[n:]
-					progressed, attempt, failingSince = true, 0, time.Time{}
-				}
-				if err == nil {
-					s.stats.update(d, func(sd *statusDelta) { sd.success = s.now() })
-					break
-				}
-				s.stats.update(d, func(sd *statusDelta) { sd.err, sd.errTime = err.Error(), s.now() })
-				if classOf(err) != Retry || s.RetryFor < 0 {
-					return pr, err
-				}
-				if failingSince.IsZero() {
-					failingSince = s.now()
-				}
-				if s.RetryFor > 0 && s.now().Sub(failingSince) >= s.RetryFor {
-					return pr, err
-				}
-				if !s.sleep(ctx, s.backoff(attempt, err)) {
-					return pr, err
-				}
-				attempt++
-			}
+			b.lines, b.ats = b.lines[n:], b.ats[n:]
+			attempt, failingSince = 0, time.Time{}
 		}
-		if !progressed {
-			return pr, nil
+		if err == nil {
+			s.stats.update(sh.d, func(sd *statusDelta) { sd.success = s.now() })
+			return nil
 		}
-		// The file may have grown while this pass ran: go round again.
+		s.stats.update(sh.d, func(sd *statusDelta) { sd.err, sd.errTime = err.Error(), s.now() })
+		if classOf(err) != Retry || s.RetryFor < 0 {
+			return err
+		}
+		if failingSince.IsZero() {
+			failingSince = s.now()
+		}
+		if s.RetryFor > 0 && s.now().Sub(failingSince) >= s.RetryFor {
+			return err
+		}
+		if !s.sleep(ctx, s.backoff(attempt, err)) {
+			return err
+		}
 	}
 }
 
