@@ -35,7 +35,9 @@ func parseHookArgs(args []string, getenv func(string) string) (c HookCmd, ok boo
 	flagged := map[string]bool{}
 	setList := func(name string, dst *[]string, v string) {
 		if !flagged[name] {
-			*dst, flagged[name] = nil, true
+			// Non-nil: an empty override list given on purpose means no
+			// overrides (redact.ParsePolicy), not the default.
+			*dst, flagged[name] = []string{}, true
 		}
 		*dst = append(*dst, splitList(v)...)
 	}
@@ -97,6 +99,21 @@ func parseHookArgs(args []string, getenv func(string) string) (c HookCmd, ok boo
 	return c, true
 }
 
+// cleanList is a list flag as the settings read it, however it was
+// parsed: items trimmed, empty ones dropped (kong keeps both). It keeps a
+// nil list nil: nil means "the default" where an empty list does not.
+func cleanList(xs []string) []string {
+	if xs == nil {
+		return nil
+	}
+	out := []string{}
+	for _, x := range xs {
+		out = append(out, splitList(x)...)
+	}
+	return out
+}
+
+// splitList splits a comma list, trimming items and dropping empty ones.
 func splitList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {

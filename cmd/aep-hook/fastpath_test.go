@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 )
@@ -46,4 +47,73 @@ func TestParseHookArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseHookArgsMatchesKong holds the hook fast path to kong: for every
+// command line and environment parseHookArgs accepts, kong parses the same
+// hook command into the same settings (as they are read: kong keeps the
+// spaces and empty items of a comma list, which the settings drop).
+func TestParseHookArgsMatchesKong(t *testing.T) {
+	envs := []map[string]string{
+		nil,
+		{"AEP_CAPTURE": "full", "AEP_CAPTURE_OVERRIDES": "attention.*=full, tool.*=none", "AEP_OUT": "http://a,http://b",
+			"AEP_INSECURE": "true", "AEP_TOKEN": "tok", "AEP_SECRET_ENV": "A,B", "AEP_OTLP_MAX_CAPTURE": "redacted"},
+		{"AEP_INSECURE": "0", "AEP_OUT": "otlp+http://c"},
+	}
+	argss := [][]string{
+		nil,
+		{"PreToolUse"},
+		{"--capture", "none"},
+		{"--capture=redacted", "--capture-override=x.*=full", "--capture-override", "tool.*=redacted,run.*=none"},
+		{"--out", "http://x", "--out=http://y,http://z", "--token", "t2", "--insecure"},
+		{"--insecure=false", "--no-pii", "--secret-env", "S1", "--secret-env=S2,S3"},
+		{"--no-pii=true", "--otlp-max-capture", "full", "Stop"},
+		{"Stop", "--capture", "metadata"},
+		{"--secret-env", "", "--out", " http://spaced , "},
+		{"--capture-override", ""},
+	}
+	for ei, env := range envs {
+		getenv := func(k string) string { return env[k] }
+		for _, args := range argss {
+			fast, ok := parseHookArgs(args, getenv)
+			if !ok {
+				t.Errorf("env %d %q: the fast path declined a command line it should take", ei, args)
+				continue
+			}
+			var out, errb bytes.Buffer
+			p, err := newParser(&Streams{Out: &out, Err: &errb}, getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Parse(append([]string{"codex"}, args...)); err != nil || p.exit != nil {
+				t.Errorf("env %d %q: kong: %v (exit %v) %s", ei, args, err, p.exit, errb.String())
+				continue
+			}
+			slow := p.hooks["codex"]
+			if !reflect.DeepEqual(norm(fast.CaptureFlags), norm(slow.CaptureFlags)) || !reflect.DeepEqual(normOut(fast.OutFlags), normOut(slow.OutFlags)) || fast.Hook != slow.Hook {
+				t.Errorf("env %d %q:\n fast %+v %+v %q\n kong %+v %+v %q", ei, args,
+					fast.CaptureFlags, fast.OutFlags, fast.Hook, slow.CaptureFlags, slow.OutFlags, slow.Hook)
+			}
+		}
+	}
+}
+
+// norm and normOut are the settings as they are read (cleanList; the
+// destinations trim their items alike); a nil and an empty list alike, but
+// for the overrides, where nil means the default.
+func norm(c CaptureFlags) CaptureFlags {
+	c.CaptureOverride, c.SecretEnv = cleanList(c.CaptureOverride), nonNil(cleanList(c.SecretEnv))
+	return c
+}
+
+func normOut(o OutFlags) OutFlags {
+	o.Out = nonNil(cleanList(o.Out))
+	return o
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -25,8 +25,8 @@ func (f CaptureFlags) config(getenv func(string) string) shim.Config {
 		Home:      getenv("AEP_HOME"),
 		Host:      getenv("AEP_HOST"),
 		Capture:   f.Capture,
-		Overrides: f.CaptureOverride,
-		SecretEnv: f.SecretEnv,
+		Overrides: cleanList(f.CaptureOverride),
+		SecretEnv: cleanList(f.SecretEnv),
 		NoPII:     f.NoPII,
 	}
 }

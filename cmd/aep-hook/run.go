@@ -52,16 +52,7 @@ func adapterFromArgv0(arg0 string) string {
 
 // run is main without the process: it parses args and returns the exit
 // status. Hook mode never returns anything but 0.
-func run(argv []string, s Streams, getenv func(string) string) (code int) {
-	defer func() {
-		if p := recover(); p != nil {
-			e, ok := p.(kongExit)
-			if !ok {
-				panic(p)
-			}
-			code = int(e)
-		}
-	}()
+func run(argv []string, s Streams, getenv func(string) string) int {
 	args := argv[1:]
 	if a := adapterFromArgv0(argv[0]); a != "" {
 		args = append([]string{a}, args...)
@@ -82,28 +73,7 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 			return 0
 		}
 	}
-	var cli CLI
-	opts := []kong.Option{
-		kong.Name("aep-hook"),
-		kong.Description(description()),
-		kong.Writers(s.Out, s.Err),
-		kong.Exit(func(c int) { panic(kongExit(c)) }),
-		kong.Bind(&s),
-		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ",")},
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
-		kong.Resolvers(envResolver(getenv)),
-	}
-	hooks := map[string]*HookCmd{}
-	for _, v := range mapping.Vendors() {
-		if v.Transport != mapping.TransportHook {
-			continue
-		}
-		hc := &HookCmd{vendor: v, getenv: getenv}
-		hooks[v.Name] = hc
-		opts = append(opts, kong.DynamicCommand(v.Name, v.Summary, "Hook adapters (register as the agent's hook command)", hc))
-	}
-	parser, err := kong.New(&cli, opts...)
+	p, err := newParser(&s, getenv)
 	if err != nil {
 		fmt.Fprintf(s.Err, "aep-hook: %v\n", err)
 		return 2
@@ -111,9 +81,12 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	// Hook mode must never fail the agent: a registration with a flag this
 	// version does not know still runs the hook, on the defaults.
 	if len(args) > 0 {
-		if hc, ok := hooks[args[0]]; ok {
+		if hc, ok := p.hooks[args[0]]; ok {
 			s.enterHook()
-			ctx, perr := parser.Parse(args)
+			ctx, perr := p.Parse(args)
+			if p.exit != nil {
+				return *p.exit // --help
+			}
 			if perr != nil || ctx == nil {
 				hc2 := &HookCmd{vendor: hc.vendor, getenv: getenv, parseErr: perr}
 				return hc2.run(&s)
@@ -124,17 +97,14 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	if len(args) == 0 {
 		args = []string{"--help"}
 	}
-	ctx, err := parser.Parse(args)
-	if err != nil {
-		var pe *kong.ParseError
-		if errors.As(err, &pe) {
-			fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(err.Error()))
-			return 2
-		}
+	ctx, err := p.Parse(args)
+	switch {
+	case p.exit != nil:
+		return *p.exit // --help printed, or kong asked to stop
+	case err != nil:
 		fmt.Fprintf(s.Err, "aep-hook: %s\n", redact.Diagnostic(err.Error()))
 		return 2
-	}
-	if ctx == nil || ctx.Command() == "" {
+	case ctx == nil || ctx.Command() == "":
 		return 0
 	}
 	if err := ctx.Run(&s); err != nil {
@@ -151,6 +121,47 @@ func run(argv []string, s Streams, getenv func(string) string) (code int) {
 	return 0
 }
 
+// parser is the kong command tree with one hook command per hook vendor.
+type parser struct {
+	*kong.Kong
+	cli   CLI
+	hooks map[string]*HookCmd
+	// exit is the status kong asked to exit with (after printing --help),
+	// nil until it does; what Parse returns after that is moot.
+	exit *int
+}
+
+// newParser builds the command tree, reading environment twins through
+// getenv.
+func newParser(s *Streams, getenv func(string) string) (*parser, error) {
+	p := &parser{hooks: map[string]*HookCmd{}}
+	opts := []kong.Option{
+		kong.Name("aep-hook"),
+		kong.Description(description()),
+		kong.Writers(s.Out, s.Err),
+		kong.Exit(func(c int) {
+			if p.exit == nil {
+				p.exit = &c
+			}
+		}),
+		kong.Bind(s),
+		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ",")},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.Resolvers(envResolver(getenv)),
+	}
+	for _, v := range mapping.Vendors() {
+		if v.Transport != mapping.TransportHook {
+			continue
+		}
+		hc := &HookCmd{vendor: v, getenv: getenv}
+		p.hooks[v.Name] = hc
+		opts = append(opts, kong.DynamicCommand(v.Name, v.Summary, "Hook adapters (register as the agent's hook command)", hc))
+	}
+	k, err := kong.New(&p.cli, opts...)
+	p.Kong = k
+	return p, err
+}
+
 // description is the help text above the commands. Tables that are not
 // hook commands (tees, the OTLP sidecar's channels) are listed here, one
 // line each, so --help names every adapter.
@@ -164,10 +175,6 @@ func description() string {
 	}
 	return b.String()
 }
-
-// kongExit carries kong's exit request (after --help, or a usage error) out
-// of the parser without ending the process.
-type kongExit int
 
 // envResolver makes kong read `env:"..."` twins through getenv, so tests
 // need not touch the process environment.
