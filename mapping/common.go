@@ -58,7 +58,11 @@ func HookField(m Moment, field string) string {
 
 // Str returns the string at path in raw, "" when absent or not a string.
 func Str(raw []byte, path string) string {
-	r := gjson.GetBytes(raw, path)
+	return StrOf(gjson.GetBytes(raw, path))
+}
+
+// StrOf is r's content when r is a JSON string, "" for anything else.
+func StrOf(r gjson.Result) string {
 	if r.Type != gjson.String {
 		return ""
 	}

@@ -9,5 +9,5 @@ func lockFile(f *os.File) error { return nil }
 
 func unlockFile(f *os.File) error { return nil }
 
-// tryLockFile always succeeds where the platform has no advisory locks.
-func tryLockFile(f *os.File) bool { return true }
+// tryLock always succeeds where the platform has no advisory locks.
+func tryLock(f *os.File) (bool, error) { return true, nil }

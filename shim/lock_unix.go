@@ -20,7 +20,19 @@ func lockFile(f *os.File) error {
 
 func unlockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 
-// tryLockFile takes the exclusive lock only if it is free now.
-func tryLockFile(f *os.File) bool {
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+// tryLock takes the exclusive lock only if it is free now; it reports
+// false, with no error, when another process or descriptor holds it.
+func tryLock(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch err {
+		case nil:
+			return true, nil
+		case unix.EWOULDBLOCK:
+			return false, nil
+		case unix.EINTR:
+			continue
+		}
+		return false, err
+	}
 }

@@ -3,6 +3,7 @@
 package shim
 
 import (
+	"errors"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -19,8 +20,16 @@ func unlockFile(f *os.File) error {
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }
 
-// tryLockFile takes the exclusive lock only if it is free now.
-func tryLockFile(f *os.File) bool {
+// tryLock takes the exclusive lock only if it is free now; it reports
+// false, with no error, when another process holds it.
+func tryLock(f *os.File) (bool, error) {
 	var ol windows.Overlapped
-	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol) == nil
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
+		return false, nil
+	}
+	return false, err
 }

@@ -170,9 +170,9 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 		if !ok {
 			return nil, fmt.Errorf("acp: kind %q: want request, response, notification or end", r[0].String())
 		}
-		f := mapping.Facts{Kind: k, Method: str(r[1]), Session: str(r[3]), Instance: str(r[5]), Reason: str(r[6])}
+		f := mapping.Facts{Kind: k, Method: mapping.StrOf(r[1]), Session: mapping.StrOf(r[3]), Instance: mapping.StrOf(r[5]), Reason: mapping.StrOf(r[6])}
 		if f.Session == "" {
-			f.Session = str(r[4])
+			f.Session = mapping.StrOf(r[4])
 		}
 		if r[2].Exists() && r[2].Type != gjson.Null {
 			f.ID = r[2].String()
@@ -185,14 +185,6 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 	}
 	f.Direction = mapping.DirectionNone
 	return []mapping.Moment{{Raw: line, Facts: f}}, nil
-}
-
-// str is a JSON string's content, "" for anything else.
-func str(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
 }
 
 // observer consumes the queue: it frames each direction's chunks into

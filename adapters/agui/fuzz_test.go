@@ -83,7 +83,7 @@ func FuzzEventFacts(f *testing.F) {
 				t.Fatalf("%s of %s on stream %q: %q, want %q", c.member, ev, c.stream, c.got, want)
 			}
 		}
-		if f.Name != str(ev, "type") || f.Kind != mapping.KindEvent {
+		if f.Name != mapping.Str(ev, "type") || f.Kind != mapping.KindEvent {
 			t.Fatalf("facts %+v of %s", f, ev)
 		}
 	})

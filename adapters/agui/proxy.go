@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -153,7 +154,7 @@ func (p *Proxy) readInput(out *http.Request) scope {
 	}
 	out.Body = io.NopCloser(bytes.NewReader(head))
 	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(head)), nil }
-	return scope{thread: str(head, "threadId"), run: str(head, "runId")}
+	return scope{thread: mapping.Str(head, "threadId"), run: mapping.Str(head, "runId")}
 }
 
 // readCloser reads r and closes c.

@@ -67,7 +67,7 @@ func (s *stream) offer(data []byte, tooLong int) {
 	default:
 		s.drops++ // only the body's reader calls offer
 		s.p.stats.Dropped.Add(1)
-		if t := str(data, "type"); t == "RUN_FINISHED" || t == "RUN_ERROR" {
+		if t := mapping.Str(data, "type"); t == "RUN_FINISHED" || t == "RUN_ERROR" {
 			s.lostEnd = true
 		}
 	}
@@ -174,10 +174,10 @@ func (s *stream) moment(ev event) (mapping.Moment, bool) {
 	f := eventFacts(ev.data, s.scope)
 	switch f.Name {
 	case "RUN_STARTED":
-		if t := str(ev.data, "threadId"); t != "" {
+		if t := mapping.Str(ev.data, "threadId"); t != "" {
 			s.scope.thread = t
 		}
-		if r := str(ev.data, "runId"); r != "" {
+		if r := mapping.Str(ev.data, "runId"); r != "" {
 			s.scope.run = r
 		}
 		s.open = true
@@ -218,12 +218,12 @@ func (s *stream) close() {
 // where it has the members, else the stream's (most events carry neither).
 func eventFacts(ev []byte, sc scope) mapping.Facts {
 	r := gjson.GetManyBytes(ev, "type", "threadId", "runId")
-	f := mapping.Facts{Kind: mapping.KindEvent, Name: strOf(r[0]), Thread: sc.thread, Run: sc.run, Instance: sc.stream}
+	f := mapping.Facts{Kind: mapping.KindEvent, Name: mapping.StrOf(r[0]), Thread: sc.thread, Run: sc.run, Instance: sc.stream}
 	if r[1].Exists() {
-		f.Thread = strOf(r[1])
+		f.Thread = mapping.StrOf(r[1])
 	}
 	if r[2].Exists() {
-		f.Run = strOf(r[2])
+		f.Run = mapping.StrOf(r[2])
 	}
 	return f
 }
@@ -237,17 +237,4 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 		return nil, fmt.Errorf("agui: event is not a JSON object")
 	}
 	return []mapping.Moment{{Raw: line, Facts: eventFacts(line, scope{})}}, nil
-}
-
-// str returns the string at path in raw, "" when absent.
-func str(raw []byte, path string) string {
-	return strOf(gjson.GetBytes(raw, path))
-}
-
-// strOf is a JSON string's content, "" for anything else.
-func strOf(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
 }

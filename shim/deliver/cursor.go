@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -176,10 +175,4 @@ func (lr *lineReader) next() (line []byte, at int64, err error) {
 			return nil, at, err
 		}
 	}
-}
-
-// exists reports whether path exists.
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }

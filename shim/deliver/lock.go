@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // fileLock is a held cross-process lock.
@@ -29,7 +31,7 @@ func lockPath(ctx context.Context, path string) (*fileLock, error) {
 	}
 	wait := time.Millisecond
 	for {
-		ok, err := tryLockFile(f)
+		ok, err := shim.TryLockFile(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -54,7 +56,7 @@ func (l *fileLock) unlock() {
 	if l == nil || l.f == nil {
 		return
 	}
-	unlockFile(l.f)
+	shim.UnlockFile(l.f)
 	l.f.Close()
 	l.f = nil
 }
