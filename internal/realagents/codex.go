@@ -36,7 +36,7 @@ func codex() *Agent {
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "codex exec: spawn_agent delegates to a subagent (its UserPromptSubmit carries the parent's session_id, its own turn_id and an agent_id) that runs a command; the parent waits for it and answers",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: truth.Any, OpenRuns: truth.Any},
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: 1},
 				Model: func(req fakemodel.Request) fakemodel.Reply {
 					switch {
 					case req.Side():
@@ -45,7 +45,9 @@ func codex() *Agent {
 						return calls(call("exec_command", obj{"cmd": "echo from-the-child", "yield_time_ms": 1000}))
 					case req.Marker == "child":
 						return say("Child done.")
-					case req.Round == 0:
+					case req.Round == 0 && fakemodel.Marker(req.Human) == "parent":
+						// Only the human's prompt delegates: a child's completion
+						// comes back as an unmarked message.
 						return calls(fakemodel.ToolCall{Name: "spawn_agent", Namespace: "multi_agent_v1", Args: obj{"message": "SCENARIO:child run one command"}})
 					case req.Round == 1:
 						if id := codexAgentID(req.Body); id != "" {
