@@ -30,6 +30,7 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
 	"github.com/aep-hook/aep-hook/adapters/kimiweb"
+	"github.com/aep-hook/aep-hook/adapters/openclaw"
 	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/adapters/openhands"
 	"github.com/aep-hook/aep-hook/adapters/otlp"
@@ -59,6 +60,8 @@ func Decode(t mapping.Transport, line []byte) ([]mapping.Moment, error) {
 		return openhands.Decode(line)
 	case mapping.TransportA2A:
 		return a2a.Decode(line)
+	case mapping.TransportOpenClaw:
+		return openclaw.Decode(line)
 	}
 	return []mapping.Moment{{Raw: line}}, nil
 }

@@ -237,9 +237,16 @@ const (
 	// task), end (a stream cut before its task reached a terminal or an
 	// interrupted state: Method, Session, Run, Reason).
 	TransportA2A
+	// TransportOpenClaw is the OpenClaw Gateway client (adapters/openclaw),
+	// connected read-only (scope operator.read) to the gateway's
+	// WebSocket. Kind event; Raw is the event frame as the gateway sent it
+	// ({type:"event", event, payload, seq?, stateVersion?}); Name its
+	// event, ID its seq as written, Session the payload's sessionKey, Run
+	// its runId.
+	TransportOpenClaw
 )
 
-var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode", "pi", "kimiweb", "openhands", "a2a"}
+var transportNames = [...]string{"hook", "acp", "agui", "otlp", "opencode", "pi", "kimiweb", "openhands", "a2a", "openclaw"}
 
 // String names the transport by its adapter package.
 func (t Transport) String() string {

@@ -23,6 +23,7 @@ func Vendors() []Vendor {
 		KimiWeb(),     // kimiweb.go
 		OpenCode(),    // opencode.go
 		OpenCodeSSE(), // opencode.go
+		OpenClaw(),    // openclaw.go
 		OpenHands(),   // openhands.go
 		Pi(),          // pi.go
 		Qwen(),        // qwen.go

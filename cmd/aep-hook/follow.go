@@ -21,11 +21,11 @@ import (
 // FollowCmd is `aep-hook follow opencode|kilo|kimi-web|openhands|a2a --url URL`:
 // the stream bridge that follows a running server's event stream and
 // records it (`aep-hook follow a2a --url URL --task ID`: one A2A task). Each server family's wiring is in its own file
-// (follow_kimiweb.go, follow_openhands.go, follow_a2a.go); the runtime (reconnects,
+// (follow_kimiweb.go, follow_openhands.go, follow_a2a.go, follow_openclaw.go); the runtime (reconnects,
 // dedupe, cursors, batching) is adapters/follow's for all of them.
 type FollowCmd struct {
 	CaptureFlags
-	Vendor         string        `arg:"" enum:"opencode,kilo,kimi-web,openhands,a2a" help:"The server: opencode, kilo, kimi-web, openhands or a2a."`
+	Vendor         string        `arg:"" enum:"opencode,kilo,kimi-web,openhands,a2a,openclaw" help:"The server: opencode, kilo, kimi-web, openhands, a2a or openclaw."`
 	URL            string        `name:"url" required:"" env:"AEP_FOLLOW_URL" help:"The server's URL, e.g. http://127.0.0.1:4096 (kimi web: http://127.0.0.1:58627, OpenHands: http://127.0.0.1:8000)." placeholder:"URL"`
 	PasswordEnv    string        `help:"OpenCode/Kilo: environment variable holding the server password (default OPENCODE_SERVER_PASSWORD or KILO_SERVER_PASSWORD)." placeholder:"NAME"`
 	User           string        `help:"OpenCode/Kilo: HTTP Basic user (default: the server's own variable, else opencode or kilo)." placeholder:"NAME"`
@@ -61,6 +61,8 @@ func (c *FollowCmd) Run(s *Streams) error {
 		w, err = c.kimiWeb(u, getenv, errs)
 	case "openhands":
 		w, err = c.openHands(u, getenv, errs)
+	case "openclaw":
+		w, err = c.openClaw(u, getenv)
 	default:
 		w, err = c.openCode(u, getenv)
 	}

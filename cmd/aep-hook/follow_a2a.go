@@ -20,7 +20,7 @@ import (
 type A2AFlags struct {
 	Task     string `help:"a2a: the task to follow (its id)." placeholder:"ID"`
 	Legacy   bool   `help:"a2a: the server speaks A2A v0.3 (tasks/resubscribe), not v1.0."`
-	TokenEnv string `help:"a2a: environment variable holding a bearer token for the server." placeholder:"NAME"`
+	TokenEnv string `help:"a2a, openclaw: environment variable holding the server's token (a2a: a bearer token; openclaw: the gateway token, default OPENCLAW_GATEWAY_TOKEN)." placeholder:"NAME"`
 }
 
 // runA2A follows one task of an A2A server until it reaches a terminal

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/internal/realagents"
 	"github.com/aep-hook/aep-hook/internal/realagents/a2atape"
+	"github.com/aep-hook/aep-hook/internal/realagents/openclawtape"
 )
 
 func main() {
@@ -45,8 +46,21 @@ func main() {
 		fail(err)
 	}
 	a2a := &a2atape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}
+	oc := &openclawtape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}
 	switch os.Args[1] {
 	case "record":
+		if *agent == "" || *agent == "openclaw" {
+			// The OpenClaw gateway records tapes of its own (openclawtape).
+			if err := oc.RecordAll(*scenario); err != nil {
+				fail(err)
+			}
+			if *agent == "openclaw" {
+				if !oc.ReplayAll() {
+					os.Exit(1)
+				}
+				return
+			}
+		}
 		if *agent == "" || *agent == "a2a" {
 			// The A2A channels record tapes of their own (a2atape).
 			if err := a2a.RecordAll(*scenario); err != nil {
@@ -67,11 +81,17 @@ func main() {
 		ok := true
 		if *agent == "" || *agent == "a2a" {
 			ok = a2a.ReplayAll()
-			if *agent == "a2a" && !ok {
+		}
+		if *agent == "" || *agent == "openclaw" {
+			ok = oc.ReplayAll() && ok
+		}
+		if *agent == "a2a" || *agent == "openclaw" {
+			if !ok {
 				os.Exit(1)
 			}
+			return
 		}
-		if *agent != "a2a" && !h.ReplayAll(*agent, *scenario) || !ok {
+		if !h.ReplayAll(*agent, *scenario) || !ok {
 			os.Exit(1)
 		}
 	default:

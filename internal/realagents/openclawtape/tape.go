@@ -1,0 +1,85 @@
+// Package openclawtape records and replays OpenClaw Gateway sessions for
+// the OpenClaw channel of aep-hook (adapters/openclaw, `aep-hook follow
+// openclaw`).
+//
+// Record (`make real`) runs the real gateway (`openclaw` 2026.9.6 on Node
+// 24, both from the npm registry) against the harness's scripted model
+// server, with the real `aep-hook follow openclaw` attached, drives turns
+// through a second gateway client (chat.send, chat.abort), and keeps every
+// event frame the gateway broadcast to a read-only tap connection in
+// fixtures/openclaw/recorded/<scenario>/frames.json. Replay (`make test`,
+// no network, no Node) serves those frames from a local gateway stand-in
+// (the same challenge / connect / hello-ok handshake) to the real bridge,
+// writes the record with the file emitter, and holds it to the scenario's
+// facts with internal/truth.
+package openclawtape
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/aep-hook/aep-hook/internal/truth"
+)
+
+// File is a tape's file name inside its scenario folder.
+const File = "frames.json"
+
+// The pinned packages.
+const (
+	Package     = "openclaw"
+	Version     = "2026.9.6"
+	NodeVersion = "24.22.3" // openclaw 2026.9.6 needs Node >= 24.16
+)
+
+// Tape is one recorded gateway session.
+type Tape struct {
+	Agent       string      `json:"agent"`
+	Version     string      `json:"version"`
+	Scenario    string      `json:"scenario"`
+	Description string      `json:"description"`
+	RecordedAt  time.Time   `json:"recorded_at"`
+	Facts       truth.Facts `json:"facts"`
+	// Frames are the event frames the gateway broadcast, in order.
+	Frames []json.RawMessage `json:"frames"`
+
+	dir string
+}
+
+// LoadTapes reads every tape under root/openclaw/recorded/*/, sorted.
+func LoadTapes(root string) ([]*Tape, error) {
+	paths, err := filepath.Glob(filepath.Join(root, "openclaw", "recorded", "*", File))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var out []*Tape
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		t := &Tape{dir: filepath.Dir(p)}
+		if err := json.Unmarshal(b, t); err != nil {
+			return nil, fmt.Errorf("tape %s: %w", p, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Save writes the tape into dir.
+func (t *Tape) Save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(t, "", " ")
+	if err != nil {
+		return err
+	}
+	t.dir = dir
+	return os.WriteFile(filepath.Join(dir, File), append(b, '\n'), 0o644)
+}
