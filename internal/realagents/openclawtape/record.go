@@ -318,7 +318,12 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	}
 	mu.Lock()
 	t := &Tape{Agent: "openclaw", Version: Version, Scenario: s.Name, Description: s.Description,
-		RecordedAt: time.Now().UTC().Truncate(time.Millisecond), Facts: s.Facts, Frames: frames}
+		RecordedAt: time.Now().UTC().Truncate(time.Millisecond), Facts: s.Facts}
+	// Machine paths are rewritten as the other recordings' are.
+	rw := strings.NewReplacer(home, "/home/user", tmp, "/tmp/real")
+	for _, f := range frames {
+		t.Frames = append(t.Frames, json.RawMessage(rw.Replace(string(f))))
+	}
 	mu.Unlock()
 	return t, live, nil
 }
