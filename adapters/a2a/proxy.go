@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/adapters/httptee"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -121,13 +121,7 @@ func (p *Proxy) init() {
 	}
 	tr := p.Transport
 	if tr == nil {
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			c := dt.Clone()
-			// The upstream gets the client's own Accept-Encoding, not one
-			// Go's transport adds.
-			c.DisableCompression = true
-			tr = c
-		}
+		tr = httptee.Transport()
 	}
 	p.tasks.init(maxTasks)
 	p.q = make(chan []mapping.Moment, DefaultQueueBatches)
@@ -165,31 +159,17 @@ type exchange struct {
 	sent bool
 }
 
-// readRequest reads a JSON-RPC request body within MaxBody. The bytes read
-// are what is forwarded, so the transport never reads the live body again
-// (a body the server closed once its answer started would tear the
-// upstream connection down). A longer body is forwarded as the bytes read
-// followed by the rest, unobserved.
+// readRequest reads a JSON-RPC request body within MaxBody (forwarded from
+// the bytes read: httptee.JSONBody); a longer body is relayed unobserved.
 func (p *Proxy) readRequest(out *http.Request) *exchange {
-	if out.Body == nil || out.Body == http.NoBody || out.Method != http.MethodPost {
-		return nil
-	}
-	if mt, _, _ := mime.ParseMediaType(out.Header.Get("Content-Type")); mt != "application/json" {
-		return nil
-	}
-	limit := p.maxBody()
-	head, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
-	if err != nil || int64(len(head)) > limit {
-		body := out.Body
-		out.Body = readCloser{io.MultiReader(bytes.NewReader(head), body), body}
-		if err == nil {
+	head, ok := httptee.JSONBody(out, p.maxBody())
+	if !ok {
+		if int64(len(head)) > p.maxBody() {
 			p.stats.Lost.Add(1)
 			p.record(shim.Failure{Stage: "parse", Bytes: len(head), Error: "request body over the bound relayed unobserved"})
 		}
 		return nil
 	}
-	out.Body = io.NopCloser(bytes.NewReader(head))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(head)), nil }
 	r := gjson.GetManyBytes(head, "method", "id")
 	if !gjson.ValidBytes(head) || r[0].Type != gjson.String {
 		return nil // not a JSON-RPC request (a batch, another API): relayed only
@@ -208,14 +188,6 @@ func (p *Proxy) readRequest(out *http.Request) *exchange {
 	}
 	return x
 }
-
-// readCloser reads r and closes c.
-type readCloser struct {
-	io.Reader
-	c io.Closer
-}
-
-func (rc readCloser) Close() error { return rc.c.Close() }
 
 func (p *Proxy) maxBody() int64 {
 	if p.MaxBody > 0 {

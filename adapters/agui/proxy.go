@@ -1,7 +1,6 @@
 package agui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/httptee"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -102,13 +102,8 @@ func (p *Proxy) init() {
 	}
 	tr := p.Transport
 	if tr == nil {
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			c := dt.Clone()
-			// The upstream gets the UI's own Accept-Encoding: Go's
-			// transport would otherwise ask for gzip when the UI did not.
-			c.DisableCompression = true
-			tr = c
-		}
+		// The upstream gets the UI's own Accept-Encoding.
+		tr = httptee.Transport()
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -136,34 +131,16 @@ func (p *Proxy) init() {
 // body tears the upstream connection down, cutting the stream short. A
 // longer body is forwarded as the bytes read followed by the rest.
 func (p *Proxy) readInput(out *http.Request) scope {
-	if out.Body == nil || out.Body == http.NoBody || out.Method != http.MethodPost {
-		return scope{}
-	}
-	if mt, _, _ := mime.ParseMediaType(out.Header.Get("Content-Type")); mt != "application/json" {
-		return scope{}
-	}
 	limit := p.MaxInput
 	if limit <= 0 {
 		limit = DefaultMaxInput
 	}
-	head, err := io.ReadAll(io.LimitReader(out.Body, limit+1))
-	if err != nil || int64(len(head)) > limit {
-		body := out.Body
-		out.Body = readCloser{io.MultiReader(bytes.NewReader(head), body), body}
+	head, ok := httptee.JSONBody(out, limit)
+	if !ok {
 		return scope{}
 	}
-	out.Body = io.NopCloser(bytes.NewReader(head))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(head)), nil }
 	return scope{thread: mapping.Str(head, "threadId"), run: mapping.Str(head, "runId")}
 }
-
-// readCloser reads r and closes c.
-type readCloser struct {
-	io.Reader
-	c io.Closer
-}
-
-func (rc readCloser) Close() error { return rc.c.Close() }
 
 // observe wraps an event-stream response body with the stream's observer.
 func (p *Proxy) observe(resp *http.Response) error {

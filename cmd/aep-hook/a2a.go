@@ -36,16 +36,15 @@ func (c *A2aCmd) Run(s *Streams) error {
 	p := &a2a.Proxy{Upstream: u, Handle: em.Handler(mapping.A2A()), Errors: errs, Deltas: c.Deltas}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = serveProxy(ctx, s.Err, "a2a", c.Listen, u, p)
-	p.Wait()
-	return err
+	return serveProxy(ctx, s.Err, "a2a", c.Listen, u, p, p.Wait)
 }
 
 // serveProxy serves a tee's handler on listen until ctx ends, then shuts
-// the server down (waiting up to 5 s for the exchanges in flight). It
-// prints the address it listens on, so a caller that asked for port 0
-// learns the port.
-func serveProxy(ctx context.Context, stderr io.Writer, name, listen string, upstream *url.URL, h http.Handler) error {
+// the server down: the exchanges in flight get up to 5 s, and within the
+// same bound observed (wait: what was relayed is observed before the tee
+// leaves). It prints the address it listens on, so a caller that asked
+// for port 0 learns the port.
+func serveProxy(ctx context.Context, stderr io.Writer, name, listen string, upstream *url.URL, h http.Handler, wait func()) error {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return exitError{code: 1, msg: fmt.Sprintf("%s: listen: %v", name, err)}
@@ -63,6 +62,12 @@ func serveProxy(ctx context.Context, stderr io.Writer, name, listen string, upst
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
+		observed := make(chan struct{})
+		go func() { wait(); close(observed) }()
+		select {
+		case <-observed:
+		case <-sctx.Done():
+		}
 	}
 	return nil
 }

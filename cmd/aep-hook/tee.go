@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
@@ -105,33 +101,7 @@ func (c *AguiCmd) Run(s *Streams) error {
 		Errors:   errs,
 		Deltas:   c.Deltas,
 	}
-	ln, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return exitError{code: 1, msg: fmt.Sprintf("agui: listen: %v", err)}
-	}
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	fmt.Fprintf(s.Err, "aep-hook agui: proxying http://%s -> %s\n", ln.Addr(), u.Redacted())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return exitError{code: 1, msg: fmt.Sprintf("agui: serve: %v", err)}
-		}
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		// What the streams relayed is observed before the tee leaves (a
-		// stream cut by the shutdown closes its run), within the same bound.
-		observed := make(chan struct{})
-		go func() { p.Wait(); close(observed) }()
-		select {
-		case <-observed:
-		case <-sctx.Done():
-		}
-	}
-	return nil
+	return serveProxy(ctx, s.Err, "agui", c.Listen, u, p, p.Wait)
 }

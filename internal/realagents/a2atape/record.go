@@ -97,16 +97,26 @@ func (h *Recording) Install() error {
 	return os.WriteFile(filepath.Join(dir, "client.mjs"), clientJS, 0o644)
 }
 
+// tapes is the shared record-and-replay loop for A2A tapes.
+func (h *Recording) tapes() realagents.Tapes[*Tape] {
+	return realagents.Tapes[*Tape]{Agent: "a2a", Log: h.Log, Name: func(t *Tape) string { return t.Scenario },
+		Replay: replayed}
+}
+
+// replayed is Replay as the shared loop wants it.
+func replayed(t *Tape, tmp string, schemas *truth.Schemas) ([]string, []truth.Log) {
+	r := Replay(t, tmp, schemas)
+	return r.Problems, r.Logs
+}
+
 // RecordAll records the named scenario (all when ""), replays what it
-// recorded and saves the tapes; it reports passed/total.
+// recorded and saves the tapes that are true; it reports passed/total.
 func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		schemas, _ = truth.LoadSchemas(dir)
-	}
+	schemas, _ := truth.Found(h.Log)
+	tp := h.tapes()
 	passed, total := 0, 0
 	for _, s := range Scenarios() {
 		if only != "" && s.Name != only {
@@ -118,26 +128,21 @@ func (h *Recording) RecordAll(only string) error {
 			fmt.Fprintf(h.Log, "  a2a/%s: %v\n", s.Name, err)
 			continue
 		}
-		problems := truth.Check(live, s.Facts, schemas)
-		tmp, _ := os.MkdirTemp("", "a2a-replay-")
-		rep := Replay(t, tmp, schemas)
-		os.RemoveAll(tmp)
-		problems = append(problems, rep.Problems...)
-		if len(problems) > 0 {
-			fmt.Fprintf(h.Log, "  a2a/%s: NOT TRUE:\n    %s\n    record: %s\n", s.Name, strings.Join(problems, "\n    "), truth.Summary(live))
-			continue
+		if tp.Keep(t, live, s.Facts, schemas, func() error { return t.Save(filepath.Join(h.Fixtures, "a2a", "recorded", s.Name)) }) {
+			passed++
 		}
-		if err := t.Save(filepath.Join(h.Fixtures, "a2a", "recorded", s.Name)); err != nil {
-			return err
-		}
-		passed++
-		fmt.Fprintf(h.Log, "  a2a/%s: %d exchanges, true live and replayed (%s)\n", s.Name, len(t.Exchanges), truth.Summary(live))
 	}
-	fmt.Fprintf(h.Log, "real: a2a %d/%d\n", passed, total)
-	if passed != total {
-		return fmt.Errorf("a2a: %d of %d scenarios not recorded true", total-passed, total)
+	return tp.Report(passed, total)
+}
+
+// ReplayAll replays every committed tape and reports passed/total.
+func (h *Recording) ReplayAll() bool {
+	tapes, err := LoadTapes(h.Fixtures)
+	if err != nil {
+		fmt.Fprintf(h.Log, "a2a: %v\n", err)
+		return false
 	}
-	return nil
+	return h.tapes().ReplayAll(tapes)
 }
 
 // proc is a started helper process.
@@ -368,30 +373,4 @@ func runFor(cmd *exec.Cmd, d time.Duration) (string, error) {
 		<-done
 		return out.String(), fmt.Errorf("timed out after %v", d)
 	}
-}
-
-// ReplayAll replays every committed tape and reports passed/total.
-func (h *Recording) ReplayAll() bool {
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		schemas, _ = truth.LoadSchemas(dir)
-	}
-	tapes, err := LoadTapes(h.Fixtures)
-	if err != nil {
-		fmt.Fprintf(h.Log, "a2a: %v\n", err)
-		return false
-	}
-	passed := 0
-	for _, t := range tapes {
-		tmp, _ := os.MkdirTemp("", "a2a-replay-")
-		rep := Replay(t, tmp, schemas)
-		os.RemoveAll(tmp)
-		if len(rep.Problems) > 0 {
-			fmt.Fprintf(h.Log, "  a2a/%s: %s\n", t.Scenario, strings.Join(rep.Problems, "\n    "))
-			continue
-		}
-		passed++
-	}
-	fmt.Fprintf(h.Log, "real: a2a replayed %d/%d\n", passed, len(tapes))
-	return passed == len(tapes)
 }

@@ -9,12 +9,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/a2a"
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/internal/realagents"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/internal/truth"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
@@ -28,19 +28,6 @@ type Replayed struct {
 	// Problems are the channel's recorded failures, every byte the tee
 	// relayed differently from the server, and every truth violation.
 	Problems []string
-}
-
-// failures collects recorded failures.
-type failures struct {
-	mu   sync.Mutex
-	list []shim.Failure
-}
-
-func (f *failures) Record(x shim.Failure) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.list = append(f.list, x)
-	return true
 }
 
 // Replay serves the tape to the real channel writing into a fresh AEP
@@ -58,7 +45,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 	ids := shim.NewIDs()
 	clock := t.RecordedAt
 	nonce := func() string { return ids.New(clock) }
-	errs := &failures{}
+	errs := &sinktest.Failures{}
 	switch t.Channel {
 	case "tee":
 		replayTee(t, base, em.Handler(v), errs, nonce, bad)
@@ -68,7 +55,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 		bad("tape names no known channel %q", t.Channel)
 		return res
 	}
-	for _, f := range errs.list {
+	for _, f := range errs.All() {
 		if t.Channel == "follow" && (f.Stage == "read" || f.Stage == "connect") {
 			continue // the tape's end: the stream closes, a reconnect finds the task ended
 		}

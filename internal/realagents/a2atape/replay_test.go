@@ -1,12 +1,9 @@
 package a2atape
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/aep-hook/aep-hook/internal/pins"
-	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
 // TestReplayTapes replays every recorded A2A session through the real tee
@@ -20,26 +17,5 @@ func TestReplayTapes(t *testing.T) {
 		t.Fatal("fixtures folder not found")
 	}
 	tapes, err := LoadTapes(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tapes) == 0 {
-		t.Fatal("no recorded A2A tapes under fixtures/a2a/recorded")
-	}
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		if schemas, err = truth.LoadSchemas(dir); err != nil {
-			t.Fatal(err)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatal("AEP schemas not found (AEP_SCHEMA_DIR); mandatory under CI=true")
-	}
-	for _, tp := range tapes {
-		t.Run(tp.Scenario, func(t *testing.T) {
-			res := Replay(tp, t.TempDir(), schemas)
-			if len(res.Problems) > 0 {
-				t.Errorf("%s\nrecord: %s", strings.Join(res.Problems, "\n"), truth.Summary(res.Logs))
-			}
-		})
-	}
+	(&Recording{}).tapes().Test(t, tapes, err)
 }

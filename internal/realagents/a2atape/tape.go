@@ -18,12 +18,9 @@ package a2atape
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/realagents"
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
@@ -79,33 +76,7 @@ type Exchange struct {
 
 // LoadTapes reads every tape under root/a2a/recorded/*/, sorted.
 func LoadTapes(root string) ([]*Tape, error) {
-	paths, err := filepath.Glob(filepath.Join(root, "a2a", "recorded", "*", File))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var out []*Tape
-	for _, p := range paths {
-		t, err := LoadTape(filepath.Dir(p))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// LoadTape reads the tape in dir.
-func LoadTape(dir string) (*Tape, error) {
-	b, err := os.ReadFile(filepath.Join(dir, File))
-	if err != nil {
-		return nil, err
-	}
-	t := &Tape{dir: dir}
-	if err := json.Unmarshal(b, t); err != nil {
-		return nil, fmt.Errorf("tape %s: %w", dir, err)
-	}
-	return t, nil
+	return realagents.LoadTapes(root, "a2a", File, func(t *Tape, dir string) { t.dir = dir })
 }
 
 // Dir is the tape's folder.
@@ -113,13 +84,6 @@ func (t *Tape) Dir() string { return t.dir }
 
 // Save writes the tape into dir.
 func (t *Tape) Save(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
-		return err
-	}
 	t.dir = dir
-	return os.WriteFile(filepath.Join(dir, File), append(b, '\n'), 0o644)
+	return realagents.SaveTape(dir, File, t)
 }

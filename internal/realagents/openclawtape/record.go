@@ -88,16 +88,26 @@ func (h *Recording) Install() error {
 	return nil
 }
 
+// tapes is the shared record-and-replay loop for OpenClaw tapes.
+func (h *Recording) tapes() realagents.Tapes[*Tape] {
+	return realagents.Tapes[*Tape]{Agent: "openclaw", Log: h.Log, Name: func(t *Tape) string { return t.Scenario },
+		Replay: replayed}
+}
+
+// replayed is Replay as the shared loop wants it.
+func replayed(t *Tape, tmp string, schemas *truth.Schemas) ([]string, []truth.Log) {
+	r := Replay(t, tmp, schemas)
+	return r.Problems, r.Logs
+}
+
 // RecordAll records the named scenario (all when ""), replays it and saves
-// the tapes.
+// the tapes that are true.
 func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		schemas, _ = truth.LoadSchemas(dir)
-	}
+	schemas, _ := truth.Found(h.Log)
+	tp := h.tapes()
 	passed, total := 0, 0
 	for _, s := range Scenarios() {
 		if only != "" && s.Name != only {
@@ -109,52 +119,21 @@ func (h *Recording) RecordAll(only string) error {
 			fmt.Fprintf(h.Log, "  openclaw/%s: %v\n", s.Name, err)
 			continue
 		}
-		problems := truth.Check(live, s.Facts, schemas)
-		tmp, _ := os.MkdirTemp("", "openclaw-replay-")
-		rep := Replay(t, tmp, schemas)
-		os.RemoveAll(tmp)
-		problems = append(problems, rep.Problems...)
-		if len(problems) > 0 {
-			fmt.Fprintf(h.Log, "  openclaw/%s: NOT TRUE:\n    %s\n    record: %s\n", s.Name, strings.Join(problems, "\n    "), truth.Summary(live))
-			continue
+		if tp.Keep(t, live, s.Facts, schemas, func() error { return t.Save(filepath.Join(h.Fixtures, "openclaw", "recorded", s.Name)) }) {
+			passed++
 		}
-		if err := t.Save(filepath.Join(h.Fixtures, "openclaw", "recorded", s.Name)); err != nil {
-			return err
-		}
-		passed++
-		fmt.Fprintf(h.Log, "  openclaw/%s: %d frames, true live and replayed (%s)\n", s.Name, len(t.Frames), truth.Summary(live))
 	}
-	fmt.Fprintf(h.Log, "real: openclaw %d/%d\n", passed, total)
-	if passed != total {
-		return fmt.Errorf("openclaw: %d of %d scenarios not recorded true", total-passed, total)
-	}
-	return nil
+	return tp.Report(passed, total)
 }
 
 // ReplayAll replays every committed tape and reports passed/total.
 func (h *Recording) ReplayAll() bool {
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		schemas, _ = truth.LoadSchemas(dir)
-	}
 	tapes, err := LoadTapes(h.Fixtures)
 	if err != nil {
 		fmt.Fprintf(h.Log, "openclaw: %v\n", err)
 		return false
 	}
-	passed := 0
-	for _, t := range tapes {
-		tmp, _ := os.MkdirTemp("", "openclaw-replay-")
-		rep := Replay(t, tmp, schemas)
-		os.RemoveAll(tmp)
-		if len(rep.Problems) > 0 {
-			fmt.Fprintf(h.Log, "  openclaw/%s: %s\n", t.Scenario, strings.Join(rep.Problems, "\n    "))
-			continue
-		}
-		passed++
-	}
-	fmt.Fprintf(h.Log, "real: openclaw replayed %d/%d\n", passed, len(tapes))
-	return passed == len(tapes)
+	return h.tapes().ReplayAll(tapes)
 }
 
 func freePort() (int, error) {

@@ -6,12 +6,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/openclaw"
 	"github.com/aep-hook/aep-hook/internal/realagents"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/internal/truth"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
@@ -22,18 +22,6 @@ import (
 type Replayed struct {
 	Logs     []truth.Log
 	Problems []string
-}
-
-type failures struct {
-	mu   sync.Mutex
-	list []shim.Failure
-}
-
-func (f *failures) Record(x shim.Failure) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.list = append(f.list, x)
-	return true
 }
 
 // Replay serves the tape to the real bridge writing into a fresh AEP home
@@ -51,7 +39,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 	ids := shim.NewIDs()
 	clock := t.RecordedAt
 	b := &openclaw.Bridge{Base: base, Token: "replay", Nonce: func() string { return ids.New(clock) }}
-	errs := &failures{}
+	errs := &sinktest.Failures{}
 	runner := &follow.Runner{Name: "openclaw", Source: b, Handle: em.Handler(v), Errors: errs,
 		MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -64,7 +52,7 @@ func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
 	}
 	cancel()
 	<-ran
-	for _, f := range errs.list {
+	for _, f := range errs.All() {
 		if f.Stage == "connect" || f.Stage == "read" {
 			continue // the tape's end: the stream closes, the reconnect is refused
 		}

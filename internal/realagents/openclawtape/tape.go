@@ -16,12 +16,9 @@ package openclawtape
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/realagents"
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
@@ -51,35 +48,11 @@ type Tape struct {
 
 // LoadTapes reads every tape under root/openclaw/recorded/*/, sorted.
 func LoadTapes(root string) ([]*Tape, error) {
-	paths, err := filepath.Glob(filepath.Join(root, "openclaw", "recorded", "*", File))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var out []*Tape
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		t := &Tape{dir: filepath.Dir(p)}
-		if err := json.Unmarshal(b, t); err != nil {
-			return nil, fmt.Errorf("tape %s: %w", p, err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return realagents.LoadTapes(root, "openclaw", File, func(t *Tape, dir string) { t.dir = dir })
 }
 
 // Save writes the tape into dir.
 func (t *Tape) Save(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(t, "", " ")
-	if err != nil {
-		return err
-	}
 	t.dir = dir
-	return os.WriteFile(filepath.Join(dir, File), append(b, '\n'), 0o644)
+	return realagents.SaveTape(dir, File, t)
 }
