@@ -142,3 +142,31 @@ func SaveTape(dir, file string, t any) error {
 	}
 	return os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
 }
+
+// TapeScenario is what RecordAll needs of a tape harness's scenario.
+type TapeScenario interface {
+	ScenarioName() string
+	ScenarioFacts() truth.Facts
+}
+
+// RecordAll records every scenario (only the one named only, when set)
+// with record, keeps the true ones with save, and reports passed/total.
+func RecordAll[S TapeScenario, T any](h Tapes[T], scenarios []S, only string, record func(S) (T, []truth.Log, error), save func(S, T) error) error {
+	schemas, _ := truth.Found(h.Log)
+	passed, total := 0, 0
+	for _, s := range scenarios {
+		if only != "" && s.ScenarioName() != only {
+			continue
+		}
+		total++
+		t, live, err := record(s)
+		if err != nil {
+			fmt.Fprintf(h.Log, "  %s/%s: %v\n", h.Agent, s.ScenarioName(), err)
+			continue
+		}
+		if h.Keep(t, live, s.ScenarioFacts(), schemas, func() error { return save(s, t) }) {
+			passed++
+		}
+	}
+	return h.Report(passed, total)
+}

@@ -115,25 +115,16 @@ func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	schemas, _ := truth.Found(h.Log)
-	tp := h.tapes()
-	passed, total := 0, 0
-	for _, s := range Scenarios() {
-		if only != "" && s.Name != only {
-			continue
-		}
-		total++
-		t, live, err := h.Record(s)
-		if err != nil {
-			fmt.Fprintf(h.Log, "  a2a/%s: %v\n", s.Name, err)
-			continue
-		}
-		if tp.Keep(t, live, s.Facts, schemas, func() error { return t.Save(filepath.Join(h.Fixtures, "a2a", "recorded", s.Name)) }) {
-			passed++
-		}
-	}
-	return tp.Report(passed, total)
+	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record, func(s Scenario, t *Tape) error {
+		return t.Save(filepath.Join(h.Fixtures, "a2a", "recorded", s.Name))
+	})
 }
+
+// ScenarioName and ScenarioFacts serve realagents.RecordAll.
+func (s Scenario) ScenarioName() string { return s.Name }
+
+// ScenarioFacts are what really happens in the scenario.
+func (s Scenario) ScenarioFacts() truth.Facts { return s.Facts }
 
 // ReplayAll replays every committed tape and reports passed/total.
 func (h *Recording) ReplayAll() bool {

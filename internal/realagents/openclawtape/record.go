@@ -100,31 +100,22 @@ func replayed(t *Tape, tmp string, schemas *truth.Schemas) ([]string, []truth.Lo
 	return r.Problems, r.Logs
 }
 
-// RecordAll records the named scenario (all when ""), replays it and saves
-// the tapes that are true.
+// RecordAll records the named scenario (all when ""), replays what it
+// recorded and saves the tapes that are true; it reports passed/total.
 func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	schemas, _ := truth.Found(h.Log)
-	tp := h.tapes()
-	passed, total := 0, 0
-	for _, s := range Scenarios() {
-		if only != "" && s.Name != only {
-			continue
-		}
-		total++
-		t, live, err := h.Record(s)
-		if err != nil {
-			fmt.Fprintf(h.Log, "  openclaw/%s: %v\n", s.Name, err)
-			continue
-		}
-		if tp.Keep(t, live, s.Facts, schemas, func() error { return t.Save(filepath.Join(h.Fixtures, "openclaw", "recorded", s.Name)) }) {
-			passed++
-		}
-	}
-	return tp.Report(passed, total)
+	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record, func(s Scenario, t *Tape) error {
+		return t.Save(filepath.Join(h.Fixtures, "openclaw", "recorded", s.Name))
+	})
 }
+
+// ScenarioName and ScenarioFacts serve realagents.RecordAll.
+func (s Scenario) ScenarioName() string { return s.Name }
+
+// ScenarioFacts are what really happens in the scenario.
+func (s Scenario) ScenarioFacts() truth.Facts { return s.Facts }
 
 // ReplayAll replays every committed tape and reports passed/total.
 func (h *Recording) ReplayAll() bool {
