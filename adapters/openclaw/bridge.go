@@ -39,18 +39,6 @@ type Bridge struct {
 	MaxFrame int64
 }
 
-// wsURL is the gateway's WebSocket URL.
-func (b *Bridge) wsURL() string {
-	u := *b.Base
-	switch u.Scheme {
-	case "https":
-		u.Scheme = "wss"
-	case "http":
-		u.Scheme = "ws"
-	}
-	return u.String()
-}
-
 // ConnectParams is the connect request's params: a backend operator client
 // asking for read access only.
 func (b *Bridge) ConnectParams() map[string]any {
@@ -76,7 +64,7 @@ func (b *Bridge) ConnectParams() map[string]any {
 // Open connects, answers the challenge, and subscribes to the session
 // index.
 func (b *Bridge) Open(ctx context.Context) (follow.Stream, error) {
-	c, err := ws.Dial(ctx, b.wsURL(), ws.Options{MaxFrame: b.MaxFrame})
+	c, err := ws.Dial(ctx, ws.URL(b.Base, nil), ws.Options{MaxFrame: b.MaxFrame})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,7 +305,11 @@ func dialReady(ctx context.Context, base, token string, scopes []string) (*ws.Co
 	b := &openclaw.Bridge{Token: token, Version: "real"}
 	params := b.ConnectParams()
 	params["scopes"] = scopes
-	u := "ws" + strings.TrimPrefix(base, "http")
+	bu, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	u := ws.URL(bu, nil)
 	var last error
 	for ctx.Err() == nil {
 		c, err := ws.Dial(ctx, u, ws.Options{})
