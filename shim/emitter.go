@@ -21,6 +21,13 @@ type Emitter struct {
 	Sink     Sink
 	Now      func() time.Time // nil means time.Now
 	IDs      *IDs             // nil means a fresh NewIDs per call
+	// StableIDs derives each event's id from its moment's Nonce (and the
+	// event's type and rank among the moment's events of that type) instead
+	// of fresh randomness, for adapters whose nonce is derived from the
+	// input itself (the OTLP receiver's record digest): a record delivered
+	// again, even to a restarted process, gets the same ids, so consumers
+	// deduplicating on (source, id) drop the copy.
+	StableIDs bool
 }
 
 // Result says what one moment produced.
@@ -192,8 +199,8 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 			b.rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
 			continue
 		}
-		drafts = b.away.take(i, session, drafts)
-		evs, suppressed, err := e.build(agent, session, drafts, st)
+		drafts = b.away.take(i, m.Nonce, session, drafts)
+		evs, suppressed, err := e.build(agent, session, m.Nonce, drafts, st)
 		if err != nil {
 			return nil, err
 		}
@@ -246,12 +253,13 @@ type awayDrafts struct {
 
 type awayDraft struct {
 	moment int
+	nonce  string
 	draft  mapping.Draft
 }
 
 // take keeps the drafts of moment i that belong to session (a Session
 // naming it is cleared) and sets the others aside.
-func (a *awayDrafts) take(i int, session string, drafts []mapping.Draft) []mapping.Draft {
+func (a *awayDrafts) take(i int, nonce, session string, drafts []mapping.Draft) []mapping.Draft {
 	foreign := false
 	for j := range drafts {
 		if drafts[j].Session == session {
@@ -277,7 +285,7 @@ func (a *awayDrafts) take(i int, session string, drafts []mapping.Draft) []mappi
 		}
 		target := d.Session
 		d.Session = ""
-		a.by[target] = append(a.by[target], awayDraft{i, d})
+		a.by[target] = append(a.by[target], awayDraft{i, nonce, d})
 	}
 	return own
 }
@@ -302,7 +310,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				for j := range drafts {
 					drafts[j] = ds[j].draft
 				}
-				evs, suppressed, err := e.build(agent, session, drafts, tx.State)
+				evs, suppressed, err := e.build(agent, session, ds[0].nonce, drafts, tx.State)
 				if err != nil {
 					return err
 				}
@@ -406,10 +414,14 @@ func (e *Emitter) now() time.Time {
 
 // build turns drafts into envelopes of session, assigning positions from
 // st, that session's state.
-func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *SessionState) ([]Event, int, error) {
+func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st *SessionState) ([]Event, int, error) {
 	ids := e.IDs
 	if ids == nil {
 		ids = NewIDs() // never stored: an emitter is shared across goroutines
+	}
+	var stable *stableIDs
+	if e.StableIDs && nonce != "" {
+		stable = &stableIDs{key: agent + "\x00" + session + "\x00" + nonce}
 	}
 	evs := make([]Event, 0, len(drafts))
 	suppressed := 0
@@ -437,7 +449,7 @@ func (e *Emitter) build(agent, session string, drafts []mapping.Draft, st *Sessi
 		t = t.UTC()
 		ev := Event{
 			AEP:      Version,
-			ID:       ids.New(t),
+			ID:       newID(ids, stable, t, d),
 			Type:     d.Type,
 			Subject:  d.Subject,
 			Time:     formatTime(t),

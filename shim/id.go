@@ -2,11 +2,15 @@ package shim
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 // IDs mints ULIDs that are strictly increasing within the process, so events
@@ -32,4 +36,39 @@ func (g *IDs) New(t time.Time) string {
 		id = ulid.MustNew(ulid.Timestamp(t), rand.Reader)
 	}
 	return id.String()
+}
+
+// stableIDs derives the ids of one moment's events from a key naming the
+// moment (agent, session, the adapter's nonce).
+type stableIDs struct {
+	key  string
+	seen map[string]int // events of each type so far
+}
+
+// next is the id of the moment's next event of type typ: a ULID whose time
+// is at (the moment's own time; 0 when it has none, so the id stays the
+// same whenever it is made) and whose random part is a digest of the key,
+// the type and its rank.
+func (s *stableIDs) next(at time.Time, typ string) string {
+	if s.seen == nil {
+		s.seen = map[string]int{}
+	}
+	rank := s.seen[typ]
+	s.seen[typ]++
+	sum := sha256.Sum256([]byte(s.key + "\x00" + typ + "\x00" + strconv.Itoa(rank)))
+	var id ulid.ULID
+	if !at.IsZero() && at.Unix() >= 0 {
+		id.SetTime(ulid.Timestamp(at))
+	}
+	id.SetEntropy(sum[:10])
+	return id.String()
+}
+
+// newID is the id of draft d's event at time t: derived when stable is
+// set, else fresh.
+func newID(ids *IDs, stable *stableIDs, t time.Time, d mapping.Draft) string {
+	if stable != nil {
+		return stable.next(d.Time, d.Type)
+	}
+	return ids.New(t)
 }

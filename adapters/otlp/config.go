@@ -17,6 +17,8 @@ const (
 	DefaultMaxConcurrent   = 32
 	DefaultDedupeWindow    = 1 << 16
 	DefaultShutdownTimeout = 10 * time.Second
+	DefaultMaxSessions     = 64
+	DefaultBodyTimeout     = 10 * time.Second
 )
 
 // VendorAuto is Config.Vendor's default: the table is chosen per resource
@@ -38,9 +40,23 @@ type Config struct {
 	Mode mapping.Mode
 	// MaxRequestBytes bounds a request body after decompression.
 	MaxRequestBytes int64
-	// MaxConcurrent bounds requests handled at once; others get 503 (HTTP)
-	// or Unavailable (gRPC), both retryable for OTLP exporters.
+	// MaxConcurrent bounds requests decoded and emitted at once; others get
+	// 503 (HTTP) or Unavailable (gRPC), both retryable for OTLP exporters.
+	// An HTTP request takes its slot only once its body is in, so uploads
+	// in progress (however slow) never hold one.
 	MaxConcurrent int
+	// MaxBuffered bounds the request body bytes held at once while they
+	// arrive, across all requests; a body that would pass it gets 503.
+	// Zero means 8×MaxRequestBytes.
+	MaxBuffered int64
+	// BodyTimeout bounds the reading of one request body: an upload slower
+	// than that is cut (503, for the exporter to retry), freeing what it
+	// held.
+	BodyTimeout time.Duration
+	// MaxSessions bounds the sessions one request may write to; records of
+	// further sessions are refused (counted as rejected), so one request
+	// cannot create thousands of session logs.
+	MaxSessions int
 	// DedupeWindow is how many recent record identities are remembered to
 	// drop exporter retries.
 	DedupeWindow int
@@ -75,6 +91,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.MaxBuffered <= 0 {
+		c.MaxBuffered = 8 * c.MaxRequestBytes
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
 	}
 	return c, nil
 }

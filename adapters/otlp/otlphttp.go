@@ -9,8 +9,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 )
@@ -43,18 +45,15 @@ func (r *Receiver) Handler() http.Handler {
 // bufPool recycles request body buffers.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// handleLogs serves POST /v1/logs.
+// handleLogs serves POST /v1/logs. The body is read first, into memory
+// counted against MaxBuffered and within BodyTimeout, and only then does the
+// request take one of the MaxConcurrent slots to be decoded and emitted: a
+// slow upload holds neither a slot nor more memory than it has sent.
 func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 	asJSON, ok := r.precheck(w, req)
 	if !ok {
 		return
 	}
-	if !r.acquire() {
-		w.Header().Set("Retry-After", "1")
-		r.fail(w, asJSON, http.StatusServiceUnavailable, codeUnavailable, "receiver busy: too many concurrent requests")
-		return
-	}
-	defer r.release()
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= int(r.cfg.MaxRequestBytes) {
@@ -63,14 +62,25 @@ func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 		}
 	}()
 	buf.Reset()
-	if status, err := r.readBody(w, req, buf); err != nil {
+	held := &heldBody{buf: buf, r: r}
+	defer held.release()
+	r.stats.uploading.Add(1)
+	status, err := r.readBody(w, req, held)
+	r.stats.uploading.Add(-1)
+	if err != nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
 		r.fail(w, asJSON, status, codeFor(status), err.Error())
 		return
 	}
-	var (
-		ld  plog.Logs
-		err error
-	)
+	if !r.acquire() {
+		w.Header().Set("Retry-After", "1")
+		r.fail(w, asJSON, http.StatusServiceUnavailable, codeUnavailable, "receiver busy: too many concurrent requests")
+		return
+	}
+	defer r.release()
+	var ld plog.Logs
 	if asJSON {
 		ld, err = (&plog.JSONUnmarshaler{}).UnmarshalLogs(buf.Bytes())
 	} else {
@@ -88,7 +98,7 @@ func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 	}
 	msg := ""
 	if rejected > 0 {
-		msg = "unreadable log records"
+		msg = fmt.Sprintf("log records refused: unreadable, or of sessions beyond the %d one request may write to", r.cfg.MaxSessions)
 	}
 	write(w, asJSON, http.StatusOK, exportResponse(asJSON, "rejectedLogRecords", rejected, msg))
 }
@@ -142,6 +152,32 @@ func (r *Receiver) precheck(w http.ResponseWriter, req *http.Request) (asJSON, o
 // errTooLarge reports a body above the size limit.
 var errTooLarge = errors.New("request body too large")
 
+// errBuffered reports bodies in flight holding all the memory allowed.
+var errBuffered = errors.New("receiver busy: too many request bodies arriving")
+
+// heldBody is a request body being read into buf, its bytes counted
+// against the receiver's MaxBuffered until release.
+type heldBody struct {
+	buf  *bytes.Buffer
+	r    *Receiver
+	held int64
+}
+
+func (h *heldBody) Write(p []byte) (int, error) {
+	n := int64(len(p))
+	if h.r.buffered.Add(n) > h.r.cfg.MaxBuffered {
+		h.r.buffered.Add(-n)
+		return 0, errBuffered
+	}
+	h.held += n
+	return h.buf.Write(p)
+}
+
+func (h *heldBody) release() {
+	h.r.buffered.Add(-h.held)
+	h.held = 0
+}
+
 // readBody copies the request body, decompressed, into dst, bounded by
 // MaxRequestBytes on both the wire and the decompressed size (a gzip bomb
 // stops at the bound). It returns the HTTP status to answer with on error.
@@ -150,6 +186,9 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, dst io.Wri
 	if req.ContentLength > limit {
 		return http.StatusRequestEntityTooLarge, fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, req.ContentLength, limit)
 	}
+	// The server's read timeout is for whole connections; one body gets
+	// BodyTimeout (where the server allows setting it).
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.cfg.BodyTimeout))
 	var body io.Reader = http.MaxBytesReader(w, req.Body, limit)
 	switch enc := req.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
@@ -164,6 +203,9 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, dst io.Wri
 		return http.StatusUnsupportedMediaType, fmt.Errorf("unsupported content encoding %q; use gzip or none", enc)
 	}
 	n, err := io.Copy(dst, io.LimitReader(body, limit+1))
+	if errors.Is(err, errBuffered) {
+		return http.StatusServiceUnavailable, err
+	}
 	if err != nil {
 		return statusForRead(err), fmt.Errorf("read body: %w", err)
 	}
@@ -174,11 +216,15 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, dst io.Wri
 }
 
 // statusForRead maps a body read error to a status: 413 when the wire
-// bound tripped, else 400.
+// bound tripped, 503 (retryable) when the body did not arrive in time,
+// else 400.
 func statusForRead(err error) int {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusServiceUnavailable // retryable: the exporter sends it again
 	}
 	return http.StatusBadRequest
 }

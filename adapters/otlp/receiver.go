@@ -21,15 +21,18 @@ type Receiver struct {
 	vendors []mapping.Vendor // the OTLP tables, registry order
 	fixed   *mapping.Vendor  // the configured vendor; nil picks per resource
 	seen    *dedupe
-	seeds   keySeeds
 	sem     chan struct{}
-	stats   counters
+	// buffered counts the request body bytes held while they arrive
+	// (bounded by Config.MaxBuffered).
+	buffered atomic.Int64
+	stats    counters
 }
 
 // counters are the receiver's running totals.
 type counters struct {
 	requests, records, duplicates, rejected, failed  atomic.Int64
 	busy, badRequests, ignoredTraces, ignoredMetrics atomic.Int64
+	uploading                                        atomic.Int64
 }
 
 // Stats is a snapshot of the receiver's counters (served on /healthz).
@@ -43,6 +46,7 @@ type Stats struct {
 	BadRequests    int64 `json:"bad_requests"`    // undecodable, oversized or unsupported requests
 	IgnoredTraces  int64 `json:"ignored_traces"`  // trace export requests accepted and ignored
 	IgnoredMetrics int64 `json:"ignored_metrics"` // metric export requests accepted and ignored
+	Uploading      int64 `json:"uploading"`       // log export bodies arriving now
 }
 
 // New returns a receiver emitting through em; errs (may be nil) records
@@ -61,7 +65,6 @@ func New(cfg Config, em *shim.Emitter, errs *shim.ErrorLog) (*Receiver, error) {
 		errs:    errs,
 		vendors: otlpVendors(),
 		seen:    newDedupe(cfg.DedupeWindow),
-		seeds:   newKeySeeds(),
 		sem:     make(chan struct{}, cfg.MaxConcurrent),
 	}
 	// The channel tables emit as the agents the design record pins
@@ -85,7 +88,7 @@ func (r *Receiver) Stats() Stats {
 		Requests: c.requests.Load(), Records: c.records.Load(), Duplicates: c.duplicates.Load(),
 		Rejected: c.rejected.Load(), Failed: c.failed.Load(), Busy: c.busy.Load(),
 		BadRequests: c.badRequests.Load(), IgnoredTraces: c.ignoredTraces.Load(),
-		IgnoredMetrics: c.ignoredMetrics.Load(),
+		IgnoredMetrics: c.ignoredMetrics.Load(), Uploading: c.uploading.Load(),
 	}
 }
 
@@ -115,7 +118,14 @@ var errEmit = errors.New("emit")
 func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
-	k := &keyer{seeds: r.seeds}
+	k := &keyer{}
+	sessions := map[string]struct{}{} // the sessions this request writes to
+	capped := 0
+	defer func() {
+		if capped > 0 {
+			r.record("map", "", fmt.Errorf("%d records refused: one request may write to %d sessions", capped, r.cfg.MaxSessions))
+		}
+	}()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		res, recs := flattenResource(rls.At(i), k)
@@ -124,6 +134,11 @@ func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
 		for _, fr := range recs {
 			if fr.err != nil {
 				r.record("map", "", fr.err)
+				rejected++
+				continue
+			}
+			if !r.admit(sessions, v, fr.rec) {
+				capped++
 				rejected++
 				continue
 			}
@@ -141,6 +156,27 @@ func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
 		}
 	}
 	return rejected, nil
+}
+
+// admit reports whether a record's session may be written by this request:
+// one already written to, or a new one while the request has written to
+// fewer than MaxSessions.
+func (r *Receiver) admit(sessions map[string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) bool {
+	session := mapping.UnknownSession
+	if v.Identify != nil {
+		if _, s := v.Identify(recordMoment(rec)); s != "" {
+			session = s
+		}
+	}
+	key := v.AgentName() + "\x00" + session
+	if _, ok := sessions[key]; ok {
+		return true
+	}
+	if len(sessions) >= r.cfg.MaxSessions {
+		return false
+	}
+	sessions[key] = struct{}{}
+	return true
 }
 
 // emitBatch emits one resource's records through the emitter's batch path

@@ -2,13 +2,13 @@ package otlp
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -32,19 +32,14 @@ type flatRecord struct {
 	err error // non-nil: unreadable; rejected, never retried
 }
 
-// keySeeds are a receiver's two independent hash seeds. The keys only live
-// in the receiver's memory, so seeds of its own are fine.
-type keySeeds [2]maphash.Seed
-
-func newKeySeeds() keySeeds { return keySeeds{maphash.MakeSeed(), maphash.MakeSeed()} }
-
-// keyer digests records for the dedupe window: a canonical encoding of
-// resource, scope and record, hashed with both seeds. One keyer serves one
-// goroutine.
+// keyer digests records: a canonical encoding of resource, scope and
+// record, under SHA-256, so the key is the same in every process (a record
+// an exporter sends again after the sidecar restarted keys as before, and
+// its events get the same ids, shim.Emitter.StableIDs) and cannot be made
+// to collide. One keyer serves one goroutine.
 type keyer struct {
-	seeds keySeeds
-	buf   []byte
-	ent   []byte // scratch for one map entry
+	buf []byte
+	ent []byte // scratch for one map entry
 }
 
 // flattenResource decodes every LogRecord of rl, in order, with the
@@ -187,10 +182,8 @@ func (k *keyer) key(scopeEnc []byte, lr plog.LogRecord) recordKey {
 	b = k.appendValue(b, lr.Body())
 	b = k.appendMap(b, lr.Attributes())
 	k.buf = b
-	var key recordKey
-	binary.LittleEndian.PutUint64(key[:8], maphash.Bytes(k.seeds[0], b))
-	binary.LittleEndian.PutUint64(key[8:], maphash.Bytes(k.seeds[1], b))
-	return key
+	sum := sha256.Sum256(b)
+	return recordKey(sum[:16])
 }
 
 // appendString appends s, length-prefixed.
@@ -202,15 +195,16 @@ func appendString(b []byte, s string) []byte {
 // appendMap appends a canonical encoding of m that does not depend on the
 // order of its entries (attribute order carries no meaning, and a retry
 // re-encoded, protobuf to JSON or by another exporter build, may change
-// it): the entry count and, per seed, the sum of the entries' hashes.
+// it): the entry count and, in two lanes, the sum of the entries' hashes.
 func (k *keyer) appendMap(b []byte, m pcommon.Map) []byte {
 	var sum [2]uint64
 	ent := k.ent
 	k.ent = nil // a nested map takes its own scratch
 	for key, v := range m.All() {
 		ent = k.appendValue(appendString(ent[:0], key), v)
-		sum[0] += maphash.Bytes(k.seeds[0], ent)
-		sum[1] += maphash.Bytes(k.seeds[1], ent)
+		h := sha256.Sum256(ent)
+		sum[0] += binary.LittleEndian.Uint64(h[:8])
+		sum[1] += binary.LittleEndian.Uint64(h[8:16])
 	}
 	k.ent = ent
 	b = binary.AppendUvarint(b, uint64(m.Len()))

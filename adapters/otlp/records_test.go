@@ -84,7 +84,7 @@ func TestRecordFromPdata(t *testing.T) {
 	lr.Body().SetStr("hello")
 	lr.SetSeverityNumber(plog.SeverityNumberWarn)
 	lr.SetSeverityText("WARN")
-	_, recs := flattenResource(rl, &keyer{seeds: newKeySeeds()})
+	_, recs := flattenResource(rl, &keyer{})
 	if len(recs) != 1 || recs[0].err != nil {
 		t.Fatalf("records %+v", recs)
 	}
@@ -99,7 +99,7 @@ func TestRecordFromPdata(t *testing.T) {
 	// NaN has no JSON: the record is refused, its neighbours are not.
 	a.PutDouble("d", math.NaN())
 	sl.LogRecords().AppendEmpty().Attributes().PutStr("ok", "1")
-	_, recs = flattenResource(rl, &keyer{seeds: newKeySeeds()})
+	_, recs = flattenResource(rl, &keyer{})
 	if len(recs) != 2 || !errors.Is(recs[0].err, mapping.ErrOTelRecord) || recs[1].err != nil {
 		t.Errorf("NaN record: %+v", recs)
 	}
@@ -122,7 +122,7 @@ func TestRecordKeys(t *testing.T) {
 		}
 		return rl
 	}
-	k := &keyer{seeds: newKeySeeds()}
+	k := &keyer{}
 	key := func(rl plog.ResourceLogs) recordKey {
 		_, recs := flattenResource(rl, k)
 		return recs[0].key

@@ -38,10 +38,14 @@ func (c *OtelCmd) Run(s *Streams) error {
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
+	em := cfg.NewFileEmitter(p)
+	// A record's events get ids derived from the record, so an exporter's
+	// retry of a batch after a restart of the sidecar repeats the ids.
+	em.StableIDs = true
 	rcv, err := otlp.New(otlp.Config{
 		Vendor: c.Vendor, Mode: mapping.Mode(c.Mode),
 		MaxRequestBytes: c.MaxBody, MaxConcurrent: c.MaxConcurrent,
-	}, cfg.NewFileEmitter(p), shim.NewErrorLog(cfg.HomeDir()))
+	}, em, shim.NewErrorLog(cfg.HomeDir()))
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}

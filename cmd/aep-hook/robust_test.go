@@ -6,12 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -266,5 +270,30 @@ func TestHookDrainsStdin(t *testing.T) {
 	}
 	if data, _ := ev["data"].(map[string]any); data["result_digest"] != nil {
 		t.Errorf("a digest of output the hook never saw whole: %v", data)
+	}
+}
+
+// TestShipRetryForBoundsTheRun: with the collector answering 500, `ship
+// --retry-for` used to retry each log that long (2.6 s for one log, 35 s
+// for twelve); the destination is now given up once it has failed for that
+// long, whatever the number of logs: fewer requests than there are logs.
+func TestShipRetryForBoundsTheRun(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	env := hookEnv(home, t.TempDir())
+	for i := range 12 {
+		runHook(t, env, codexTool(fmt.Sprintf("s-ship-%d", i), i), "codex")
+	}
+	r := runHook(t, append(env, "AEP_INSECURE=1"), nil, "ship", "--out", srv.URL, "--retry-for", "1s")
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1 (not delivered)", r.code)
+	}
+	if n := requests.Load(); n == 0 || n >= 12 {
+		t.Errorf("%d requests for 12 logs, want the retries of one failing destination", n)
 	}
 }

@@ -101,7 +101,7 @@ type ShipCmd struct {
 	OutFlags
 	Follow   bool          `help:"Keep running and deliver as the logs grow."`
 	Status   bool          `help:"Print, per destination, how far behind it is and its last error; deliver nothing."`
-	RetryFor time.Duration `name:"retry-for" help:"Without --follow: give up on a failing destination after retrying this long." default:"30s"`
+	RetryFor time.Duration `name:"retry-for" help:"Without --follow: give up on a destination once it has been failing this long (for the whole run, not per log)." default:"30s"`
 	Rescan   time.Duration `help:"With --follow: rescan the log folders this often as a safety net." default:"10s"`
 	Queue    int           `help:"With --follow: backlog per log, in MiB, beyond which debug/info events are skipped and counted (AEP-0003 §8.4)." default:"16"`
 	Batch    int           `help:"Events per request." default:"500"`

@@ -54,9 +54,12 @@ type Shipper struct {
 	// RequestTimeout bounds one request when Client is nil; 0: 30 s.
 	RequestTimeout time.Duration
 
-	// RetryFor bounds how long one log keeps retrying a failing
-	// destination before giving up for this run; 0 means until ctx ends,
-	// -1 means never retry (the hook path: the next shipper will).
+	// RetryFor bounds how long a failing destination is retried before it
+	// is given up for this run: the clock runs from its first failure,
+	// across all its logs, and stops at a success, so a collector that is
+	// down costs a run RetryFor however many logs wait for it. 0 means
+	// until ctx ends, -1 means never retry (the hook path: the next shipper
+	// will).
 	RetryFor time.Duration
 	// LockWait bounds the wait for a log another shipper is delivering;
 	// 0 means try once and skip (the holder will deliver it), -1 means
@@ -75,7 +78,52 @@ type Shipper struct {
 
 	mu      sync.Mutex
 	senders map[string]Sender
+	failing map[string]failing // per destination, while it fails
 	stats   stats
+}
+
+// failing is a destination's run of failures: since when, and the last.
+type failing struct {
+	since time.Time
+	err   error
+}
+
+// failed notes a retryable failure of d and returns since when d has been
+// failing.
+func (s *Shipper) failed(d Destination, err error) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing == nil {
+		s.failing = map[string]failing{}
+	}
+	f, ok := s.failing[d.Raw]
+	if !ok {
+		f.since = s.now()
+	}
+	f.err = err
+	s.failing[d.Raw] = f
+	return f.since
+}
+
+// recovered ends d's run of failures.
+func (s *Shipper) recovered(d Destination) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.failing, d.Raw)
+}
+
+// givenUp is the error d was given up with: it has failed for RetryFor.
+func (s *Shipper) givenUp(d Destination) error {
+	if s.RetryFor <= 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.failing[d.Raw]
+	if !ok || s.now().Sub(f.since) < s.RetryFor {
+		return nil
+	}
+	return fmt.Errorf("given up after failing for %s: %w", s.RetryFor, f.err)
 }
 
 func (s *Shipper) now() time.Time {
@@ -169,6 +217,9 @@ func (s *Shipper) Logs() ([]string, error) {
 // in parallel, logs in turn) and flushes the status. It returns the first
 // error of each destination that could not be delivered.
 func (s *Shipper) ShipAll(ctx context.Context) error {
+	for _, d := range s.Dests {
+		s.recovered(d) // a new run: every destination gets its RetryFor
+	}
 	logs, err := s.Logs()
 	if err != nil {
 		return fmt.Errorf("list logs: %w", err)
@@ -289,6 +340,9 @@ type shipping struct {
 // accepted (or that were put aside or dropped), so a crash at any point
 // only causes redelivery.
 func (s *Shipper) ShipLog(ctx context.Context, d Destination, rel string) (Progress, error) {
+	if err := s.givenUp(d); err != nil {
+		return Progress{}, err
+	}
 	curPath, lockP := cursorPaths(s.Home, d, rel)
 	l, err := s.lock(ctx, lockP)
 	if err != nil {
@@ -363,10 +417,10 @@ func (s *Shipper) pass(ctx context.Context, sh *shipping) (bool, error) {
 }
 
 // send delivers one batch, retrying what is left of it after a retryable
-// failure (with backoff, for at most RetryFor) until all of it is through,
+// failure (with backoff, while the destination has failed for less than
+// RetryFor) until all of it is through,
 // and moves the cursor past what went through.
 func (s *Shipper) send(ctx context.Context, sh *shipping, b *batch) error {
-	var failingSince time.Time
 	for attempt := 0; ; attempt++ {
 		n, err := s.deliver(ctx, sh.d, sh.snd, sh.rel, b.lines, b.ats, &sh.pr)
 		if n > 0 || (err == nil && len(b.lines) == 0) {
@@ -376,23 +430,27 @@ func (s *Shipper) send(ctx context.Context, sh *shipping, b *batch) error {
 				return fmt.Errorf("save cursor: %w", werr)
 			}
 			b.lines, b.ats = b.lines[n:], b.ats[n:]
-			attempt, failingSince = 0, time.Time{}
+			attempt = 0
+			s.recovered(sh.d)
 		}
 		if err == nil {
 			s.stats.update(sh.d, func(sd *statusDelta) { sd.success = s.now() })
+			s.recovered(sh.d)
 			return nil
 		}
 		s.stats.update(sh.d, func(sd *statusDelta) { sd.err, sd.errTime = err.Error(), s.now() })
 		if classOf(err) != Retry || s.RetryFor < 0 {
 			return err
 		}
-		if failingSince.IsZero() {
-			failingSince = s.now()
+		wait := s.backoff(attempt, err)
+		if s.RetryFor > 0 {
+			left := s.RetryFor - s.now().Sub(s.failed(sh.d, err))
+			if left <= 0 {
+				return err
+			}
+			wait = min(wait, left)
 		}
-		if s.RetryFor > 0 && s.now().Sub(failingSince) >= s.RetryFor {
-			return err
-		}
-		if !s.sleep(ctx, s.backoff(attempt, err)) {
+		if !s.sleep(ctx, wait) {
 			return err
 		}
 	}
