@@ -21,7 +21,10 @@ const card = {
   name: 'aep-scripted-agent',
   description: 'A scripted agent for recording A2A sessions',
   version: '1.0.0',
-  supportedInterfaces: [{ url: `${publicUrl}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' }],
+  supportedInterfaces: [
+    { url: `${publicUrl}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
+    { url: `${publicUrl}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: '0.3', tenant: '' },
+  ],
   capabilities: { streaming: true, pushNotifications: false, extensions: [] },
   securitySchemes: {},
   securityRequirements: [],
@@ -104,7 +107,8 @@ class ScriptedExecutor {
 const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new ScriptedExecutor());
 const app = express();
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+// legacyCompat: a request without A2A-Version 1.0 speaks v0.3.
+app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
 const srv = app.listen(port, '127.0.0.1', () => {
   console.log(`listening ${srv.address().port}`);
 });

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 
 const [base, scenario] = process.argv.slice(2);
 const factory = new ClientFactory();
-const client = await factory.createFromUrl(base);
+const client = scenario === 'legacy' ? null : await factory.createFromUrl(base);
 
 const text = (t) => ({ content: { $case: 'text', value: t }, metadata: undefined, filename: '', mediaType: 'text/plain' });
 const request = (t, ctx = '', task = '') => ({
@@ -88,6 +88,29 @@ switch (scenario) {
     await new Promise((resolve) => process.stdin.once('data', resolve));
     await client.sendMessage(request('Paris', task.contextId, task.id));
     process.stdin.destroy();
+    break;
+  }
+  case 'legacy': {
+    // A v0.3 peer (no A2A-Version header: the server's compat layer):
+    // message/stream asks for input, message/send answers it.
+    const rpc = async (method, params, id) => fetch(`${base}/a2a/jsonrpc`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
+    const msg = (t, ctx, task) => ({ kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: t }],
+      ...(ctx ? { contextId: ctx } : {}), ...(task ? { taskId: task } : {}) });
+    const res = await rpc('message/stream', { message: msg('SCENARIO:input what is the weather') }, 1);
+    const body = await res.text();
+    let task = '', ctx = '';
+    for (const line of body.split('\n')) {
+      if (!line.startsWith('data:')) continue;
+      const r = JSON.parse(line.slice(5)).result || {};
+      task = task || r.taskId || (r.kind === 'task' ? r.id : '');
+      ctx = ctx || r.contextId || '';
+    }
+    note(task, ctx);
+    const done = await rpc('message/send', { message: msg('Paris', ctx, task) }, 2);
+    await done.text();
     break;
   }
   case 'message': {

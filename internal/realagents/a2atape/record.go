@@ -58,6 +58,8 @@ func Scenarios() []Scenario {
 		{"cancel", "a long task cancelled by the client (CancelTask while its stream is open)", "tee",
 			with(func(f *truth.Facts) { f.Interrupts = 1 })},
 		{"message", "a SendMessage answered by a plain message, no task", "tee", one},
+		{"legacy", "a v0.3 peer (the server's compat layer): message/stream asks for input, message/send answers it", "tee",
+			with(func(f *truth.Facts) { f.Answers = 1 })},
 		{"follow", "aep-hook follow a2a follows a task in INPUT_REQUIRED; the user answers it (out of the follower's sight) and it completes", "follow",
 			with(func(f *truth.Facts) { f.Answers = 1 })},
 	}
