@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -70,4 +71,54 @@ func TestRunnerBoundsWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRunnerBounds drives the whole runner (read, bound, identify, map,
+// emit) with payloads of any shape, seeded with deep, big, cut and
+// placeholder-forging ones: the run returns 0, the reply is the vendor's
+// neutral one, every line written is an event, and the table never sees
+// more than the bounds.
+func FuzzRunnerBounds(f *testing.F) {
+	lim := jsonbound.Limits{MaxDepth: 8, MaxValue: 256, MaxTotal: 1024, MaxWork: 2048, Open: 2, MaxMembers: 4}
+	deep := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	for _, s := range []string{
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":` + deep(50) + `}`,
+		`{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{"stdout":"` + strings.Repeat("x", 3000) + `"}}`,
+		`{"session_id":"s","hook_event_name":"PostToolUse","tool_response":{"stdout":"` + strings.Repeat("x", 3000),
+		`{"session_id":"s","hook_event_name":"PreToolUse","tool_input":{"\u0000aep.omitted":{"bytes":1,"digest":["x"]}}}`,
+		`[` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `]`,
+		`{"session_id":"s","hook_event_name":"Stop","a":1,"b":2,"c":3,"d":4,"e":5,"f":[1,2,3,4,5,6]}`,
+	} {
+		f.Add([]byte(s), uint8(0), uint16(0))
+		f.Add([]byte(s), uint8(3), uint16(len(s)/2))
+	}
+	var vendors []mapping.Vendor
+	for _, v := range mapping.Vendors() {
+		if v.Transport == mapping.TransportHook {
+			vendors = append(vendors, v)
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, which uint8, maxIn uint16) {
+		v := vendors[int(which)%len(vendors)]
+		table := v.Map
+		v.Map = func(m mapping.Moment, st *mapping.State) ([]mapping.Draft, error) {
+			if len(m.Raw) > lim.MaxTotal+64*1024 || depthOf(m.Raw) > lim.MaxDepth+3 {
+				t.Fatalf("the table was handed %d bytes nested %d deep", len(m.Raw), depthOf(m.Raw))
+			}
+			return table(m, st)
+		}
+		var out bytes.Buffer
+		r := Runner{Vendor: v, Emitter: memEmitter(&checkSink{t: t}), Errors: &shim.ErrorLog{},
+			Deadline: time.Minute, Limits: lim, MaxInput: int64(maxIn)}
+		hook := ""
+		if v.HookFromArgv {
+			hook = "PreToolUse"
+		}
+		if code := r.Run(hook, bytes.NewReader(raw), &out); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		if out.Len() > 0 && v.Reply != nil && !bytes.Equal(out.Bytes(), v.Reply(hook)) && !json.Valid(out.Bytes()) {
+			t.Fatalf("reply %q", out.Bytes())
+		}
+	})
 }

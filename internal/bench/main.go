@@ -117,6 +117,9 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 	if err := redactFigures(bin, floor, tmp, n); err != nil {
 		return err
 	}
+	if err := robustFigures(bin, tmp, n); err != nil {
+		return err
+	}
 	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
