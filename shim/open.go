@@ -9,6 +9,29 @@ import (
 	"strconv"
 )
 
+// openNoFollow opens path without following a symbolic link at its last
+// component: a log, state or error file replaced by a link is refused, not
+// written through to the link's target. Anything but a regular file is
+// refused too.
+func openNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	err := linkFirst(path)
+	var f *os.File
+	if err == nil {
+		f, err = os.OpenFile(path, flag|noFollow, perm)
+	}
+	if isLink(err) {
+		return nil, fmt.Errorf("%s is a symbolic link: refused", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // regular refuses anything but a regular file (a folder, a FIFO or a device
 // where a log or state file should be).
 func regular(f *os.File, path string) error {

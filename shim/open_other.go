@@ -1,30 +1,33 @@
-//go:build !unix && !windows
+//go:build !unix
 
 package shim
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 )
 
-// openNoFollow opens path, refusing a symbolic link found there first.
-func openNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%s is a symbolic link: refused", path)
+// noFollow is no flag here: linkFirst checks before opening.
+const noFollow = 0
+
+// errLink is what an open of a path that is a link gives.
+var errLink = errors.New("symbolic link")
+
+// linkFirst refuses a path that is a symbolic link (or, on Windows, another
+// reparse point), looked at before opening as there is no O_NOFOLLOW.
+func linkFirst(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+		return errLink
 	}
-	f, err := os.OpenFile(path, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return nil
 }
 
-// ownedPrivate checks that a folder is a real folder.
+func isLink(err error) bool { return errors.Is(err, errLink) }
+
+// ownedPrivate checks that a folder is a real folder, not a link (the
+// temporary folder is per user on Windows).
 func ownedPrivate(fi fs.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a folder", fi.Name())

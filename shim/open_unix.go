@@ -10,23 +10,15 @@ import (
 	"syscall"
 )
 
-// openNoFollow opens path without following a symbolic link at its last
-// component (O_NOFOLLOW): a log, state or error file replaced by a link is
-// refused, not written through to the link's target.
-func openNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
-	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) {
-		return nil, fmt.Errorf("%s is a symbolic link: refused", path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+// noFollow refuses a link at a path's last component when opening it (and
+// a FIFO planted there does not block the open).
+const noFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+// linkFirst is nothing here: O_NOFOLLOW does the refusing.
+func linkFirst(string) error { return nil }
+
+// isLink reports the error an O_NOFOLLOW open gives for a link.
+func isLink(err error) bool { return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) }
 
 // ownedPrivate checks that a folder is a real folder (not a link), owned by
 // this user and closed to everyone else: the only kind of folder in a

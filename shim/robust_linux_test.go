@@ -7,27 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// tmpfs mounts a file system of size bytes at a new folder (as root), or skips.
-func tmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("mounting a small tmpfs takes root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.Itoa(size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
+	"github.com/aep-hook/aep-hook/internal/tmpfs"
+)
 
 // freeBytes is what a file system has left.
 func freeBytes(t *testing.T, dir string) int {
@@ -43,7 +29,7 @@ func freeBytes(t *testing.T, dir string) int {
 // returns the next event starts on a fresh line (it used to be glued onto
 // the fragment, unparseable and unrecorded).
 func TestLogFullDisk(t *testing.T) {
-	dir := tmpfs(t, 256<<10)
+	dir := tmpfs.Mount(t, 256<<10)
 	log := &JSONL{Root: dir}
 	line := func(n int) []byte {
 		return append(fmt.Appendf(nil, `{"seq":%d,"epoch":0,"pad":"%s"}`, n, strings.Repeat("p", 2000)), '\n')

@@ -126,6 +126,24 @@ func TestStateEpochAtMax(t *testing.T) {
 	}
 }
 
+// plantTarget writes a file a planted link will point at.
+func plantTarget(t *testing.T, dir string) string {
+	t.Helper()
+	target := filepath.Join(dir, ".bashrc")
+	if err := os.WriteFile(target, []byte("precious\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// untouched fails when a planted link's target was written through.
+func untouched(t *testing.T, target string) {
+	t.Helper()
+	if b, _ := os.ReadFile(target); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
 // TestStateUnusable: a folder, or a link, where the state file should be
 // used to lose every event; now the event is written without the lock in a
 // fresh epoch, the link's target untouched.
@@ -137,8 +155,7 @@ func TestStateUnusable(t *testing.T) {
 			emit(t, e, moment)
 			_, statePath := fs.paths("test-agent", "s")
 			os.Remove(statePath)
-			target := filepath.Join(home, "target")
-			os.WriteFile(target, []byte("precious\n"), 0o600)
+			target := plantTarget(t, home)
 			if kind == "folder" {
 				os.Mkdir(statePath, 0o700)
 			} else if err := os.Symlink(target, statePath); err != nil {
@@ -153,9 +170,7 @@ func TestStateUnusable(t *testing.T) {
 			if len(ps) != 2 || ps[1].Epoch != 1_800_000_000_000_000 {
 				t.Errorf("positions %v, want a clock-seeded epoch for the second", ps)
 			}
-			if b, _ := os.ReadFile(target); string(b) != "precious\n" {
-				t.Errorf("the link's target was written: %q", b)
-			}
+			untouched(t, target)
 		})
 	}
 }
@@ -166,8 +181,7 @@ func TestLogLinkRefused(t *testing.T) {
 	home := t.TempDir()
 	e, _, log := fileEmitter(home, 0)
 	emit(t, e, moment)
-	target := filepath.Join(home, ".bashrc")
-	os.WriteFile(target, []byte("precious\n"), 0o600)
+	target := plantTarget(t, home)
 	p := log.Path("test-agent", "s")
 	os.Remove(p)
 	if err := os.Symlink(target, p); err != nil {
@@ -177,9 +191,7 @@ func TestLogLinkRefused(t *testing.T) {
 	if Lost(err, 1) != 1 {
 		t.Errorf("err %v, want one event lost", err)
 	}
-	if b, _ := os.ReadFile(target); string(b) != "precious\n" {
-		t.Errorf("the link's target was written: %q", b)
-	}
+	untouched(t, target)
 }
 
 // TestLogTornTail: a log left ending inside a line (a writer killed

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,28 +69,14 @@ func TestHookSurvivesTermination(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			home := t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "codex")
-			cmd.Env = hookEnv(home, t.TempDir(), "AEP_HOOK_DEADLINE=10s")
-			w, err := cmd.StdinPipe()
-			if err != nil {
+			p := startHook(t, hookEnv(home, t.TempDir(), "AEP_HOOK_DEADLINE=10s"), bin, "codex")
+			waitHolding(t, p.cmd.Process.Pid)
+			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			waitHolding(t, cmd.Process.Pid)
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			w.Write(codexTool("s-sig", 1))
-			w.Close()
-			err = cmd.Wait()
-			if err != nil || out.Len() != 0 || errb.Len() != 0 {
-				t.Fatalf("wait %v stdout %q stderr %q", err, out.String(), errb.String())
+			r, werr := p.finish(t, codexTool("s-sig", 1))
+			if werr != nil || r.code != 0 || r.stdout != "" || r.stderr != "" {
+				t.Fatalf("write %v exit %d stdout %q stderr %q", werr, r.code, r.stdout, r.stderr)
 			}
 			if evs := readLog(t, filepath.Join(home, "logs", "codex", "s-sig.jsonl")); len(evs) != 1 {
 				t.Fatalf("events %v", evs)
@@ -141,39 +128,63 @@ func init() {
 	}
 }
 
-// hookProc runs one hook process feeding payload through a pipe and
-// reports whether the writer got the whole payload in (no EPIPE) and the
-// hook's peak resident memory (0 where unknown).
-func hookProc(t *testing.T, env []string, payload []byte, args ...string) (hookRun, error, int64) {
+// hookStarted is a hook process started with its stdin a pipe.
+type hookStarted struct {
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	out, err bytes.Buffer
+	cancel   context.CancelFunc
+}
+
+// startHook starts argv[0] (the hook binary, or a wrapper of it) with
+// argv[1:] and env, its stdin a pipe. The context bound is a safety net
+// against a hung test, not a threshold.
+func startHook(t *testing.T, env []string, argv ...string) *hookStarted {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rssFile := filepath.Join(t.TempDir(), "rss")
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(env[:len(env):len(env)], rssWrapEnv+"="+bin, rssOutEnv+"="+rssFile)
-	w, err := cmd.StdinPipe()
-	if err != nil {
+	p := &hookStarted{cmd: exec.CommandContext(ctx, argv[0], argv[1:]...), cancel: cancel}
+	p.cmd.Env = env
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	_, werr := w.Write(payload)
-	if cerr := w.Close(); werr == nil {
+	return p
+}
+
+// finish writes payload, closes stdin and waits; it reports whether the
+// writer got the whole payload in (no EPIPE).
+func (p *hookStarted) finish(t *testing.T, payload []byte) (hookRun, error) {
+	t.Helper()
+	defer p.cancel()
+	_, werr := p.stdin.Write(payload)
+	if cerr := p.stdin.Close(); werr == nil {
 		werr = cerr
 	}
-	err = cmd.Wait()
+	err := p.cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("wait: %v", err)
 	}
+	return hookRun{p.out.String(), p.err.String(), code}, werr
+}
+
+// hookProc runs one hook process feeding payload through a pipe and
+// reports whether the writer got the whole payload in (no EPIPE) and the
+// hook's peak resident memory (0 where unknown).
+func hookProc(t *testing.T, env []string, payload []byte, args ...string) (hookRun, error, int64) {
+	t.Helper()
+	rssFile := filepath.Join(t.TempDir(), "rss")
+	env = append(env[:len(env):len(env)], rssWrapEnv+"="+bin, rssOutEnv+"="+rssFile)
+	r, werr := startHook(t, env, append([]string{os.Args[0]}, args...)...).finish(t, payload)
 	rss, _ := os.ReadFile(rssFile)
 	n, _ := strconv.ParseInt(string(rss), 10, 64)
-	return hookRun{out.String(), errb.String(), code}, werr, n
+	return r, werr, n
 }
 
 // onlyEvent reads the one event a hook left in the session's log.

@@ -14,13 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/aep-hook/aep-hook/internal/tmpfs"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -64,6 +64,18 @@ func positionsOf(t *testing.T, path string) [][2]int64 {
 		ps = append(ps, [2]int64{*e.Epoch, *e.Seq})
 	}
 	return ps
+}
+
+// lostIn sums the events the failures recorded at paths count lost.
+func lostIn(t *testing.T, paths ...string) int {
+	t.Helper()
+	lost := 0
+	for _, p := range paths {
+		for _, f := range failuresIn(t, p) {
+			lost += f.Lost
+		}
+	}
+	return lost
 }
 
 // failuresIn reads the failures a hook recorded at path.
@@ -148,20 +160,6 @@ func TestHookStuckLock(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes (Linux, as root) or skips.
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	if runtime.GOOS != "linux" || os.Getuid() != 0 {
-		t.Skip("mounting a small tmpfs takes Linux and root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.Itoa(size), "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
-
 // TestHookFullDisk: hooks writing to a home on a full disk (a 512 KiB
 // tmpfs) leave the log line-clean: a write that ran out of space partway
 // is cut back, each event that could not be written is counted in the
@@ -169,7 +167,7 @@ func mountTmpfs(t *testing.T, size int) string {
 // returns the next event is intact (it used to be glued onto a fragment,
 // unparseable, and the loss unrecorded).
 func TestHookFullDisk(t *testing.T) {
-	home := filepath.Join(mountTmpfs(t, 512<<10), "home")
+	home := filepath.Join(tmpfs.Mount(t, 512<<10), "home")
 	tmp := t.TempDir()
 	env := hookEnv(home, tmp, "AEP_CAPTURE=full", roomyDeadline)
 	payload := func(i int) []byte {
@@ -192,12 +190,7 @@ func TestHookFullDisk(t *testing.T) {
 		t.Fatalf("exit %d", r.code)
 	}
 	evs := readLog(t, filepath.Join(home, "logs", "codex", "s-full.jsonl")) // every line intact
-	lost := 0
-	for _, p := range []string{filepath.Join(home, "internal", "errors.jsonl"), filepath.Join(tmp, "aep-hook-"+strconv.Itoa(os.Getuid()), "errors.jsonl")} {
-		for _, f := range failuresIn(t, p) {
-			lost += f.Lost
-		}
-	}
+	lost := lostIn(t, filepath.Join(home, "internal", "errors.jsonl"), filepath.Join(tmp, "aep-hook-"+strconv.Itoa(os.Getuid()), "errors.jsonl"))
 	if len(evs)+lost != 6 || lost == 0 {
 		t.Errorf("%d events written and %d counted lost, want 6 in all", len(evs), lost)
 	}
@@ -233,11 +226,7 @@ func TestHookLinks(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "precious\n" {
 		t.Errorf("written through a link: %q", b)
 	}
-	lost := 0
-	for _, f := range failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")) {
-		lost += f.Lost
-	}
-	if lost != 1 {
+	if lost := lostIn(t, filepath.Join(home, "internal", "errors.jsonl")); lost != 1 {
 		t.Errorf("%d events counted lost, want 1", lost)
 	}
 }
@@ -336,11 +325,7 @@ func TestHookStateAnomalies(t *testing.T) {
 		if len(ps) != 2 || ps[1] != [2]int64{math.MaxInt64, math.MaxInt64 - 1} {
 			t.Errorf("positions %v", ps)
 		}
-		lost := 0
-		for _, f := range failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")) {
-			lost += f.Lost
-		}
-		if lost != 2 {
+		if lost := lostIn(t, filepath.Join(home, "internal", "errors.jsonl")); lost != 2 {
 			t.Errorf("%d events counted lost, want 2", lost)
 		}
 	})

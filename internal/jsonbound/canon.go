@@ -38,16 +38,7 @@ func Digest(raw []byte) string {
 	if d, ok := placeholderDigest(raw); ok {
 		return d
 	}
-	h := newHashBuf()
-	switch err := canonical(h, raw); err {
-	case nil:
-	case errBudget:
-		return ""
-	default:
-		h.reset()
-		h.quoted(raw, false)
-	}
-	return h.sum()
+	return digestOriginal(raw)
 }
 
 // DigestString is the digest of s as a JSON string value.

@@ -200,25 +200,23 @@ func (t *Tokenizer) Next() (k Kind, start, end int) {
 			return String, i, e
 		case c == '-' || c >= '0' && c <= '9':
 			e, err := numberEnd(b, i)
-			if err != nil {
-				t.i = e
-				return t.fail(err)
-			}
-			t.i = e
-			t.afterValue()
-			return Number, i, e
+			return t.scalar(Number, i, e, err)
 		case c == 't' || c == 'f' || c == 'n':
 			e, err := literalEnd(b, i)
-			if err != nil {
-				t.i = e
-				return t.fail(err)
-			}
-			t.i = e
-			t.afterValue()
-			return Literal, i, e
+			return t.scalar(Literal, i, e, err)
 		}
 		return t.fail(ErrSyntax)
 	}
+}
+
+// scalar ends a number or literal token scanned to e (or failing there).
+func (t *Tokenizer) scalar(k Kind, start, e int, err error) (Kind, int, int) {
+	t.i = e
+	if err != nil {
+		return t.fail(err)
+	}
+	t.afterValue()
+	return k, start, e
 }
 
 // str scans the string opening at b[i] and returns the offset after its
@@ -350,30 +348,31 @@ func numberEnd(b []byte, i int) (int, error) {
 	default:
 		return j, ErrSyntax
 	}
+	var err error
 	if j < len(b) && b[j] == '.' {
-		j++
-		if j >= len(b) {
-			return j, ErrTruncated
+		if j, err = someDigits(b, j+1); err != nil {
+			return j, err
 		}
-		if !isDigit(b[j]) {
-			return j, ErrSyntax
-		}
-		j = digitsEnd(b, j)
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		j++
 		if j < len(b) && (b[j] == '+' || b[j] == '-') {
 			j++
 		}
-		if j >= len(b) {
-			return j, ErrTruncated
-		}
-		if !isDigit(b[j]) {
-			return j, ErrSyntax
-		}
-		j = digitsEnd(b, j)
+		return someDigits(b, j)
 	}
 	return j, nil
+}
+
+// someDigits requires a digit at b[j] and returns the offset past the run.
+func someDigits(b []byte, j int) (int, error) {
+	if j >= len(b) {
+		return j, ErrTruncated
+	}
+	if !isDigit(b[j]) {
+		return j, ErrSyntax
+	}
+	return digitsEnd(b, j), nil
 }
 
 // literalEnd scans true, false or null starting at b[i].
