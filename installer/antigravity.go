@@ -13,7 +13,7 @@ func Antigravity() Agent {
 		Format:    JSONHooks{Shape: FlatMatcher},
 		Hooks: hooks([]string{"PreToolUse", "PostToolUse", "PreInvocation", "PostInvocation", "Stop"},
 			anyTools, 0),
-		Command: func(bin string, h Hook) string { return Quote(bin) + " antigravity " + h.Event },
+		Command: func(prog string, h Hook) string { return prog + " antigravity " + h.Event },
 		Probe: Probe{Event: "PreInvocation",
 			Payload: `{"conversationId":"SESSION","invocationNum":0,"initialNumSteps":0}`},
 	}

@@ -16,6 +16,9 @@ import (
 // a documented format (integrators who recompute it break when it
 // changes), so install never writes it: it states Codex's own step
 // (/hooks), and doctor reads whether trust is recorded for each position.
+// PreModelRequest (0.169) is registered although it maps to an x. event:
+// having seen it, the table knows this Codex reports interrupts, so a turn
+// an API failure leaves open is not taken for a cancelled one.
 func Codex() Agent {
 	return Agent{
 		Name: "codex", Title: "Codex",
@@ -26,7 +29,7 @@ func Codex() Agent {
 		Format:    JSONHooks{Shape: Grouped},
 		Hooks: hooks([]string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
 			"PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Stop",
-			"Interrupt", "SessionEnd"}, anyTools, 0),
+			"Interrupt", "SessionEnd", "PreModelRequest"}, anyTools, 0),
 		Notes: func(e Env, s Scope, _ string) []string {
 			n := []string{codexTrustStep}
 			if s == Project {

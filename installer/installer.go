@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,9 +36,14 @@ func ParseScope(s string) (Scope, error) {
 // temporary home; nothing in this package reads the process environment
 // or the real home directly.
 type Env struct {
-	Home     string                       // the user's home directory
-	Dir      string                       // the project directory (project scope, doctor's probe cwd)
-	Binary   string                       // absolute path of the aep-hook binary to register
+	Home   string // the user's home directory
+	Dir    string // the project directory (project scope, doctor's probe cwd)
+	Binary string // absolute path of the aep-hook binary to register
+	// Program, when set, is the command line registered in place of the
+	// quoted Binary: a wrapper that takes aep-hook's arguments after it.
+	// The real-agent harness registers its recorder this way, through the
+	// same plans `aep-hook install` writes. Plugin files still start Binary.
+	Program  string
 	Getenv   func(string) string          // the environment (vendor *_HOME variables)
 	LookPath func(string) (string, error) // finds agent binaries on PATH
 	Now      func() time.Time             // stamps backups
@@ -48,6 +54,25 @@ func (e Env) getenv(k string) string {
 		return ""
 	}
 	return e.Getenv(k)
+}
+
+// program is the registered command line's program: Program, or the
+// quoted Binary.
+func (e Env) program() string {
+	if e.Program != "" {
+		return e.Program
+	}
+	return Quote(e.Binary)
+}
+
+// owner recognises agent's registrations: any aep-hook's, and those that
+// run e's program or binary.
+func (e Env) owner(agent string) Owner {
+	progs := []string{e.program()}
+	if e.Binary != "" {
+		progs = append(progs, Quote(e.Binary))
+	}
+	return Owns(agent, progs...)
 }
 
 // homeOr returns the folder named by the environment variable env, or
@@ -88,9 +113,9 @@ type Agent struct {
 	Format Format
 	// Hooks are the events to register.
 	Hooks []Hook
-	// Command builds the registered command line for one hook (nil: the
-	// quoted binary and the adapter name).
-	Command func(bin string, h Hook) string
+	// Command builds the registered command line for one hook from the
+	// program (nil: the program and the adapter name).
+	Command func(prog string, h Hook) string
 	// Notes states what the vendor needs beyond the file, for a scope and
 	// the settings path (trust steps, consent prompts).
 	Notes func(Env, Scope, string) []string
@@ -146,9 +171,10 @@ type Reg struct {
 type Owner func(command string) bool
 
 // Owns returns the Owner for agent: a command whose program is aep-hook
-// (any path, any aep-hook* build such as aep-hook-grpc) or one of bins,
-// followed by the adapter name; or a link named aep-<agent>.
-func Owns(agent string, bins ...string) Owner {
+// (any path, any aep-hook* build such as aep-hook-grpc) or one of progs
+// (command lines: a quoted binary, or a wrapper's words), followed by the
+// adapter name; or a link named aep-<agent>.
+func Owns(agent string, progs ...string) Owner {
 	return func(command string) bool {
 		words := SplitCommand(command)
 		if len(words) == 0 {
@@ -158,27 +184,39 @@ func Owns(agent string, bins ...string) Owner {
 		if base == "aep-"+agent {
 			return true
 		}
-		prog := strings.HasPrefix(base, "aep-hook")
-		for _, b := range bins {
-			prog = prog || (b != "" && filepath.Clean(words[0]) == filepath.Clean(b))
+		if strings.HasPrefix(base, "aep-hook") && len(words) > 1 && words[1] == agent {
+			return true
 		}
-		return prog && len(words) > 1 && words[1] == agent
+		for _, p := range progs {
+			if n := runs(words, p); n > 0 && len(words) > n && words[n] == agent {
+				return true
+			}
+		}
+		return false
 	}
 }
 
-// command is the registered command line of h.
-func (a Agent) command(bin string, h Hook) string {
-	if a.Command != nil {
-		return a.Command(bin, h)
+// runs returns how many of words are the command line prog (its program
+// path compared cleaned), 0 when words do not start with it.
+func runs(words []string, prog string) int {
+	pw := SplitCommand(prog)
+	if len(pw) == 0 || len(words) < len(pw) || filepath.Clean(words[0]) != filepath.Clean(pw[0]) ||
+		!slices.Equal(words[1:len(pw)], pw[1:]) {
+		return 0
 	}
-	return Quote(bin) + " " + a.Name
+	return len(pw)
 }
 
-// Regs are the registrations install writes for a binary.
-func (a Agent) Regs(bin string) []Reg {
+// Regs are the registrations install writes for the program prog (a
+// command line: the quoted binary, or a wrapper's).
+func (a Agent) Regs(prog string) []Reg {
 	out := make([]Reg, len(a.Hooks))
 	for i, h := range a.Hooks {
-		out[i] = Reg{Hook: h, Command: a.command(bin, h)}
+		c := prog + " " + a.Name
+		if a.Command != nil {
+			c = a.Command(prog, h)
+		}
+		out[i] = Reg{Hook: h, Command: c}
 	}
 	return out
 }
@@ -256,7 +294,7 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 		notes = a.Notes(e, s, path)
 	}
 	if d, ok := a.Format.(FileSet); ok {
-		cs, err := d.Plan(e, s, path, a.Regs(e.Binary), Owns(a.Name, e.Binary), remove)
+		cs, err := d.Plan(e, s, path, a.Regs(e.program()), e.owner(a.Name), remove)
 		if len(cs) > 0 {
 			cs[0].Notes = append(notes, cs[0].Notes...)
 		}
@@ -274,14 +312,15 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 		c.Mode = st.Mode().Perm()
 	}
 	c.Old = old
+	ours, regs := e.owner(a.Name), a.Regs(e.program())
 	switch {
 	case remove && old == nil:
 	case remove:
-		c.New, err = a.Format.Uninstall(old, Owns(a.Name, e.Binary))
+		c.New, err = a.Format.Uninstall(old, ours)
 	default:
-		c.New, err = a.Format.Install(old, a.Regs(e.Binary), Owns(a.Name, e.Binary))
+		c.New, err = a.Format.Install(old, regs, ours)
 		if err == nil {
-			err = checkRegistered(a.Format, c.New, a.Regs(e.Binary), Owns(a.Name, e.Binary))
+			err = checkRegistered(a.Format, c.New, regs, ours)
 		}
 	}
 	if err != nil {
@@ -410,12 +449,12 @@ func Inspect(a Agent, e Env, s Scope) Status {
 	var found []Found
 	var err error
 	if d, ok := a.Format.(FileSet); ok {
-		found, err = d.ScanDir(st.Path, Owns(a.Name, e.Binary))
+		found, err = d.ScanDir(st.Path, e.owner(a.Name))
 	} else {
 		var b []byte
 		b, err = readFile(st.Path)
 		if err == nil && b != nil {
-			found, err = a.Format.Scan(b, Owns(a.Name, e.Binary))
+			found, err = a.Format.Scan(b, e.owner(a.Name))
 		}
 	}
 	if err != nil {
@@ -426,7 +465,7 @@ func Inspect(a Agent, e Env, s Scope) Status {
 	have := map[string]bool{}
 	for _, f := range found {
 		have[f.Event] = true
-		if e.Binary != "" && !sameProgram(f.Command, e.Binary) {
+		if w := SplitCommand(f.Command); e.Binary != "" && runs(w, e.program()) == 0 && runs(w, Quote(e.Binary)) == 0 {
 			st.Foreign = append(st.Foreign, f.Event+": "+f.Command)
 		}
 	}
@@ -436,12 +475,6 @@ func Inspect(a Agent, e Env, s Scope) Status {
 		}
 	}
 	return st
-}
-
-// sameProgram reports whether command runs the binary bin.
-func sameProgram(command, bin string) bool {
-	w := SplitCommand(command)
-	return len(w) > 0 && filepath.Clean(w[0]) == filepath.Clean(bin)
 }
 
 // notOurs returns the decoded hook entries ({command, ...} tables) whose

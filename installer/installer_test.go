@@ -242,6 +242,19 @@ func TestOwns(t *testing.T) {
 			t.Errorf("Owns(codex)(%q) = %v", cmd, got)
 		}
 	}
+	wrapped := Owns("codex", "env X=1 '/opt/my rec' hook")
+	for cmd, want := range map[string]bool{
+		"env X=1 '/opt/my rec' hook codex":       true,
+		`env X=1 "/opt/my rec" hook codex`:       true,
+		"env X=1 '/opt/my rec' hook claude-code": false,
+		"env X=2 '/opt/my rec' hook codex":       false,
+		"env X=1 '/opt/my rec' codex":            false,
+		"aep-hook codex":                         true,
+	} {
+		if got := wrapped(cmd); got != want {
+			t.Errorf("Owns(codex, wrapper)(%q) = %v", cmd, got)
+		}
+	}
 	if q := Quote("/opt/it's here/aep-hook"); q != `'/opt/it'\''s here/aep-hook'` || SplitCommand(q)[0] != "/opt/it's here/aep-hook" {
 		t.Errorf("quote round trip: %s", q)
 	}
@@ -281,5 +294,37 @@ func TestClineSettingsInScripts(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(a.Path(e, Project), "TaskStart"))
 	if strings.Contains(string(b), "AEP_HOME") || strings.Contains(string(b), "AEP_OUT") || !strings.Contains(string(b), "AEP_CAPTURE") {
 		t.Fatalf("project file:\n%s", b)
+	}
+}
+
+// TestProgram: a wrapper registered in place of the binary (Env.Program,
+// as the real-agent harness registers its recorder) is written, read back,
+// left alone by a second install and removed by uninstall, for every agent.
+func TestProgram(t *testing.T) {
+	for _, a := range Agents() {
+		t.Run(a.Name, func(t *testing.T) {
+			e := testEnv(t)
+			e.Program = "env AEP_REAL_DIR='/tmp/a b' /opt/rec hook"
+			s := a.Scopes[0]
+			apply(t, a, e, s, false)
+			st := Inspect(a, e, s)
+			if st.Err != nil || len(st.Missing) > 0 || len(st.Foreign) > 0 || len(st.Found) != len(a.Hooks) {
+				t.Fatalf("err %v, missing %v, foreign %v, found %d of %d", st.Err, st.Missing, st.Foreign, len(st.Found), len(a.Hooks))
+			}
+			if _, plugin := a.Format.(PluginFile); !plugin {
+				for _, f := range st.Found {
+					if !strings.HasPrefix(f.Command, e.Program+" ") {
+						t.Errorf("%s runs %q", f.Event, f.Command)
+					}
+				}
+			}
+			if cs := apply(t, a, e, s, false); anyChanged(cs) {
+				t.Error("a second install changed something")
+			}
+			apply(t, a, e, s, true)
+			if st := Inspect(a, e, s); len(st.Found) > 0 {
+				t.Errorf("left after uninstall: %v", st.Found)
+			}
+		})
 	}
 }

@@ -1,7 +1,10 @@
 package installer
 
 // Qwen registers in Qwen Code's settings.json (user ~/.qwen/settings.json,
-// project .qwen/settings.json): the sixteen Claude-Code-shaped events.
+// project .qwen/settings.json): the sixteen Claude-Code-shaped events and
+// the five more 0.24 fires (PermissionDenied and PostToolBatch close the
+// calls denied without a PostToolUse); MessageDisplay (live text) is left
+// out.
 func Qwen() Agent {
 	return Agent{
 		Name: "qwen-code", Title: "Qwen Code",
@@ -12,7 +15,8 @@ func Qwen() Agent {
 		Format:    JSONHooks{Shape: Grouped},
 		Hooks: hooks([]string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure",
 			"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "SubagentStart",
-			"SubagentStop", "PreCompact", "PostCompact", "Notification", "TodoCreated", "TodoCompleted"}, anyTools, 0),
+			"SubagentStop", "PreCompact", "PostCompact", "Notification", "TodoCreated", "TodoCompleted",
+			"PermissionDenied", "PostToolBatch", "UserPromptExpansion", "SessionDelete", "InstructionsLoaded"}, anyTools, 0),
 		Notes: func(_ Env, s Scope, _ string) []string {
 			if s == Project {
 				return []string{"Qwen Code asks you to approve a project's hooks the first time it sees them (and after each change): approve them when asked."}

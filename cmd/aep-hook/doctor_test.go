@@ -71,7 +71,7 @@ func TestDoctorBroken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err = a.Format.Install(out, a.Regs(bin), installer.Owns("claude-code"))
+		out, err = a.Format.Install(out, a.Regs(installer.Quote(bin)), installer.Owns("claude-code"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestDoctorBroken(t *testing.T) {
 	t.Run("untrusted codex", func(t *testing.T) {
 		home := doctorHome(t, "codex")
 		got := do(t, 1, "doctor")
-		if !strings.Contains(got, "PROBLEM not trusted: 12 of 12 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
+		if !strings.Contains(got, "PROBLEM not trusted: 13 of 13 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 		if !strings.Contains(got, "recording: Codex fired SessionStart") {
@@ -110,7 +110,7 @@ func TestDoctorBroken(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(b.String()), 0o644)
 		got = do(t, 0, "doctor")
-		if !strings.Contains(got, "trusted: trust recorded for all 12 hooks") {
+		if !strings.Contains(got, "trusted: trust recorded for all 13 hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})

@@ -45,7 +45,7 @@ func TestInstallVerb(t *testing.T) {
 		t.Fatal("--all wired an agent that is not present")
 	}
 	out = do("install", "--all", "--binary", bin)
-	if !strings.Contains(out, "codex        registered 12 events") || !strings.Contains(out, "/hooks") {
+	if !strings.Contains(out, "codex        registered 13 events") || !strings.Contains(out, "/hooks") {
 		t.Fatalf("install output:\n%s", out)
 	}
 	if out = do("install", "codex", "--binary", bin); !strings.Contains(out, "nothing changed") {

@@ -13,29 +13,6 @@ func Agents() []*Agent {
 	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent(), kimiWebAgent()}
 }
 
-// hooksJSON is the Claude-Code-shaped registration (Claude Code, Qwen Code,
-// Gemini CLI, Codex hooks.json): every event runs cmd; tool events match
-// every tool.
-func hooksJSON(events []string, cmd string, matcher map[string]bool, extra map[string]any) map[string]any {
-	hooks := map[string]any{}
-	for _, ev := range events {
-		h := map[string]any{"type": "command", "command": cmd}
-		for k, v := range extra {
-			h[k] = v
-		}
-		entry := map[string]any{"hooks": []any{h}}
-		if matcher[ev] {
-			entry["matcher"] = "*"
-		}
-		hooks[ev] = []any{entry}
-	}
-	return hooks
-}
-
-// toolEvents are the events registered with a match-all matcher.
-var toolEvents = map[string]bool{"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true,
-	"PermissionRequest": true, "PermissionDenied": true, "BeforeTool": true, "AfterTool": true}
-
 // call is a scripted tool call.
 func call(name string, args any) fakemodel.ToolCall {
 	return fakemodel.ToolCall{Name: name, Args: args}

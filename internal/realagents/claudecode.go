@@ -7,13 +7,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// claudeHooks is the README's Claude Code registration.
-var claudeHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure", "PreToolUse",
-	"PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "Elicitation", "ElicitationResult",
-	"SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "TaskCreated", "TaskCompleted", "Notification",
-	"TeammateIdle", "Setup", "InstructionsLoaded", "ConfigChange", "CwdChanged", "FileChanged", "WorktreeRemove",
-	"UserPromptExpansion", "PostToolBatch"}
-
 const claudeKey = "sk-ant-api03-fakefakefakefakefakefakefakefakefakefakefakefake-fakefakeAA"
 
 func claudeCode() *Agent {
@@ -178,9 +171,7 @@ func claudeSetup(r *Run) error {
 	r.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
 	r.Setenv("DISABLE_AUTOUPDATER", "1")
 	r.Setenv("IS_SANDBOX", "1")
-	if err := r.WriteJSON(".claude/settings.json", obj{
-		"hooks": hooksJSON(claudeHooks, r.HookCommand(), toolEvents, nil),
-	}); err != nil {
+	if err := r.Register(true); err != nil {
 		return err
 	}
 	return r.WriteJSON(".claude.json", obj{

@@ -14,11 +14,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// clineHookFiles are the hook file names Cline 3.0.65 runs (the README's
-// registration), in <workspace>/.cline/hooks/.
-var clineHookFiles = []string{"TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "TaskError",
-	"PreToolUse", "PostToolUse", "UserPromptSubmit", "PreCompact", "SessionShutdown"}
-
 func cline() *Agent {
 	toolsTurn := []fakemodel.Reply{
 		calls(call("run_commands", obj{"commands": []string{"echo hello"}})),
@@ -31,7 +26,7 @@ func cline() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: clineSetup,
 		Scenarios: []Scenario{
-			clineHub(toolsScenario("cline --json", truth.Facts{Turns: 1}, toolsTurn, clineWriteHooks,
+			clineHub(toolsScenario("cline --json", truth.Facts{Turns: 1}, toolsTurn, registered,
 				"--json", "SCENARIO:tools run the commands")),
 			{
 				Name: "subagent", Mode: "headless",
@@ -155,42 +150,18 @@ func cline() *Agent {
 	}
 }
 
-// clineSetup points Cline at the fake model (its auth command; the first
-// Cline command also starts the hub daemon the hooks run in) and writes the
-// README's hook files.
+// clineSetup registers the hook files as `aep-hook install cline` does (in
+// ~/.cline/hooks, each carrying the settings in force, since the hooks run
+// in Cline's hub daemon, whose environment is not the shell's) and points
+// Cline at the fake model (its auth command; the first Cline command also
+// starts the hub daemon).
 func clineSetup(r *Run) error {
-	if err := clineWriteHooks(r, true); err != nil {
+	if err := r.Register(true); err != nil {
 		return err
 	}
 	out, err := r.Exec(time.Minute, "", "auth", "-p", "openai-compatible", "-k", "sk-fake-cline", "-m", "fake-model", "-b", r.Model.URL+"/v1")
 	if err != nil || !strings.Contains(out, "configured") {
 		return fmt.Errorf("cline auth: %v: %s", err, out)
-	}
-	return nil
-}
-
-// clineWriteHooks writes (or removes) the hook files. The hooks run in
-// Cline's hub daemon, whose environment is not the shell's: like the
-// README's registration, each file carries its settings.
-func clineWriteHooks(r *Run, hooks bool) error {
-	dir := filepath.Join(r.Work, ".cline", "hooks")
-	if !hooks {
-		return os.RemoveAll(dir)
-	}
-	var env []string
-	for _, kv := range r.Env {
-		if k, _, _ := strings.Cut(kv, "="); k == "AEP_HOME" || k == "AEP_HOST" || k == EnvRecordDir || k == EnvAEPHook {
-			env = append(env, shellQuote(kv))
-		}
-	}
-	script := "#!/bin/sh\nexport " + strings.Join(env, " ") + "\nexec " + r.HookCommand() + "\n"
-	for _, name := range clineHookFiles {
-		if err := r.WriteFile(filepath.Join(dir, name), script); err != nil {
-			return err
-		}
-		if err := os.Chmod(filepath.Join(dir, name), 0o755); err != nil {
-			return err
-		}
 	}
 	return nil
 }

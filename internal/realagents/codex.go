@@ -11,11 +11,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// codexHooks is the README's Codex registration, with the hooks 0.169.0
-// adds (SessionEnd, PreModelRequest, Interrupt).
-var codexHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
-	"PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Stop", "Interrupt", "PreModelRequest"}
-
 func codex() *Agent {
 	return &Agent{
 		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
@@ -130,5 +125,5 @@ enabled = false
 	if err := r.WriteFile(filepath.Join(home, "config.toml"), cfg); err != nil {
 		return err
 	}
-	return r.WriteJSON(filepath.Join(home, "hooks.json"), obj{"hooks": hooksJSON(codexHooks, r.HookCommand(), toolEvents, nil)})
+	return r.Register(true)
 }

@@ -7,10 +7,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// geminiHooks is the README's Gemini CLI registration (AfterModel left out).
-var geminiHooks = []string{"SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool",
-	"BeforeModel", "BeforeToolSelection", "PreCompress", "Notification"}
-
 func geminiCLI() *Agent {
 	return &Agent{
 		Name: "gemini-cli", Package: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini",
@@ -74,12 +70,14 @@ func geminiSetup(r *Run) error {
 	r.Setenv("GOOGLE_GEMINI_BASE_URL", r.Model.URL)
 	r.Setenv("GEMINI_API_KEY", "fake-gemini-key")
 	r.Setenv("GEMINI_CLI_NO_RELAUNCH", "true")
-	return r.WriteJSON(".gemini/settings.json", obj{
+	if err := r.WriteJSON(".gemini/settings.json", obj{
 		"security":    obj{"auth": obj{"selectedType": "gemini-api-key"}, "folderTrust": obj{"enabled": false}},
 		"general":     obj{"disableAutoUpdate": true, "disableUpdateNag": true},
 		"privacy":     obj{"usageStatisticsEnabled": false},
 		"model":       obj{"name": "gemini-2.5-flash"},
 		"hooksConfig": obj{"enabled": true, "notifications": false},
-		"hooks":       hooksJSON(geminiHooks, r.HookCommand(), toolEvents, nil),
-	})
+	}); err != nil {
+		return err
+	}
+	return r.Register(true)
 }

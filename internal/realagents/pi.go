@@ -14,7 +14,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/aep-hook/aep-hook/adapters/pi"
 	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
@@ -150,8 +149,8 @@ func piAgent() *Agent {
 }
 
 // piSetup installs the Node pi needs, configures the fake provider, and
-// places the extension exactly as `aep-hook install pi` does, its forwarder
-// being the harness recorder.
+// places the extension through `aep-hook install pi`'s own plan, its
+// forwarder being the harness recorder (`<harness> forward pi`).
 func piSetup(r *Run) error {
 	if err := r.useNodeRuntime(); err != nil {
 		return err
@@ -169,11 +168,7 @@ func piSetup(r *Run) error {
 	if err := r.WriteJSON(".pi/agent/settings.json", settings); err != nil {
 		return err
 	}
-	out, err := exec.Command(r.H.AEPHook, "plugin", "pi", "--bin", r.H.Self).Output()
-	if err != nil {
-		return fmt.Errorf("aep-hook plugin pi: %w", err)
-	}
-	return r.WriteFile(filepath.Join(".pi", "agent", "extensions", pi.ExtensionFile), string(out))
+	return r.Register(true)
 }
 
 // piExtension writes a scenario's own extension into the run and returns

@@ -7,13 +7,6 @@ import (
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
-// qwenHooks is the README's Qwen Code registration: the 22 events of
-// 0.24.4 but the streaming MessageDisplay.
-var qwenHooks = []string{"SessionStart", "SessionEnd", "UserPromptSubmit", "Stop", "StopFailure", "PreToolUse",
-	"PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied", "SubagentStart", "SubagentStop",
-	"PreCompact", "PostCompact", "Notification", "TodoCreated", "TodoCompleted", "PostToolBatch",
-	"UserPromptExpansion", "SessionDelete", "InstructionsLoaded"}
-
 func qwenCode() *Agent {
 	return &Agent{
 		Name: "qwen-code", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen",
@@ -104,11 +97,13 @@ func qwenSetup(r *Run) error {
 	r.Setenv("OPENAI_BASE_URL", r.Model.URL+"/v1")
 	r.Setenv("OPENAI_API_KEY", "sk-fake-qwen")
 	r.Setenv("OPENAI_MODEL", "fake-model")
-	return r.WriteJSON(".qwen/settings.json", obj{
+	if err := r.WriteJSON(".qwen/settings.json", obj{
 		"security": obj{"auth": obj{"selectedType": "openai"}, "folderTrust": obj{"enabled": false}},
 		"model":    obj{"name": "fake-model"},
 		"tools":    obj{"todoWrite": obj{"enabled": true}},
 		"privacy":  obj{"usageStatisticsEnabled": false},
-		"hooks":    hooksJSON(qwenHooks, r.HookCommand(), toolEvents, nil),
-	})
+	}); err != nil {
+		return err
+	}
+	return r.Register(true)
 }
