@@ -22,8 +22,11 @@ import (
 //     else user), lifecycle end → run.finished (the output tokens the run's
 //     usage stream reported last), or run.cancelled when aborted, or run.failed when its
 //     stop reason is error; lifecycle error → run.failed; run_status →
-//     progress.status (phase); assistant deltas only behind --deltas;
-//     tool and other streams ride x.openclaw.agent.<stream>;
+//     progress.status (phase); a tool item's start → tool.requested, its
+//     end → tool.completed (status completed) or tool.failed; assistant
+//     deltas only behind --deltas; other streams ride
+//     x.openclaw.agent.<stream> (session.tool, the same call with its
+//     arguments and result, rides x.openclaw.session.tool);
 //   - chat (the UI's view of the same run): its final, aborted and error
 //     states ride x.openclaw.chat.* (the run's terminal is the agent
 //     lifecycle's; a second terminal would be a lie), deltas behind
@@ -67,6 +70,7 @@ const (
 	ocRunPrefix  = "oc.run:"   // "open" or "done"
 	ocTokPrefix  = "oc.usage:" // the run's output tokens so far
 	ocModelKey   = "oc.model:" // the run's model
+	ocToolPrefix = "oc.tool:"  // a tool call: "open" or "done"
 	ocVendorName = "openclaw"
 )
 
@@ -106,6 +110,11 @@ func openClawMap(m Moment, st *State) ([]Draft, error) {
 		return append(ds, Draft{Type: "agent.heartbeat", Data: map[string]any{}}), nil
 	case "tick", "connect.challenge":
 		return ds, nil
+	case "session.tool":
+		d := []byte(gjson.GetBytes(p, "data").Raw)
+		return append(ds, Draft{Type: "x.openclaw.session.tool", Subject: Str(d, "toolCallId"), Run: run, Severity: debug,
+			Data:   Data("phase", Str(d, "phase"), "name", Str(d, "name")),
+			Levels: extLevels(redact.Metadata, "phase", "name")}), nil
 	case "sessions.changed":
 		return append(ds, Draft{Type: "x.openclaw.sessions.changed", Run: run, Severity: debug,
 			Data:   Data("reason", Str(p, "reason"), "phase", Str(p, "phase")),
@@ -175,6 +184,10 @@ func ocAgent(m Moment, st *State, p []byte, run string) []Draft {
 			st.Set(ocTokPrefix+run, strconv.FormatInt(max(decimalValue(prev), n.Int()), 10))
 		}
 		return nil
+	case "item":
+		if Str(data, "kind") == "tool" {
+			return append(ocEnsureRun(m, st, p, run), ocTool(st, run, data)...)
+		}
 	case "assistant":
 		if !m.Deltas {
 			return nil
@@ -185,6 +198,37 @@ func ocAgent(m Moment, st *State, p []byte, run string) []Draft {
 	return []Draft{{Type: vendorEventType(ocVendorName, "agent", SnakeCase(stream)), Run: run, Severity: debug,
 		Data:   Data("phase", Str(data, "phase"), "name", Str(data, "name")),
 		Levels: extLevels(redact.Metadata, "phase", "name")}}
+}
+
+// ocTool maps a tool item of the agent stream: its start requests the
+// call, its end completes it (status completed) or fails it (any other
+// status), once per call id.
+func ocTool(st *State, run string, data []byte) []Draft {
+	name, call := Str(data, "name"), Str(data, "toolCallId")
+	if name == "" {
+		name = "unknown"
+	}
+	key := ocToolPrefix + call
+	ref := Data("tool", ToolRef(name, call))
+	switch Str(data, "phase") {
+	case "start":
+		if _, seen := st.Get(key); seen && call != "" {
+			return nil
+		}
+		st.Set(key, "open")
+		return []Draft{{Type: "tool.requested", Subject: name, Run: run, Data: ref}}
+	case "end":
+		if state, _ := st.Get(key); state == "done" && call != "" {
+			return nil
+		}
+		st.Set(key, "done")
+		if status := Str(data, "status"); status != "completed" {
+			ref["error"] = Data("type", firstNonEmpty(status, "error"))
+			return []Draft{{Type: "tool.failed", Subject: name, Run: run, Data: ref}}
+		}
+		return []Draft{{Type: "tool.completed", Subject: name, Run: run, Data: ref}}
+	}
+	return nil
 }
 
 // ocTerminal is the run's one terminal from its lifecycle end or error.

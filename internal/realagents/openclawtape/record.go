@@ -40,14 +40,36 @@ func Scenarios() []Scenario {
 		{Name: "turns", Description: "two chat turns on agent:main:main, the second aborted (chat.abort) while the model is still answering",
 			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
 			Turns: []string{"SCENARIO:hello say hello", "SCENARIO:hang tell a long story"}},
+		{Name: "tools", Description: "a turn whose model calls the gateway's ls tool, then answers",
+			Facts: truth.Facts{Turns: 1, Sessions: 1},
+			Turns: []string{"SCENARIO:tools list the files"}},
 	}
 }
 
-// script is the model: a greeting, and a reply that never ends.
-var script = fakemodel.Turns(map[string][]fakemodel.Reply{
-	"hello": {{Text: "Hello from the scripted model."}},
-	"hang":  {{Text: "Once upon a time", Hang: true}},
-})
+// script is the model: a greeting, a reply that never ends, and one ls
+// call answered with text. The gateway's last user message is its own
+// context block, so the turn's round count restarts on every request: the
+// tool call is made once per script (one gateway per scenario).
+func script() fakemodel.Script {
+	var mu sync.Mutex
+	called := false
+	turns := fakemodel.Turns(map[string][]fakemodel.Reply{
+		"hello": {{Text: "Hello from the scripted model."}},
+		"hang":  {{Text: "Once upon a time", Hang: true}},
+	})
+	return func(r fakemodel.Request) fakemodel.Reply {
+		if r.Marker != "tools" || r.Side() {
+			return turns(r)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !called {
+			called = true
+			return fakemodel.Reply{Calls: []fakemodel.ToolCall{{Name: "ls", Args: map[string]any{"path": "."}}}}
+		}
+		return fakemodel.Reply{Text: "Listed the files."}
+	}
+}
 
 // Recording is the OpenClaw part of the real-agent harness.
 type Recording struct {
@@ -146,7 +168,7 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	defer os.RemoveAll(tmp)
 	home := filepath.Join(tmp, "home")
 	aepHome := filepath.Join(tmp, "aep")
-	model, err := fakemodel.Start(fakemodel.ChatCompletions, script, io.Discard)
+	model, err := fakemodel.Start(fakemodel.ChatCompletions, script(), io.Discard)
 	if err != nil {
 		return nil, nil, err
 	}
