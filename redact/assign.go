@@ -11,7 +11,8 @@ import (
 // --KEY VALUE. A scan rule finds a keyword, these functions find the name
 // around it and the value after it, and the rule judges both.
 
-// keyByte reports whether c can be part of an assignment's key name.
+// keyByte reports whether c can be part of a name: an assignment's key, a
+// user or a path segment.
 func keyByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }
 
 // keyAround returns the key name around the keyword at s[i:i+k].

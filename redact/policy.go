@@ -86,8 +86,9 @@ func DefaultPolicy() Policy {
 // attention.*=redacted). A non-nil empty list means no overrides.
 //
 // On error the returned policy is the fail-closed metadata posture with no
-// overrides; a hook records the error and carries on with it, a long-running
-// mode refuses to start.
+// overrides. The modes that stand between an agent and its user (a hook, a
+// tee) record the error and carry on with it; the others (the OTLP sidecar,
+// the stream followers, the dry-run verb) refuse to start.
 func ParsePolicy(level string, overrides []string) (Policy, error) {
 	p := DefaultPolicy()
 	if level = strings.TrimSpace(level); level != "" {

@@ -156,9 +156,6 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// nameByte reports whether c can be part of a user or path name.
-func nameByte(c byte) bool { return isAlnum(c) || c == '_' || c == '-' || c == '.' }
-
 // homeSpans runs rule (c): the configured home prefix and any
 // /home/<user>, /Users/<user> or <drive>:\Users\<user> prefix.
 func homeSpans(s, home string) []span {
@@ -170,7 +167,7 @@ func homeSpans(s, home string) []span {
 				break
 			}
 			st, en := off+j, off+j+len(home)
-			if en == len(s) || !nameByte(s[en]) {
+			if en == len(s) || !keyByte(s[en]) {
 				out = append(out, span{st, en})
 			}
 			off = en
@@ -184,7 +181,7 @@ func homeSpans(s, home string) []span {
 			}
 			st, en := off+j, off+j+len(pre)
 			u := en
-			for u < len(s) && nameByte(s[u]) {
+			for u < len(s) && keyByte(s[u]) {
 				u++
 			}
 			off = u
