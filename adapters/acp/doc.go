@@ -17,7 +17,8 @@
 // facts (mapping.TransportACP) carry its kind, direction, method, id, the
 // session of the joined request and the tee's token. Between batches the
 // observer lingers (at least a millisecond, and three times its last
-// batch), so it is woken once per batch, not per line, and never takes
-// more than a quarter of a processor from the relay. The agent's exit
+// batch; eight once the queue has overflowed), so it is woken once per
+// batch, not per line, and never takes more than a quarter of a processor
+// from the relay. The agent's exit
 // status is the tee's; interrupt and terminate signals are forwarded to it.
 package acp

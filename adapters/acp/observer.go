@@ -202,13 +202,14 @@ type observer struct {
 	nonce   func() string
 	maxLine int
 
-	conn   connection       // what the connection stated so far
-	frames [2]framer        // per direction
-	linger *time.Timer      // the wait between batches
-	wait   time.Duration    // its length after the last batch
-	batch  []item           // the chunks being observed
-	lines  []line           // their lines
-	ms     []mapping.Moment // the lines' moments
+	conn    connection       // what the connection stated so far
+	frames  [2]framer        // per direction
+	linger  *time.Timer      // the wait between batches
+	wait    time.Duration    // its length after the last batch
+	dropped int64            // Stats.Dropped when the last batch ended
+	batch   []item           // the chunks being observed
+	lines   []line           // their lines
+	ms      []mapping.Moment // the lines' moments
 }
 
 // framer holds one direction's line in progress across chunks.
@@ -231,12 +232,14 @@ const maxBatch = 256
 // The observer never competes with the relay for the processor: after a
 // batch that took d, it lets chunks gather for at least minLinger and at
 // least lingerFactor·d before the next, so it uses at most 1/(1+lingerFactor)
-// of a processor however fast lines arrive (a burst beyond that is dropped
-// and counted, never slowed), and is woken at most once per minLinger at a
-// steady rate, not once per line.
+// of a processor however fast lines arrive, and is woken at most once per
+// minLinger at a steady rate, not once per line. Once the queue has
+// overflowed (a burst: observation is lossy already) it backs off to
+// burstFactor, so what is beyond it is dropped and counted, never slowed.
 const (
 	minLinger    = time.Millisecond
 	lingerFactor = 3
+	burstFactor  = 8
 )
 
 func (o *observer) record(f shim.Failure) {
@@ -300,7 +303,11 @@ gather:
 		o.q.taken(o.batch[i])
 		o.batch[i] = item{}
 	}
-	o.wait = max(minLinger, lingerFactor*time.Since(start))
+	factor := time.Duration(lingerFactor)
+	if dropped := o.stats.Dropped.Load(); dropped != o.dropped {
+		o.dropped, factor = dropped, burstFactor
+	}
+	o.wait = max(minLinger, factor*time.Since(start))
 }
 
 // frame cuts a chunk into the lines it completes (at the direction's end,

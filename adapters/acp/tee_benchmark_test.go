@@ -111,6 +111,9 @@ func BenchmarkAcpTeeRatio(b *testing.B) {
 		drain += t1.Sub(out.at)
 	}
 	slices.Sort(ratios)
+	if os.Getenv("AEP_BENCH_VERBOSE") != "" {
+		b.Logf("ratios %.2f", ratios)
+	}
 	b.ReportMetric(ratios[len(ratios)/2], "of-pipe")
 	b.ReportMetric(float64(drain.Milliseconds())/float64(b.N), "drain-ms")
 }
