@@ -24,9 +24,23 @@ type Tapes[T any] struct {
 	Log io.Writer
 	// Name is a tape's scenario name.
 	Name func(T) string
-	// Replay replays a tape into a fresh AEP home under tmp and returns
-	// every problem found and the record.
-	Replay func(t T, tmp string, schemas *truth.Schemas) ([]string, []truth.Log)
+	// Replay replays a tape into a fresh AEP home under tmp.
+	Replay func(t T, tmp string, schemas *truth.Schemas) TapeReplayed
+	// Fixtures is the fixtures folder; tapes live in
+	// <Fixtures>/<Agent>/recorded/<scenario>/.
+	Fixtures string
+	// Load reads the committed tapes under a fixtures folder; Save writes
+	// one into its scenario folder.
+	Load func(root string) ([]T, error)
+	Save func(t T, dir string) error
+}
+
+// TapeReplayed is the outcome of one tape's replay: the record and every
+// problem found (the channel's failures, bytes relayed differently, truth
+// violations).
+type TapeReplayed struct {
+	Logs     []truth.Log
+	Problems []string
 }
 
 // replay runs Replay in a temporary folder.
@@ -36,7 +50,8 @@ func (h Tapes[T]) replay(t T, schemas *truth.Schemas) ([]string, []truth.Log) {
 		return []string{err.Error()}, nil
 	}
 	defer os.RemoveAll(tmp)
-	return h.Replay(t, tmp, schemas)
+	r := h.Replay(t, tmp, schemas)
+	return r.Problems, r.Logs
 }
 
 // Keep checks one live recording and its replay, and saves the tape when
@@ -68,8 +83,13 @@ func (h Tapes[T]) Report(passed, total int) error {
 	return nil
 }
 
-// ReplayAll replays every tape and reports passed/total.
-func (h Tapes[T]) ReplayAll(tapes []T) bool {
+// ReplayAll replays every committed tape and reports passed/total.
+func (h Tapes[T]) ReplayAll() bool {
+	tapes, err := h.Load(h.Fixtures)
+	if err != nil {
+		fmt.Fprintf(h.Log, "%s: %v\n", h.Agent, err)
+		return false
+	}
 	schemas, _ := truth.Found(h.Log)
 	passed := 0
 	for _, t := range tapes {
@@ -85,8 +105,9 @@ func (h Tapes[T]) ReplayAll(tapes []T) bool {
 
 // Test replays every tape as a subtest (`make test`): no tapes, or a tape
 // whose record is not true, fails.
-func (h Tapes[T]) Test(t *testing.T, tapes []T, err error) {
+func (h Tapes[T]) Test(t *testing.T, root string) {
 	t.Helper()
+	tapes, err := h.Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +117,9 @@ func (h Tapes[T]) Test(t *testing.T, tapes []T, err error) {
 	schemas := truth.For(t)
 	for _, tp := range tapes {
 		t.Run(h.Name(tp), func(t *testing.T) {
-			problems, logs := h.Replay(tp, t.TempDir(), schemas)
-			if len(problems) > 0 {
-				t.Errorf("%s\nrecord: %s", strings.Join(problems, "\n"), truth.Summary(logs))
+			r := h.Replay(tp, t.TempDir(), schemas)
+			if len(r.Problems) > 0 {
+				t.Errorf("%s\nrecord: %s", strings.Join(r.Problems, "\n"), truth.Summary(r.Logs))
 			}
 		})
 	}
@@ -150,8 +171,9 @@ type TapeScenario interface {
 }
 
 // RecordAll records every scenario (only the one named only, when set)
-// with record, keeps the true ones with save, and reports passed/total.
-func RecordAll[S TapeScenario, T any](h Tapes[T], scenarios []S, only string, record func(S) (T, []truth.Log, error), save func(S, T) error) error {
+// with record, keeps the true ones (Save into the scenario's folder), and
+// reports passed/total.
+func RecordAll[S TapeScenario, T any](h Tapes[T], scenarios []S, only string, record func(S) (T, []truth.Log, error)) error {
 	schemas, _ := truth.Found(h.Log)
 	passed, total := 0, 0
 	for _, s := range scenarios {
@@ -164,7 +186,8 @@ func RecordAll[S TapeScenario, T any](h Tapes[T], scenarios []S, only string, re
 			fmt.Fprintf(h.Log, "  %s/%s: %v\n", h.Agent, s.ScenarioName(), err)
 			continue
 		}
-		if h.Keep(t, live, s.ScenarioFacts(), schemas, func() error { return save(s, t) }) {
+		dir := filepath.Join(h.Fixtures, h.Agent, "recorded", s.ScenarioName())
+		if h.Keep(t, live, s.ScenarioFacts(), schemas, func() error { return h.Save(t, dir) }) {
 			passed++
 		}
 	}

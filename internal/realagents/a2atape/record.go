@@ -99,16 +99,10 @@ func (h *Recording) Install() error {
 	return os.WriteFile(filepath.Join(dir, "client.mjs"), clientJS, 0o644)
 }
 
-// tapes is the shared record-and-replay loop for A2A tapes.
+// tapes is the shared record-and-replay loop for a2a tapes.
 func (h *Recording) tapes() realagents.Tapes[*Tape] {
-	return realagents.Tapes[*Tape]{Agent: "a2a", Log: h.Log, Name: func(t *Tape) string { return t.Scenario },
-		Replay: replayed}
-}
-
-// replayed is Replay as the shared loop wants it.
-func replayed(t *Tape, tmp string, schemas *truth.Schemas) ([]string, []truth.Log) {
-	r := Replay(t, tmp, schemas)
-	return r.Problems, r.Logs
+	return realagents.Tapes[*Tape]{Agent: "a2a", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
+		Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save}
 }
 
 // RecordAll records the named scenario (all when ""), replays what it
@@ -117,26 +111,17 @@ func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record, func(s Scenario, t *Tape) error {
-		return t.Save(filepath.Join(h.Fixtures, "a2a", "recorded", s.Name))
-	})
+	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record)
 }
+
+// ReplayAll replays every committed tape and reports passed/total.
+func (h *Recording) ReplayAll() bool { return h.tapes().ReplayAll() }
 
 // ScenarioName and ScenarioFacts serve realagents.RecordAll.
 func (s Scenario) ScenarioName() string { return s.Name }
 
 // ScenarioFacts are what really happens in the scenario.
 func (s Scenario) ScenarioFacts() truth.Facts { return s.Facts }
-
-// ReplayAll replays every committed tape and reports passed/total.
-func (h *Recording) ReplayAll() bool {
-	tapes, err := LoadTapes(h.Fixtures)
-	if err != nil {
-		fmt.Fprintf(h.Log, "a2a: %v\n", err)
-		return false
-	}
-	return h.tapes().ReplayAll(tapes)
-}
 
 // proc is a started helper process.
 type proc struct {

@@ -21,19 +21,10 @@ import (
 	"github.com/aep-hook/aep-hook/shim"
 )
 
-// Replayed is the outcome of one tape's replay.
-type Replayed struct {
-	Tape *Tape
-	Logs []truth.Log
-	// Problems are the channel's recorded failures, every byte the tee
-	// relayed differently from the server, and every truth violation.
-	Problems []string
-}
-
 // Replay serves the tape to the real channel writing into a fresh AEP
 // home under tmp, then checks the whole record (schemas may be nil).
-func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
-	res := Replayed{Tape: t}
+func Replay(t *Tape, tmp string, schemas *truth.Schemas) realagents.TapeReplayed {
+	var res realagents.TapeReplayed
 	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
 	player := NewPlayer(t)
 	srv := httptest.NewServer(player)

@@ -111,16 +111,10 @@ func (h *Recording) Install() error {
 	return nil
 }
 
-// tapes is the shared record-and-replay loop for OpenClaw tapes.
+// tapes is the shared record-and-replay loop for openclaw tapes.
 func (h *Recording) tapes() realagents.Tapes[*Tape] {
-	return realagents.Tapes[*Tape]{Agent: "openclaw", Log: h.Log, Name: func(t *Tape) string { return t.Scenario },
-		Replay: replayed}
-}
-
-// replayed is Replay as the shared loop wants it.
-func replayed(t *Tape, tmp string, schemas *truth.Schemas) ([]string, []truth.Log) {
-	r := Replay(t, tmp, schemas)
-	return r.Problems, r.Logs
+	return realagents.Tapes[*Tape]{Agent: "openclaw", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
+		Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save}
 }
 
 // RecordAll records the named scenario (all when ""), replays what it
@@ -129,26 +123,17 @@ func (h *Recording) RecordAll(only string) error {
 	if err := h.Install(); err != nil {
 		return err
 	}
-	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record, func(s Scenario, t *Tape) error {
-		return t.Save(filepath.Join(h.Fixtures, "openclaw", "recorded", s.Name))
-	})
+	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record)
 }
+
+// ReplayAll replays every committed tape and reports passed/total.
+func (h *Recording) ReplayAll() bool { return h.tapes().ReplayAll() }
 
 // ScenarioName and ScenarioFacts serve realagents.RecordAll.
 func (s Scenario) ScenarioName() string { return s.Name }
 
 // ScenarioFacts are what really happens in the scenario.
 func (s Scenario) ScenarioFacts() truth.Facts { return s.Facts }
-
-// ReplayAll replays every committed tape and reports passed/total.
-func (h *Recording) ReplayAll() bool {
-	tapes, err := LoadTapes(h.Fixtures)
-	if err != nil {
-		fmt.Fprintf(h.Log, "openclaw: %v\n", err)
-		return false
-	}
-	return h.tapes().ReplayAll(tapes)
-}
 
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -18,16 +18,10 @@ import (
 	"github.com/aep-hook/aep-hook/shim"
 )
 
-// Replayed is the outcome of one tape's replay.
-type Replayed struct {
-	Logs     []truth.Log
-	Problems []string
-}
-
 // Replay serves the tape to the real bridge writing into a fresh AEP home
 // under tmp, then checks the whole record (schemas may be nil).
-func Replay(t *Tape, tmp string, schemas *truth.Schemas) Replayed {
-	var res Replayed
+func Replay(t *Tape, tmp string, schemas *truth.Schemas) realagents.TapeReplayed {
+	var res realagents.TapeReplayed
 	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
 	g := NewGateway(t.Frames)
 	srv := httptest.NewServer(g)
