@@ -3,7 +3,8 @@
 // by the vendor, and recording (a synthetic moment fired through the
 // registered command line exactly as the vendor would, into a scratch
 // home); whether the home can be written; this home's internal failures;
-// runs and attention requests that never closed.
+// apart from them, what the agents left open: turns an adapter closed for
+// them (interrupted), runs and attention requests that never closed.
 package doctor
 
 import (
@@ -281,6 +282,12 @@ func Writable(home string) error {
 	return os.Remove(f.Name())
 }
 
+// StageInterrupted is the error-log stage of a turn the agent left open
+// and an adapter closed (a tee whose agent died or whose stream was cut):
+// a fact about the agent, kept in the error log so doctor can show it, not
+// a failure of aep-hook.
+const StageInterrupted = "interrupted"
+
 // Failures are the internal failures that belong to one home.
 type Failures struct {
 	Path     string         // the home's own error log
@@ -289,27 +296,43 @@ type Failures struct {
 	Owner    string         // who the fallback file belongs to
 	Spilled  []shim.Failure // recorded in the fallback for this home
 	Others   int            // fallback failures of other homes (or of no named home)
+	// Interrupted are this home's StageInterrupted entries (from either
+	// file), kept out of Own and Spilled.
+	Interrupted []shim.Failure
 }
 
 // ReadFailures reads this home's failures: its own log, and from the
-// shared fallback only those stamped with this home.
+// shared fallback only those stamped with this home; interrupted turns
+// are set apart.
 func ReadFailures(home string) Failures {
 	el := shim.NewErrorLog(home)
 	out := Failures{Path: el.Path, Fallback: el.Fallback}
-	out.Own, _ = shim.ReadFailures(el.Path)
+	own, _ := shim.ReadFailures(el.Path)
 	fb, _ := shim.ReadFailures(el.Fallback)
 	for _, f := range fb {
-		if f.Home == home {
-			out.Spilled = append(out.Spilled, f)
-		} else {
+		if f.Home != home {
 			out.Others++
+			continue
+		}
+		if f.Stage == StageInterrupted {
+			out.Interrupted = append(out.Interrupted, f)
+		} else {
+			out.Spilled = append(out.Spilled, f)
 		}
 	}
+	for _, f := range own {
+		if f.Stage == StageInterrupted {
+			out.Interrupted = append(out.Interrupted, f)
+		} else {
+			out.Own = append(out.Own, f)
+		}
+	}
+	sort.SliceStable(out.Interrupted, func(i, j int) bool { return out.Interrupted[i].Time < out.Interrupted[j].Time })
 	out.Owner = fileOwner(el.Fallback)
 	return out
 }
 
-// Recent reports whether any failure is newer than since.
+// Recent counts the failures (not the interrupted turns) newer than since.
 func (f Failures) Recent(since time.Time) int {
 	n := 0
 	for _, x := range append(append([]shim.Failure(nil), f.Own...), f.Spilled...) {

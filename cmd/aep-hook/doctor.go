@@ -12,14 +12,17 @@ import (
 	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
+	"github.com/aep-hook/aep-hook/track"
 )
 
 // DoctorCmd is `aep-hook doctor`: is every agent wired, trusted and
-// recording; the settings in force; this home's failures; what never
-// closed; the delivery backlog. Exit status 0 when healthy, 1 otherwise.
+// recording; the settings in force; this home's failures; apart from them,
+// what the agents left open (interrupted turns, runs that never ended:
+// facts about the agents, never a problem); the delivery backlog. Exit
+// status 0 when healthy, 1 otherwise.
 type DoctorCmd struct {
 	CaptureFlags
-	Last    int  `help:"How many recent failures to show." default:"20"`
+	Last    int  `help:"How many recent failures (and interrupted turns, open runs) to show." default:"20"`
 	NoProbe bool `name:"no-probe" help:"Do not fire a synthetic moment through each registration."`
 	Files   int  `help:"How many of the newest logs to scan for runs that never ended." default:"200"`
 }
@@ -30,6 +33,7 @@ const recentFailures = 24 * time.Hour
 
 // Run prints the report and returns exit status 1 when anything is wrong.
 func (c *DoctorCmd) Run(s *Streams) error {
+	c.Last = max(c.Last, 0)
 	cfg := c.config(os.Getenv)
 	home := cfg.HomeDir()
 	problems := 0
@@ -55,8 +59,9 @@ func (c *DoctorCmd) Run(s *Streams) error {
 		problems += printAgent(s.Out, r, e)
 	}
 
-	problems += c.failuresSection(s, home)
-	openSection(s.Out, cfg.LogRoot(), c.Files)
+	fs := doctor.ReadFailures(home)
+	problems += c.failuresSection(s, fs, home)
+	c.agentsOwnSection(s.Out, fs, cfg.LogRoot())
 	c.deliverySection(s, cfg)
 	if problems > 0 {
 		fmt.Fprintf(s.Out, "\n%d problem(s) found.\n", problems)
@@ -139,21 +144,13 @@ func printAgent(w io.Writer, r doctor.AgentReport, e installer.Env) int {
 
 // failuresSection shows this home's failures (and only a count of the
 // shared fallback's entries for other homes) and returns 1 when any is
-// recent.
-func (c *DoctorCmd) failuresSection(s *Streams, home string) int {
-	fs := doctor.ReadFailures(home)
+// recent. Interrupted turns are not among them (agentsOwnSection).
+func (c *DoctorCmd) failuresSection(s *Streams, fs doctor.Failures, home string) int {
 	fmt.Fprintln(s.Out)
 	show := func(where string, list []shim.Failure) {
 		fmt.Fprintf(s.Out, "failures:  %d recorded in %s; the last %d:\n", len(list), where, min(c.Last, len(list)))
 		for _, f := range list[max(0, len(list)-c.Last):] {
-			fmt.Fprintf(s.Out, "  %s %s %s [%s] %s", printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), printable.String(f.Stage), printable.String(f.Error))
-			if f.Bytes > 0 {
-				fmt.Fprintf(s.Out, " (%d bytes)", f.Bytes)
-			}
-			if f.Lost > 0 {
-				fmt.Fprintf(s.Out, " (%d events lost)", f.Lost)
-			}
-			fmt.Fprintln(s.Out)
+			printFailure(s.Out, f)
 		}
 	}
 	if len(fs.Own) > 0 {
@@ -179,16 +176,50 @@ func (c *DoctorCmd) failuresSection(s *Streams, home string) int {
 	return 0
 }
 
-// openSection lists runs that never ended and attention still pending.
-func openSection(w io.Writer, root string, files int) {
-	runs, attn, n := doctor.OpenWork(root, files)
-	fmt.Fprintf(w, "open:      %d run(s) never ended, %d attention request(s) pending (newest %d logs)\n", len(runs), len(attn), n)
-	for _, o := range runs {
+// printFailure prints one error-log entry on a line.
+func printFailure(w io.Writer, f shim.Failure) {
+	fmt.Fprintf(w, "  %s %s %s [%s] %s", printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), printable.String(f.Stage), printable.String(f.Error))
+	if f.Bytes > 0 {
+		fmt.Fprintf(w, " (%d bytes)", f.Bytes)
+	}
+	if f.Lost > 0 {
+		fmt.Fprintf(w, " (%d events lost)", f.Lost)
+	}
+	fmt.Fprintln(w)
+}
+
+// agentsOwnSection shows what the agents left open: turns an adapter
+// closed for them (the agent died, a stream was cut), runs that never
+// ended and attention still pending. They are facts about the agents, not
+// failures of aep-hook, so they never count as a problem; the newest
+// c.Last of each are listed.
+func (c *DoctorCmd) agentsOwnSection(w io.Writer, fs doctor.Failures, root string) {
+	fmt.Fprintln(w, "\nthe agents' own record (what they left open; not aep-hook failures, never a problem):")
+	n := len(fs.Interrupted)
+	fmt.Fprintf(w, "interrupted: %d turn(s) the agent left open, closed by aep-hook", n)
+	if n > 0 {
+		fmt.Fprintf(w, "; the last %d:", min(c.Last, n))
+	}
+	fmt.Fprintln(w)
+	for _, f := range fs.Interrupted[max(0, n-c.Last):] {
+		printFailure(w, f)
+	}
+	runs, attn, files := doctor.OpenWork(root, c.Files)
+	fmt.Fprintf(w, "open:      %d run(s) never ended, %d attention request(s) pending (newest %d logs)\n", len(runs), len(attn), files)
+	for _, o := range newest(runs, c.Last) {
 		fmt.Fprintf(w, "  run       %s %s/%s run %s\n", o.Time, printable.String(o.Agent), printable.String(o.Session), printable.String(o.Run))
 	}
-	for _, o := range attn {
+	for _, o := range newest(attn, c.Last) {
 		fmt.Fprintf(w, "  attention %s %s/%s %s %s\n", o.Time, printable.String(o.Agent), printable.String(o.Session), printable.String(o.Subject), o.ID)
 	}
+	if len(runs) > c.Last || len(attn) > c.Last {
+		fmt.Fprintf(w, "  (the newest %d of each shown; --last shows more)\n", c.Last)
+	}
+}
+
+// newest returns the last n of list (oldest first).
+func newest(list []track.Open, n int) []track.Open {
+	return list[max(0, len(list)-n):]
 }
 
 // deliverySection prints the delivery counters: per destination (from

@@ -138,3 +138,43 @@ func TestDoctorBroken(t *testing.T) {
 		}
 	})
 }
+
+// TestDoctorAgentsOwnRecord: turns an adapter closed for an agent
+// (interrupted) and runs that never ended are the agents' doing: doctor
+// shows them in their own section and stays healthy; a real failure beside
+// them is still a problem, counted once.
+func TestDoctorAgentsOwnRecord(t *testing.T) {
+	doctorHome(t)
+	el := shim.NewErrorLog(os.Getenv("AEP_HOME"))
+	el.Record(shim.Failure{Adapter: "acp", Hook: "session/prompt", Stage: "interrupted",
+		Error: "a prompt turn was still open when the tee ended (agent_exited); the tee closed its run"})
+	prompt := `{"hook_event_name":"UserPromptSubmit","session_id":"s-open","prompt_id":"p1","prompt":"hi","cwd":"/tmp"}`
+	var out strings.Builder
+	if code := run([]string{"aep-hook", "claude-code"}, Streams{In: strings.NewReader(prompt), Out: &out, Err: &out}, os.Getenv); code != 0 {
+		t.Fatalf("hook exit %d: %s", code, out.String())
+	}
+	got := do(t, 0, "doctor", "--no-probe")
+	for _, want := range []string{
+		"failures:  none recorded for this home",
+		"the agents' own record",
+		"interrupted: 1 turn(s) the agent left open, closed by aep-hook; the last 1:",
+		"acp session/prompt [interrupted] a prompt turn was still open",
+		"open:      1 run(s) never ended",
+		"claude-code/s-open run",
+		"healthy.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "PROBLEM") {
+		t.Errorf("an agent's own record counted as a problem:\n%s", got)
+	}
+	el.Record(shim.Failure{Adapter: "codex", Stage: "write", Error: "disk full"})
+	got = do(t, 1, "doctor", "--no-probe")
+	for _, want := range []string{"failures:  1 recorded in", "] disk full", "PROBLEM 1 failure(s) in the last 24 hours", "1 problem(s) found.", "interrupted: 1 turn(s)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+}

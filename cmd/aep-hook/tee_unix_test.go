@@ -69,10 +69,10 @@ func TestAcpInterruptedTurnInDoctor(t *testing.T) {
 	if len(evs) != 2 || evs[0]["type"] != "run.started" || evs[1]["type"] != "run.failed" {
 		t.Fatalf("log %v, want run.started then run.failed", evs)
 	}
-	// Doctor's exit status is its own business; it must name the turn.
+	// Doctor names the turn; the agent's crash is not aep-hook's problem.
 	var out strings.Builder
-	run([]string{"aep-hook", "doctor"}, Streams{In: strings.NewReader(""), Out: &out, Err: &out}, os.Getenv)
-	if !strings.Contains(out.String(), "[interrupted]") {
-		t.Errorf("doctor does not show the interrupted turn:\n%s", out.String())
+	code := run([]string{"aep-hook", "doctor", "--no-probe"}, Streams{In: strings.NewReader(""), Out: &out, Err: &out}, os.Getenv)
+	if !strings.Contains(out.String(), "[interrupted]") || code != 0 {
+		t.Errorf("doctor exit %d, want 0 and the interrupted turn shown:\n%s", code, out.String())
 	}
 }
