@@ -205,7 +205,9 @@ const (
 	// the resource: "session", "message", "part", "permission", "question";
 	// Raw the object as the server returned it; Session). Kind end says the
 	// catch-up found Session idle without the stream having said so
-	// (Reason).
+	// (Reason); with Run, a user message id, it says only that every turn
+	// begun before that message was over when it came (several turns in
+	// one catch-up).
 	TransportOpenCode
 	// TransportPi is the pi extension forwarder (adapters/pi): the
 	// extension shipped in the binary writes one line per bus event to

@@ -267,6 +267,13 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 	case KindRecord:
 		return p.record(m, st)
 	case KindEnd:
+		if later := m.Facts.Run; later != "" {
+			// Only a run begun before that user message is over (ids
+			// sort by time); the stream may have opened it already.
+			if run := currentRun(st); run == "" || run >= later {
+				return nil
+			}
+		}
 		return p.closeRun(st, "shutdown")
 	}
 	raw := m.Raw

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,15 @@ const (
 	maxBusy, maxDirs = 4096, 256
 	// maxREST bounds one REST body.
 	maxREST = 64 << 20
+	// DefaultConnectTimeout is how long Open first waits for the stream's
+	// headers. A serving server answers /event at once (it sends
+	// server.connected first); one still booting after a restart accepts
+	// the connection and never answers it, so Open gives up and the Runner
+	// dials again. Each consecutive give-up doubles the wait, up to
+	// maxConnectTimeout (the client's own header timeout), for a machine
+	// where bootstrapping a directory's instance is slow.
+	DefaultConnectTimeout = 5 * time.Second
+	maxConnectTimeout     = 30 * time.Second
 )
 
 // Bridge is the OpenCode / Kilo Code SSE bridge: a follow.Source over a
@@ -90,10 +100,14 @@ type Bridge struct {
 	// Now is the clock the catch-up reads ids' times against; nil means
 	// time.Now.
 	Now func() time.Time
+	// ConnectTimeout is the first wait for the stream's headers (0 means
+	// DefaultConnectTimeout); see DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 
-	mu   sync.Mutex
-	busy map[string]bool // sessions whose turn the stream saw start and not end
-	dirs map[string]bool // directories the global stream named
+	mu      sync.Mutex
+	busy    map[string]bool // sessions whose turn the stream saw start and not end
+	dirs    map[string]bool // directories the global stream named
+	waitFor time.Duration   // the current wait for headers; 0 before a give-up
 }
 
 func (b *Bridge) client() *http.Client {
@@ -105,7 +119,7 @@ func (b *Bridge) client() *http.Client {
 
 var defaultClient = &http.Client{Transport: &http.Transport{
 	Proxy:                 http.ProxyFromEnvironment,
-	ResponseHeaderTimeout: 30 * time.Second,
+	ResponseHeaderTimeout: maxConnectTimeout,
 	IdleConnTimeout:       90 * time.Second,
 }}
 
@@ -137,11 +151,28 @@ func (b *Bridge) Open(ctx context.Context) (follow.Stream, error) {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	resp, err := b.client().Do(req)
+	sctx, cancel := context.WithCancel(ctx)
+	wait := b.headerWait()
+	timer := time.AfterFunc(wait, cancel)
+	resp, err := b.client().Do(req.WithContext(sctx))
+	if !timer.Stop() {
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		b.gaveUp(wait)
+		return nil, fmt.Errorf("GET %s: no answer within %v (a server still booting holds early requests)", path, wait)
+	}
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("GET %s: %w", path, redactURLError(err))
 	}
+	b.answered()
 	if resp.StatusCode != http.StatusOK {
+		cancel()
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusUnauthorized {
 			return nil, fmt.Errorf("GET %s: 401 unauthorized (check --password-env and the user name)", path)
@@ -149,10 +180,35 @@ func (b *Bridge) Open(ctx context.Context) (follow.Stream, error) {
 		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		cancel()
 		resp.Body.Close()
 		return nil, fmt.Errorf("GET %s: content type %q is not text/event-stream", path, mt)
 	}
-	return &stream{b: b, body: resp.Body, rd: sse.NewReader(resp.Body, MaxEvent)}, nil
+	return &stream{b: b, body: resp.Body, cancel: cancel, rd: sse.NewReader(resp.Body, MaxEvent)}, nil
+}
+
+// headerWait is how long the next Open waits for the stream's headers.
+func (b *Bridge) headerWait() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.waitFor == 0 {
+		return cmp.Or(b.ConnectTimeout, DefaultConnectTimeout)
+	}
+	return b.waitFor
+}
+
+// gaveUp doubles the wait after an Open that got no headers in wait.
+func (b *Bridge) gaveUp(wait time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waitFor = max(min(2*wait, maxConnectTimeout), wait)
+}
+
+// answered resets the wait once a server answered.
+func (b *Bridge) answered() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waitFor = 0
 }
 
 // redactURLError keeps a transport error's message without the URL's
@@ -169,9 +225,10 @@ func redactURLError(err error) error {
 
 // stream is one open event stream.
 type stream struct {
-	b    *Bridge
-	body io.ReadCloser
-	rd   *sse.Reader
+	b      *Bridge
+	body   io.ReadCloser
+	cancel context.CancelFunc // ends the request
+	rd     *sse.Reader
 }
 
 // Next decodes the next event into an item: the bus event as a moment,
@@ -191,7 +248,11 @@ func (s *stream) Next() (follow.Item, error) {
 	}
 }
 
-func (s *stream) Close() error { return s.body.Close() }
+func (s *stream) Close() error {
+	err := s.body.Close()
+	s.cancel()
+	return err
+}
 
 // item turns one event's data into an item.
 func (b *Bridge) item(data []byte) follow.Item {
@@ -371,14 +432,20 @@ func (b *Bridge) messages(ctx context.Context, id string, q url.Values, cutoff i
 	if err := b.getJSON(ctx, "/session/"+url.PathEscape(id)+"/message", mq, &msgs); err != nil {
 		return nil, err
 	}
+	over := turnsOver(msgs)
 	var out []mapping.Moment
-	for _, m := range msgs {
+	for i, m := range msgs {
 		info := gjson.GetBytes(m, "info")
 		created := info.Get("time.created").Int()
 		done := info.Get("time.completed")
 		recent := created >= cutoff || (info.Get("role").String() == "assistant" && (!done.Exists() || done.Int() >= cutoff))
 		if !recent {
 			continue
+		}
+		if over[i] {
+			end := endMoment(id, "turn_over_on_catch_up")
+			end.Facts.Run = info.Get("id").String()
+			out = append(out, end)
 		}
 		out = append(out, recordMoment("message", id, []byte(info.Raw)))
 		for _, p := range gjson.GetBytes(m, "parts").Array() {
@@ -388,6 +455,46 @@ func (b *Bridge) messages(ctx context.Context, id string, q url.Values, cutoff i
 		}
 	}
 	return out, nil
+}
+
+// turnsOver marks the user messages (by index into msgs, oldest first)
+// that came after the turn before them was over: live, a turn's idle
+// arrives before the next prompt, but one catch-up can hold several turns,
+// and a prompt sent while a turn runs steers it. The turn before was over
+// when its last assistant message had finished the turn (a finish other
+// than tool-calls, or an error) before the prompt was created, or was cut
+// (never completed, yet a later assistant message exists: the server
+// stopped mid-reply and went on after a restart).
+func turnsOver(msgs []json.RawMessage) map[int]bool {
+	lastAssistant := -1
+	for i, m := range msgs {
+		if gjson.GetBytes(m, "info.role").String() == "assistant" {
+			lastAssistant = i
+		}
+	}
+	over := map[int]bool{}
+	prev := -1 // the last assistant message since the last user message
+	for i, m := range msgs {
+		info := gjson.GetBytes(m, "info")
+		switch info.Get("role").String() {
+		case "assistant":
+			prev = i
+		case "user":
+			if prev >= 0 {
+				a := gjson.GetBytes(msgs[prev], "info")
+				done := a.Get("time.completed")
+				switch {
+				case !done.Exists():
+					over[i] = prev != lastAssistant
+				case done.Int() <= info.Get("time.created").Int():
+					f := a.Get("finish").String()
+					over[i] = a.Get("error").Exists() || (f != "" && f != "tool-calls")
+				}
+			}
+			prev = -1
+		}
+	}
+	return over
 }
 
 // pendingAsks are the permission and question requests pending in busy

@@ -27,7 +27,8 @@ var pluginHooks = map[string]string{
 //   - one /event data line, {"id":"evt_...","type":...,"properties":{...}};
 //   - one /global/event data line, {"directory":...,"payload":{...}};
 //   - a catch-up record or end, {"kind":"record","name":R,"session":S,
-//     "record":{...}} and {"kind":"end","session":S,"reason":...}.
+//     "record":{...}} and {"kind":"end","session":S,"reason":...,
+//     "run":U?} (U: every turn begun before user message U was over).
 func Decode(line []byte) ([]mapping.Moment, error) {
 	if !gjson.ValidBytes(line) || !gjson.ParseBytes(line).IsObject() {
 		return nil, fmt.Errorf("opencode: moment is not a JSON object")
@@ -58,7 +59,9 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 			}
 			return []mapping.Moment{recordMoment(gjson.GetBytes(line, "name").String(), gjson.GetBytes(line, "session").String(), []byte(rec.Raw))}, nil
 		case "end":
-			return []mapping.Moment{endMoment(gjson.GetBytes(line, "session").String(), gjson.GetBytes(line, "reason").String())}, nil
+			m := endMoment(gjson.GetBytes(line, "session").String(), gjson.GetBytes(line, "reason").String())
+			m.Facts.Run = gjson.GetBytes(line, "run").String()
+			return []mapping.Moment{m}, nil
 		}
 		return nil, fmt.Errorf("opencode: unknown moment kind %q", kind.Str)
 	}

@@ -2,6 +2,8 @@ package opencode
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -110,6 +112,52 @@ func TestBridgeAuthAndErrors(t *testing.T) {
 	}
 }
 
+// TestOpenGivesUpOnHeldHeaders: a server still booting accepts /event and
+// never answers; Open ends that request, waits longer next time, and once
+// a server answers starts again from the first wait.
+func TestOpenGivesUpOnHeldHeaders(t *testing.T) {
+	hold := make(chan bool, 4) // per request: hold it, or answer
+	gone := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if <-hold {
+			<-r.Context().Done()
+			gone <- struct{}{}
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n"))
+	}))
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	b := &Bridge{Base: base, ConnectTimeout: time.Millisecond}
+	for _, want := range []time.Duration{2 * time.Millisecond, 4 * time.Millisecond} {
+		hold <- true
+		if _, err := b.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "no answer within") {
+			t.Fatalf("Open on a held request: %v", err)
+		}
+		<-gone // the held request was ended, not left behind
+		if got := b.headerWait(); got != want {
+			t.Errorf("next wait %v, want %v", got, want)
+		}
+	}
+	for range 20 {
+		b.gaveUp(b.headerWait())
+	}
+	if got := b.headerWait(); got != maxConnectTimeout {
+		t.Errorf("wait after many give-ups %v, want the cap %v", got, maxConnectTimeout)
+	}
+	b.ConnectTimeout = time.Minute // the cap's wait stands until an answer
+	hold <- false
+	st, err := b.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if got := b.headerWait(); got != time.Minute {
+		t.Errorf("wait after an answer %v, want the first wait again", got)
+	}
+}
+
 func TestEventTime(t *testing.T) {
 	now := time.Date(2026, 11, 30, 16, 0, 0, 0, time.UTC)
 	got, ok := EventTime("evt_22cff3127001c8Mn6WUqeGWfYe", now)
@@ -170,5 +218,53 @@ func TestPluginSource(t *testing.T) {
 	}
 	if _, err := PluginSource("nope"); err == nil {
 		t.Error("unknown vendor accepted")
+	}
+}
+
+func TestTurnsOver(t *testing.T) {
+	user := func(id string, created int) string {
+		return fmt.Sprintf(`{"info":{"id":%q,"role":"user","time":{"created":%d}}}`, id, created)
+	}
+	asst := func(created, completed int, finish, errName string) string {
+		info := fmt.Sprintf(`"role":"assistant","finish":%q,"time":{"created":%d`, finish, created)
+		if completed > 0 {
+			info += fmt.Sprintf(`,"completed":%d`, completed)
+		}
+		info += "}"
+		if errName != "" {
+			info += fmt.Sprintf(`,"error":{"name":%q}`, errName)
+		}
+		return "{\"info\":{" + info + "}}"
+	}
+	for _, tc := range []struct {
+		name string
+		msgs []string
+		want []int // indexes of the user messages that start a new turn
+	}{
+		{"one turn", []string{user("u1", 1), asst(2, 3, "stop", "")}, nil},
+		{"two finished turns", []string{user("u1", 1), asst(2, 3, "stop", ""), user("u2", 4), asst(5, 6, "stop", "")}, []int{2}},
+		{"aborted then a new turn", []string{user("u1", 1), asst(2, 3, "", "MessageAbortedError"), user("u2", 4)}, []int{2}},
+		{"cut by a restart, next turn answered", []string{user("u1", 1), asst(2, 0, "", ""), user("u2", 4), asst(5, 6, "stop", "")}, []int{2}},
+		{"steer while a step runs", []string{user("u1", 1), asst(2, 0, "", ""), user("u2", 3)}, nil},
+		{"steer between tool steps", []string{user("u1", 1), asst(2, 3, "tool-calls", ""), user("u2", 4), asst(5, 6, "stop", "")}, nil},
+		{"steer answered in the same loop", []string{user("u1", 1), asst(2, 5, "stop", ""), user("u2", 4), asst(6, 7, "stop", "")}, nil},
+		{"prompt before any answer", []string{user("u1", 1), user("u2", 2), asst(3, 4, "stop", "")}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var msgs []json.RawMessage
+			for _, m := range tc.msgs {
+				msgs = append(msgs, json.RawMessage(m))
+			}
+			over := turnsOver(msgs)
+			var got []int
+			for i := range msgs {
+				if over[i] {
+					got = append(got, i)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("new turns at %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,14 +58,33 @@ const password = "aep-real"
 type Driver struct {
 	Base     string
 	user     string
-	restart  func() error
+	stop     func()
+	start    func() error
 	connects func() int64
+	hold     *gate
 
 	mu     sync.Mutex
 	cond   *sync.Cond
 	events []gjson.Result
 	next   int // events before next were consumed by a Wait
+	opens  int // streams the driver's own watch opened
+	opened int // len(events) when the last of them opened
 	sid    string
+}
+
+// gate refuses the bridge's stream requests while closed, so a scenario
+// can keep the bridge away from the server for a while.
+type gate struct {
+	next   http.Handler
+	closed atomic.Bool
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g.closed.Load() && isStream(r.URL.Path) {
+		http.Error(w, "held by the driver", http.StatusServiceUnavailable)
+		return
+	}
+	g.next.ServeHTTP(w, r)
 }
 
 // call does one REST request and returns its body.
@@ -129,10 +149,13 @@ func (d *Driver) Wait(typ string, timeout time.Duration) (gjson.Result, error) {
 		}
 		if time.Now().After(deadline) {
 			var last []string
-			for _, ev := range d.events[max(0, len(d.events)-12):] {
-				last = append(last, ev.Get("type").String())
+			for i := len(d.events) - 1; i >= 0 && len(last) < 16; i-- {
+				if t := d.events[i].Get("type").String(); t != "server.heartbeat" && t != "sync" {
+					last = append([]string{t}, last...)
+				}
 			}
-			return gjson.Result{}, fmt.Errorf("no %s within %v (last events: %s)", typ, timeout, strings.Join(last, " "))
+			return gjson.Result{}, fmt.Errorf("no %s within %v (%d events, %d consumed; the last ones but heartbeats: %s)",
+				typ, timeout, len(d.events), d.next, strings.Join(last, " "))
 		}
 		d.cond.Wait()
 	}
@@ -160,17 +183,62 @@ func (d *Driver) Abort() error {
 }
 
 // Restart stops the server (SIGTERM), starts it again on the same home,
-// and waits until the bridge has reconnected (a fresh server may hold its
-// first stream's headers while it boots).
+// and waits until the bridge has reconnected (a fresh server holds the
+// requests it accepted while booting: the bridge gives up on them and
+// dials again).
 func (d *Driver) Restart() error {
 	before := d.connects()
-	if err := d.restart(); err != nil {
+	if err := d.RestartServer(); err != nil {
 		return err
 	}
+	return d.reconnected(before)
+}
+
+// RestartServer stops the server (SIGTERM) and starts it again on the same
+// home, without waiting for the bridge; it returns once the driver's own
+// watch follows the new server. Events of the stopped server are consumed:
+// later Waits see only the new server's (Kilo closes a turn cut by SIGTERM
+// itself, and that idle must not end the next turn's wait).
+func (d *Driver) RestartServer() error {
+	d.stop()
+	d.mu.Lock()
+	mark := d.opens // every later open reaches the new server
+	d.mu.Unlock()
+	if err := d.start(); err != nil {
+		return err
+	}
+	deadline := time.AfterFunc(time.Minute, func() { d.mu.Lock(); d.cond.Broadcast(); d.mu.Unlock() })
+	defer deadline.Stop()
+	begin := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.opens == mark {
+		if time.Since(begin) >= time.Minute {
+			return errors.New("the driver's watch did not reach the restarted server within 1m")
+		}
+		d.cond.Wait()
+	}
+	d.next = max(d.next, d.opened)
+	return nil
+}
+
+// HoldBridge refuses the bridge's stream requests (it keeps retrying)
+// until ReleaseBridge.
+func (d *Driver) HoldBridge() { d.hold.closed.Store(true) }
+
+// ReleaseBridge lets the bridge connect again and waits until it has.
+func (d *Driver) ReleaseBridge() error {
+	before := d.connects()
+	d.hold.closed.Store(false)
+	return d.reconnected(before)
+}
+
+// reconnected waits until the bridge connected more than before times.
+func (d *Driver) reconnected(before int64) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for d.connects() <= before {
 		if time.Now().After(deadline) {
-			return errors.New("the bridge did not reconnect within 2m of the restart")
+			return errors.New("the bridge did not reconnect within 2m")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -185,6 +253,11 @@ func (d *Driver) watch(ctx context.Context) {
 		req.SetBasicAuth(d.user, password)
 		resp, err := watchClient.Do(req)
 		if err == nil {
+			d.mu.Lock()
+			d.opens++
+			d.opened = len(d.events)
+			d.cond.Broadcast()
+			d.mu.Unlock()
 			rd := sse.NewReader(resp.Body, opencode.MaxEvent)
 			for {
 				ev, err := rd.Next()
@@ -205,9 +278,11 @@ func (d *Driver) watch(ctx context.Context) {
 	}
 }
 
-// watchClient gives up on a stream whose headers do not come (a server
-// shutting down accepts and never answers).
-var watchClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 10 * time.Second}}
+// watchClient gives up soon on a stream whose headers do not come (a
+// server shutting down or still booting accepts and never answers): the
+// server replays nothing, so the watch must not miss a turn after a
+// restart.
+var watchClient = &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 2 * time.Second}}
 
 // Record runs one scenario against the real server, replays its tape and
 // returns the truth checker's findings; a true tape replaces
@@ -297,7 +372,8 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	front := &http.Server{Handler: rec}
+	hold := &gate{next: rec}
+	front := &http.Server{Handler: hold}
 	go front.Serve(ln)
 	defer front.Close()
 	frontURL, _ := url.Parse("http://" + ln.Addr().String())
@@ -311,9 +387,9 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	defer cancel()
 	ran := make(chan struct{})
 	go func() { runner.Run(ctx); close(ran) }()
-	d := &Driver{Base: base, user: prof.User}
+	d := &Driver{Base: base, user: prof.User, hold: hold}
 	d.cond = sync.NewCond(&d.mu)
-	d.restart = func() error { stop(); return start() }
+	d.stop, d.start = stop, start
 	d.connects = func() int64 { return runner.Stats().Connects }
 	go d.watch(ctx)
 	started := time.Now()

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -28,6 +29,7 @@ type Recorder struct {
 	ex    []Exchange
 	n     int
 	open  []*streamFile
+	bad   []string // answers the tape cannot keep
 }
 
 // streamFile is one event stream being written.
@@ -41,6 +43,14 @@ type streamFile struct {
 func NewRecorder(upstream *url.URL, dir string) *Recorder {
 	r := &Recorder{Dir: dir}
 	r.proxy = httputil.NewSingleHostReverseProxy(upstream)
+	direct := r.proxy.Director
+	r.proxy.Director = func(req *http.Request) {
+		direct(req)
+		// The proxy's own transport then asks for gzip and decodes it, so
+		// the tape keeps plain bodies (a large message list comes
+		// compressed otherwise).
+		req.Header.Del("Accept-Encoding")
+	}
 	r.proxy.FlushInterval = -1
 	r.proxy.ModifyResponse = r.capture
 	r.proxy.ErrorLog = log.New(io.Discard, "", 0) // a restarting server refuses connects: expected
@@ -77,12 +87,14 @@ func (r *Recorder) capture(resp *http.Response) error {
 		return err
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if json.Valid(body) {
-		x.Body = json.RawMessage(r.rewrite(body))
-	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !json.Valid(body) {
+		r.bad = append(r.bad, fmt.Sprintf("%s %s: the answer is not JSON", req.Method, req.URL.Path))
+		return nil
+	}
+	x.Body = json.RawMessage(r.rewrite(body))
 	r.ex = append(r.ex, x)
-	r.mu.Unlock()
 	return nil
 }
 
@@ -113,6 +125,9 @@ func (r *Recorder) Save(t Tape) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.bad) > 0 {
+		return fmt.Errorf("recorder: %s", strings.Join(r.bad, "; "))
+	}
 	for i, sf := range r.open {
 		sf.mu.Lock()
 		data := r.rewrite(sf.buf.Bytes())

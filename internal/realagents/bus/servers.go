@@ -143,5 +143,25 @@ func scenarios() []Scenario {
 				}
 				return turn(d, "SCENARIO:hello again")
 			}},
+		{Name: "server_restart_gap", Description: "as server_restart, but the bridge is kept away from the restarted server until the next turn is over: its catch-up records that whole turn (and closes the cut one) from REST",
+			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
+			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}, "hello": {say("hello again")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+					return err
+				}
+				if _, err := d.Wait("message.part.updated", 3*time.Minute); err != nil {
+					return err
+				}
+				time.Sleep(2 * time.Second) // the model stream hangs: the turn is mid-reply
+				d.HoldBridge()
+				if err := d.RestartServer(); err != nil {
+					return err
+				}
+				if err := turn(d, "SCENARIO:hello again"); err != nil {
+					return err
+				}
+				return d.ReleaseBridge()
+			}},
 	}
 }
