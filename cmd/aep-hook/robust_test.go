@@ -22,37 +22,55 @@ import (
 	"time"
 )
 
-// ignoredSignals returns the signal mask a Linux process ignores (SigIgn).
-func ignoredSignals(pid int) (uint64, bool) {
+// signalMasks returns the signals a Linux process ignores (SigIgn) and
+// catches (SigCgt).
+func signalMasks(pid int) (ign, cgt uint64, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
+	var seen int
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "SigIgn:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return m, err == nil
+		for _, f := range []struct {
+			prefix string
+			mask   *uint64
+		}{{"SigIgn:", &ign}, {"SigCgt:", &cgt}} {
+			if v, found := strings.CutPrefix(l, f.prefix); found {
+				m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if err != nil {
+					return 0, 0, false
+				}
+				*f.mask = m
+				seen++
+			}
 		}
 	}
-	return 0, false
+	return ign, cgt, seen == 2
 }
 
 // waitHolding waits until the hook process ignores SIGPIPE, which it does
-// right after it starts holding the termination signals (the Go runtime
-// catches every signal from the start, so the caught mask says nothing): a
-// signal sent then is one the hook has chosen to handle. A hook that never
-// holds them is given up on after a while (a safety net, not a threshold).
+// right after it starts holding the termination signals, and has started
+// its Go runtime (it catches SIGURG): a signal sent then is one the hook has
+// chosen to handle. The runtime check matters when this test process itself
+// ignores SIGPIPE (an in-process hook run ignores it and never undoes it):
+// a child inherits that from the fork until its runtime installs its own
+// handlers, and the ignore bit alone would say "holding" before the hook
+// had started. A hook that never holds them is given up on after a while
+// (a safety net, not a threshold).
 func waitHolding(t *testing.T, pid int) {
 	t.Helper()
-	const want = 1 << (uint(syscall.SIGPIPE) - 1)
+	const (
+		pipe = 1 << (uint(syscall.SIGPIPE) - 1)
+		urg  = 1 << (uint(syscall.SIGURG) - 1)
+	)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for giveUp := time.Now().Add(5 * time.Second); time.Now().Before(giveUp); <-tick.C {
-		m, ok := ignoredSignals(pid)
+		ign, cgt, ok := signalMasks(pid)
 		if !ok {
 			t.Fatal("process gone before it held its signals")
 		}
-		if m&want != 0 {
+		if ign&pipe != 0 && cgt&urg != 0 {
 			return
 		}
 	}
