@@ -144,7 +144,7 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 		cmd = exec.CommandContext(ctx, f.Key)
 		shown = f.Key
 	case isFileSet(a.Format):
-		// A plugin file (pi's extension): the probe runs the command the
+		// A plugin file (pi, OpenCode, Kilo): the probe runs the command the
 		// plugin starts, with the plugin's line on stdin.
 		w := installer.SplitCommand(f.Command)
 		cmd = exec.CommandContext(ctx, w[0], w[1:]...)

@@ -18,6 +18,8 @@ func Agents() []Agent {
 		Hermes(),      // hermes.go
 		Antigravity(), // antigravity.go
 		Pi(),          // pi.go
+		OpenCode(),    // opencode.go
+		Kilo(),        // opencode.go
 	}
 }
 

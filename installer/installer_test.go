@@ -2,8 +2,10 @@ package installer
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -327,4 +329,112 @@ func TestProgram(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPluginFiles: the plugin agents (pi's extension, the OpenCode and Kilo
+// forwarder plugin) write one file into a plugin folder that already holds
+// the user's own plugin and sits beside the agent's config: the file carries
+// the absolute binary, a second install changes nothing, a moved binary is
+// rewritten in place, uninstall gives back the folder as it was, and a file
+// of that name that is not aep-hook's is left alone (with a note) on both.
+func TestPluginFiles(t *testing.T) {
+	cases := []struct {
+		agent  string
+		scope  Scope
+		config string // a config file beside the plugin folder
+		other  string // the user's own plugin in the folder
+		cmd    string // what the plugin starts
+	}{
+		{"pi", User, "settings.json", "guard.ts", "forward pi"},
+		{"pi", Project, "settings.json", "guard.ts", "forward pi"},
+		{"opencode", User, "opencode.json", "notify.js", "forward opencode"},
+		{"opencode", Project, "opencode.json", "notify.js", "forward opencode"},
+		{"kilo", User, "kilo.json", "notify.ts", "forward kilo"},
+		{"kilo", Project, "kilo.json", "notify.ts", "forward kilo"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.agent+"/"+string(tc.scope), func(t *testing.T) {
+			e := testEnv(t)
+			a := mustAgent(t, tc.agent)
+			dir := a.Path(e, tc.scope)
+			pf := a.Format.(PluginFile)
+			other := []byte("export default async function plugin() { return {} }\n")
+			config := []byte("{\n  \"$schema\": \"https://example.com/config.json\", // mine\n}\n")
+			writeAll(t, map[string][]byte{filepath.Join(dir, tc.other): other, filepath.Join(filepath.Dir(dir), tc.config): config})
+			before := snapshot(t, e.Home)
+
+			if cs := apply(t, a, e, tc.scope, false); !anyChanged(cs) {
+				t.Fatal("first install changed nothing")
+			}
+			b, err := os.ReadFile(filepath.Join(dir, pf.Name))
+			if err != nil || !bytes.HasPrefix(b, pf.Marker) || pf.Bin(b) != testBin {
+				t.Fatalf("plugin file (%v), binary %q:\n%s", err, pf.Bin(b), b)
+			}
+			st := Inspect(a, e, tc.scope)
+			if st.Err != nil || len(st.Missing) > 0 || len(st.Foreign) > 0 || len(st.Found) != 1 || st.Found[0].Command != Quote(testBin)+" "+tc.cmd {
+				t.Fatalf("inspect: %+v", st)
+			}
+			if again := apply(t, a, e, tc.scope, false); anyChanged(again) {
+				t.Fatalf("second install changed the file:\n%s", Diff(dir, again[0].Old, again[0].New))
+			}
+			moved := e
+			moved.Binary = "/new/aep-hook"
+			if st := Inspect(a, moved, tc.scope); len(st.Foreign) != 1 {
+				t.Fatalf("old binary not reported: %+v", st)
+			}
+			apply(t, a, moved, tc.scope, false)
+			if b, _ := os.ReadFile(filepath.Join(dir, pf.Name)); pf.Bin(b) != "/new/aep-hook" {
+				t.Fatalf("not rewritten for the moved binary:\n%s", b)
+			}
+			apply(t, a, moved, tc.scope, true)
+			if after := snapshot(t, e.Home); !maps.Equal(after, before) {
+				t.Fatalf("uninstall left\n%v\nwant\n%v", after, before)
+			}
+			if again := apply(t, a, e, tc.scope, true); anyChanged(again) {
+				t.Fatal("second uninstall changed something")
+			}
+
+			foreign := []byte("// someone else's " + pf.Name + "\n")
+			writeAll(t, map[string][]byte{filepath.Join(dir, pf.Name): foreign})
+			var noted bool
+			for _, c := range apply(t, a, e, tc.scope, false) {
+				noted = noted || slices.ContainsFunc(c.Notes, func(n string) bool { return strings.Contains(n, "is not aep-hook's") })
+			}
+			apply(t, a, e, tc.scope, true)
+			if b, _ := os.ReadFile(filepath.Join(dir, pf.Name)); !noted || !bytes.Equal(b, foreign) {
+				t.Fatalf("foreign file (noted %v):\n%s", noted, b)
+			}
+		})
+	}
+}
+
+// writeAll writes files, making their folders.
+func writeAll(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	for p, b := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// snapshot maps every file under root to its content.
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		files[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -1,9 +1,6 @@
 package installer
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/aep-hook/aep-hook/adapters/pi"
 )
 
@@ -23,7 +20,7 @@ func Pi() Agent {
 			Name:    pi.ExtensionFile,
 			Marker:  piMarker,
 			Content: pi.Extension,
-			Bin:     piBin,
+			Bin:     pluginBin,
 			Command: func(bin string) string { return Quote(bin) + " forward pi" },
 		},
 		Hooks: []Hook{{Event: pi.ExtensionFile}},
@@ -40,23 +37,3 @@ func Pi() Agent {
 
 // piMarker is the first line of the extension aep-hook writes.
 var piMarker = []byte("// aep-hook: pi extension")
-
-// piBin reads the aep-hook path written into an extension of ours.
-func piBin(file []byte) string {
-	const lead = `process.env.AEP_HOOK_BIN || `
-	i := bytes.Index(file, []byte(lead))
-	if i < 0 {
-		return ""
-	}
-	rest := file[i+len(lead):]
-	end := bytes.IndexByte(rest, '\n')
-	if end < 0 {
-		return ""
-	}
-	lit := bytes.TrimSuffix(bytes.TrimSpace(rest[:end]), []byte(";"))
-	var bin string
-	if json.Unmarshal(lit, &bin) != nil {
-		return ""
-	}
-	return bin
-}

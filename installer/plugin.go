@@ -2,15 +2,17 @@ package installer
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 )
 
 // PluginFile is the FileSet of one plugin file aep-hook writes whole into
-// an agent's plugin folder (the pi extension). Its one registration (the
-// agent's single Hook) is the file; a file of that name that is not
-// aep-hook's (no Marker) is never overwritten or removed.
+// an agent's plugin folder (the pi extension, the OpenCode / Kilo plugin).
+// Its one registration (the agent's single Hook) is the file; a file of
+// that name that is not aep-hook's (no Marker) is never overwritten or
+// removed, and the folder's other files are never read.
 type PluginFile struct {
 	// Name is the file's name in the folder.
 	Name string
@@ -72,4 +74,26 @@ func (PluginFile) Uninstall([]byte, Owner) ([]byte, error) {
 // Scan implements Format (unused: see ScanDir).
 func (PluginFile) Scan([]byte, Owner) ([]Found, error) {
 	return nil, errors.New("a plugin file is a file set")
+}
+
+// pluginBin reads the aep-hook path written into a plugin of ours (the pi
+// extension, the OpenCode / Kilo plugin): the string literal after
+// `process.env.AEP_HOOK_BIN || `; "" when there is none.
+func pluginBin(file []byte) string {
+	const lead = `process.env.AEP_HOOK_BIN || `
+	i := bytes.Index(file, []byte(lead))
+	if i < 0 {
+		return ""
+	}
+	rest := file[i+len(lead):]
+	end := bytes.IndexByte(rest, '\n')
+	if end < 0 {
+		return ""
+	}
+	lit := bytes.TrimSuffix(bytes.TrimSpace(rest[:end]), []byte(";"))
+	var bin string
+	if json.Unmarshal(lit, &bin) != nil {
+		return ""
+	}
+	return bin
 }

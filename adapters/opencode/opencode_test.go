@@ -211,12 +211,13 @@ func TestForwarder(t *testing.T) {
 
 func TestPluginSource(t *testing.T) {
 	for vendor, want := range map[string]string{"opencode": `["forward", "opencode"]`, "kilo": `server: AepHook`} {
-		src, err := PluginSource(vendor)
-		if err != nil || !strings.Contains(src, want) || strings.Contains(src, "__") {
+		src, err := PluginSource(vendor, `/opt/a "b"/aep-hook`)
+		if err != nil || !strings.Contains(src, want) || strings.Contains(src, "__") || !strings.HasPrefix(src, PluginMarker) ||
+			!strings.Contains(src, `process.env.AEP_HOOK_BIN || "/opt/a \"b\"/aep-hook"`) {
 			t.Errorf("%s plugin: %v\n%s", vendor, err, src)
 		}
 	}
-	if _, err := PluginSource("nope"); err == nil {
+	if _, err := PluginSource("nope", "aep-hook"); err == nil {
 		t.Error("unknown vendor accepted")
 	}
 }

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -13,14 +14,24 @@ var pluginSource string
 // PluginFile is the file name the plugin is installed under.
 const PluginFile = "aep-hook.js"
 
+// PluginMarker begins every plugin aep-hook writes (its first line).
+const PluginMarker = "// aep-hook forwarder plugin for "
+
 // PluginSource returns the forwarder plugin for vendor ("opencode" or
-// "kilo"): JavaScript the agent loads from its plugin folder. The installer
-// writes it there (see PluginDir); `aep-hook plugin` prints it.
-func PluginSource(vendor string) (string, error) {
+// "kilo") starting the aep-hook binary bin: JavaScript the agent loads from
+// its plugin folder. The installer writes it there (see PluginDir);
+// `aep-hook plugin` prints it.
+func PluginSource(vendor, bin string) (string, error) {
 	prof, ok := Profiles[vendor]
 	if !ok {
 		return "", fmt.Errorf("no plugin for %q; known: %s", vendor, strings.Join(ProfileNames(), ", "))
 	}
+	return string(Plugin(prof, bin)), nil
+}
+
+// Plugin is the forwarder plugin for the server prof starting the aep-hook
+// binary bin (AEP_HOOK_BIN in the agent's environment overrides it).
+func Plugin(prof Profile, bin string) []byte {
 	export := "export const AepHook = async () => hooks\n"
 	agent := "OpenCode"
 	if prof.Name == "kilo" {
@@ -28,8 +39,9 @@ func PluginSource(vendor string) (string, error) {
 		export = "export const AepHook = async () => hooks\nexport default { id: \"aep-hook\", server: AepHook }\n"
 		agent = "Kilo Code"
 	}
-	r := strings.NewReplacer("__VENDOR__", prof.Name, "__AGENT__", agent, "__EXPORT__", export)
-	return r.Replace(pluginSource), nil
+	q, _ := json.Marshal(bin)
+	r := strings.NewReplacer("__VENDOR__", prof.Name, "__AGENT__", agent, "__EXPORT__", export, "__AEP_HOOK_BIN__", string(q[1:len(q)-1]))
+	return []byte(r.Replace(pluginSource))
 }
 
 // PluginDir is the folder the agent loads plugin files from, under its

@@ -21,6 +21,8 @@ func doctorHome(t *testing.T, agents ...string) string {
 	t.Setenv("AEP_OUT", "")
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("PI_CODING_AGENT_DIR", "")
 	for _, a := range agents {
 		do(t, 0, "install", a, "--binary", bin)
 	}
@@ -39,7 +41,7 @@ func do(t *testing.T, want int, args ...string) string {
 }
 
 func TestDoctorHealthy(t *testing.T) {
-	doctorHome(t, "claude-code", "kimi-code", "hermes", "cline")
+	home := doctorHome(t, "claude-code", "kimi-code", "hermes", "cline", "pi", "opencode", "kilo")
 	t.Setenv("HERMES_ACCEPT_HOOKS", "1")
 	out := do(t, 0, "doctor")
 	for _, want := range []string{
@@ -48,6 +50,10 @@ func TestDoctorHealthy(t *testing.T) {
 		"recording: Kimi Code CLI fired SessionStart",
 		"recording: Hermes Agent fired on_session_start",
 		"recording: Cline fired TaskStart",
+		"recording: pi fired aep-hook.js; 1 event(s) landed (session.started)",
+		"recording: OpenCode fired aep-hook.js; 1 event(s) landed (session.started)",
+		"recording: Kilo Code fired aep-hook.js; 1 event(s) landed (session.started)",
+		"opencode     installed\n    user: 1/1 events registered in " + filepath.Join(home, ".config", "opencode", "plugin"),
 		"healthy.",
 	} {
 		if !strings.Contains(out, want) {
@@ -56,6 +62,19 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 	if logs, _ := filepath.Glob(filepath.Join(os.Getenv("AEP_HOME"), "logs", "*", "*")); len(logs) != 0 {
 		t.Errorf("the probe wrote into the real home: %v", logs)
+	}
+}
+
+// TestDoctorPluginGone: a plugin agent whose file was removed is present
+// and unwired, as after uninstall, and doctor names the install step.
+func TestDoctorPluginGone(t *testing.T) {
+	home := doctorHome(t, "opencode")
+	os.Remove(filepath.Join(home, ".config", "opencode", "plugin", "aep-hook.js"))
+	// The plugin file is the one registration: without it the agent
+	// is present and unwired, as after uninstall.
+	got := do(t, 0, "doctor", "--no-probe")
+	if !strings.Contains(got, "opencode     installed; not registered (aep-hook install opencode)") {
+		t.Fatalf("doctor:\n%s", got)
 	}
 }
 

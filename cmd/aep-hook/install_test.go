@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,68 @@ func TestInstallVerbErrors(t *testing.T) {
 		if code := run(append([]string{"aep-hook"}, args...), Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, os.Getenv); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errb.String())
 		}
+	}
+}
+
+// TestInstallPluginVerb: `install --all` finds OpenCode by its config folder
+// and Kilo by its binary on PATH and writes each one's plugin beside the
+// user's own; --dry-run shows the file with the absolute binary and writes
+// nothing, a second run changes nothing, uninstall gives the folders back.
+func TestInstallPluginVerb(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	path := t.TempDir()
+	t.Setenv("PATH", path)
+	if err := os.WriteFile(filepath.Join(path, "kilo"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(home, ".config", "opencode", "plugin", "notify.js")
+	if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("export const Notify = async () => ({})\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(home, "bin", "aep-hook")
+	files := func() []string {
+		var fs []string
+		filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				fs = append(fs, p)
+			}
+			return err
+		})
+		return fs
+	}
+	before := files()
+	out := do(t, 0, "install", "--all", "--dry-run", "--binary", bin)
+	for _, want := range []string{
+		"+++ " + filepath.Join(home, ".config", "opencode", "plugin", "aep-hook.js"),
+		"+++ " + filepath.Join(home, ".config", "kilo", "plugin", "aep-hook.js"),
+		`+const BIN = process.env.AEP_HOOK_BIN || "` + bin + `"`,
+		"+    const args = [\"forward\", \"kilo\"]",
+		"dry run: nothing written",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run: missing %q in:\n%s", want, out)
+		}
+	}
+	if got := files(); !slices.Equal(got, before) {
+		t.Fatalf("dry run wrote: %v", got)
+	}
+	out = do(t, 0, "install", "--all", "--binary", bin)
+	if !strings.Contains(out, "opencode     registered 1 events") || !strings.Contains(out, "kilo         registered 1 events") || strings.Contains(out, "pi           registered") {
+		t.Fatalf("install:\n%s", out)
+	}
+	if out = do(t, 0, "install", "opencode", "kilo", "--binary", bin); strings.Count(out, "nothing changed") != 2 {
+		t.Fatalf("second install:\n%s", out)
+	}
+	do(t, 0, "uninstall", "opencode", "kilo")
+	if b, _ := os.ReadFile(mine); string(b) != "export const Notify = async () => ({})\n" {
+		t.Fatalf("the user's plugin changed: %q", b)
+	}
+	if got := files(); !slices.Equal(got, before) {
+		t.Fatalf("uninstall left %v, want %v", got, before)
 	}
 }

@@ -13,20 +13,20 @@ import (
 // plugin shipped in the binary, for the agent's plugin folder.
 type PluginCmd struct {
 	Vendor string `arg:"" enum:"opencode,kilo,pi" help:"The agent: opencode, kilo or pi."`
-	Bin    string `help:"The aep-hook path the pi extension starts (default: this binary)." placeholder:"PATH"`
+	Bin    string `help:"The aep-hook path the plugin starts (default: this binary)." placeholder:"PATH"`
 }
 
 // Run prints the plugin source.
 func (c *PluginCmd) Run(s *Streams) error {
+	bin := c.Bin
+	if bin == "" {
+		bin = selfPath()
+	}
 	if c.Vendor == "pi" {
-		bin := c.Bin
-		if bin == "" {
-			bin = selfPath()
-		}
 		s.Out.Write(pi.Extension(bin))
 		return nil
 	}
-	src, err := opencode.PluginSource(c.Vendor)
+	src, err := opencode.PluginSource(c.Vendor, bin)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}

@@ -7,11 +7,11 @@
 // without bound if the recorder falls behind. Token deltas are not sent
 // unless AEP_DELTAS=1.
 //
-// Environment: AEP_HOOK_BIN (the aep-hook binary; default "aep-hook" on the
-// PATH), AEP_HOME and the AEP_CAPTURE* settings (read by aep-hook itself).
+// Environment: AEP_HOOK_BIN (overrides the aep-hook binary written below),
+// AEP_HOME and the AEP_CAPTURE* settings (read by aep-hook itself).
 import { spawn } from "node:child_process"
 
-const BIN = process.env.AEP_HOOK_BIN || "aep-hook"
+const BIN = process.env.AEP_HOOK_BIN || "__AEP_HOOK_BIN__"
 const DELTAS = process.env.AEP_DELTAS === "1"
 const MAX_BUFFERED = 8 << 20 // bytes queued for the recorder before dropping
 const MAX_STARTS = 5
