@@ -118,14 +118,81 @@ func TestClaudeCodeTurn(t *testing.T) {
 		{Type: "run.started", Run: "n1"},
 		{Type: "tool.requested", Subject: "Bash", Run: "n1"},
 		{Type: "attention.requested", Subject: "Bash", Run: "n1"},
-		{Type: "attention.resolved", Run: "n1", Data: `{"resolution":"dismissed"}`, SubjectRef: key},
+		// The call ran (and failed): the request was allowed, by whom the
+		// hooks do not say.
+		{Type: "attention.answered", Run: "n1", Data: `{"answer":{"option":"allow"},"via":"oob"}`, SubjectRef: key},
+		{Type: "attention.resolved", Run: "n1", Data: `{"resolution":"answered"}`, SubjectRef: key},
 		{Type: "tool.failed", Subject: "Bash", Run: "n1"},
 		{Type: "run.finished", Run: "n1"},
 	})
-	if got[2].Mark != key || got[3].CauseRef != key {
-		t.Errorf("request Mark %q / resolved CauseRef %q, want %q", got[2].Mark, got[3].CauseRef, key)
+	if got[2].Mark != key || got[3].CauseRef != key || got[4].CauseRef != got[3].Mark || got[3].Mark == "" {
+		t.Errorf("request Mark %q, answered CauseRef %q / Mark %q, resolved CauseRef %q; want the request %q, then the answer",
+			got[2].Mark, got[3].CauseRef, got[3].Mark, got[4].CauseRef, key)
 	}
 	hkNoPending(t, st)
+}
+
+// TestClaudeCodePermissionOutcomes: only a call that ran answers its
+// permission request. A request the turn ends on (the dialog's No/Esc
+// fires no hook), the auto-mode classifier's PermissionDenied and a call
+// PostToolBatch reports refused leave it dismissed; a request naming its
+// call is matched by the call id even when the input changed.
+func TestClaudeCodePermissionOutcomes(t *testing.T) {
+	const s = `"session_id":"s1"`
+	bash := func(cmd string) string { return `"tool_name":"Bash","tool_input":{"command":"` + cmd + `"}` }
+	tests := []struct {
+		name  string
+		in    []string
+		types []string
+		res   []string // the resolutions, in order
+	}{
+		{"no hook after the dialog: dismissed at the next prompt", []string{
+			`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"a","prompt_id":"p1"}`,
+			`{"hook_event_name":"PreToolUse",` + s + `,` + bash("rm x") + `,"tool_use_id":"t1"}`,
+			`{"hook_event_name":"PermissionRequest",` + s + `,` + bash("rm x") + `}`,
+			`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"b","prompt_id":"p2"}`,
+		}, []string{"run.started", "tool.requested", "attention.requested", "attention.resolved", "run.cancelled", "run.started"}, []string{"dismissed"}},
+		{"classifier deny: dismissed", []string{
+			`{"hook_event_name":"PermissionRequest",` + s + `,` + bash("rm x") + `}`,
+			`{"hook_event_name":"PermissionDenied",` + s + `,` + bash("rm x") + `,"tool_use_id":"t1"}`,
+		}, []string{"attention.requested", "attention.resolved", "tool.denied"}, []string{"dismissed"}},
+		{"refused in the batch: dismissed at Stop", []string{
+			`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"a"}`,
+			`{"hook_event_name":"PreToolUse",` + s + `,` + bash("rm x") + `,"tool_use_id":"t1"}`,
+			`{"hook_event_name":"PermissionRequest",` + s + `,` + bash("rm x") + `}`,
+			`{"hook_event_name":"PostToolBatch",` + s + `,"tool_calls":[{"tool_name":"Bash","tool_use_id":"t1"}]}`,
+			`{"hook_event_name":"Stop",` + s + `}`,
+		}, []string{"run.started", "tool.requested", "attention.requested", "tool.denied", "x.claude-code.session.post_tool_batch", "attention.resolved", "run.finished"}, []string{"dismissed"}},
+		{"matched by call id although the input changed", []string{
+			`{"hook_event_name":"PermissionRequest",` + s + `,` + bash("rm x") + `,"tool_use_id":"t1"}`,
+			`{"hook_event_name":"PostToolUse",` + s + `,` + bash("rm -i x") + `,"tool_use_id":"t1","tool_response":{}}`,
+		}, []string{"attention.requested", "attention.answered", "attention.resolved", "tool.completed"}, []string{"answered"}},
+		{"an unanswered question is no permission: dismissed when its call ends", []string{
+			`{"hook_event_name":"PermissionRequest",` + s + `,"tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Q?"}]}}`,
+			`{"hook_event_name":"PostToolUse",` + s + `,"tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Q?"}]},"tool_use_id":"t1","tool_response":{}}`,
+		}, []string{"attention.requested", "attention.resolved", "tool.completed"}, []string{"dismissed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &State{}
+			got := hkRun(t, ClaudeCode(), st, tt.in...)
+			var types, res []string
+			for _, d := range got {
+				types = append(types, d.Type)
+				if d.Type == "attention.resolved" {
+					res = append(res, d.Data["resolution"].(string))
+				}
+			}
+			if strings.Join(types, " ") != strings.Join(tt.types, " ") || strings.Join(res, " ") != strings.Join(tt.res, " ") {
+				t.Errorf("got %v resolved %v, want %v resolved %v", types, res, tt.types, tt.res)
+			}
+			for k := range st.Entries {
+				if strings.HasPrefix(k, "attn-") {
+					t.Errorf("left open in state: %s", k)
+				}
+			}
+		})
+	}
 }
 
 func TestClaudeCodeInterruptAndSessionEnd(t *testing.T) {

@@ -118,7 +118,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		// No failure hook exists: a non-zero exit still lands here.
 		d := toolCompleted(raw, tool, call, "tool_response")
 		d.Run = run
-		return append(settleToolAttention(raw, st), d), nil
+		return append(toolRan(raw, st), d), nil
 	case "PermissionRequest":
 		return permissionRequest(codexAgent, raw, run, st), nil
 	case "SubagentStart":

@@ -170,6 +170,8 @@ func TestCodexUnreportedEnd(t *testing.T) {
 	})
 }
 
+// TestCodexPermissionSettledByPostToolUse: the call ran, so its permission
+// request was answered (allowed); nobody says by whom.
 func TestCodexPermissionSettledByPostToolUse(t *testing.T) {
 	st := &State{}
 	got := hkRun(t, Codex(), st,
@@ -181,7 +183,8 @@ func TestCodexPermissionSettledByPostToolUse(t *testing.T) {
 	hkCheck(t, got, []hkWant{
 		{Type: "attention.requested", Subject: "shell", Run: "t1"},
 		{Type: "tool.requested", Subject: "shell", Run: "t1"},
-		{Type: "attention.resolved", Run: "t1", Data: `{"resolution":"dismissed"}`},
+		{Type: "attention.answered", Run: "t1", Data: `{"answer":{"option":"allow"},"via":"oob"}`},
+		{Type: "attention.resolved", Run: "t1", Data: `{"resolution":"answered"}`},
 		{Type: "tool.completed", Subject: "shell", Run: "t1"},
 		{Type: "run.finished", Run: "t1"},
 	})

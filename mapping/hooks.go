@@ -30,6 +30,10 @@ const (
 	// attnFormPrefix holds a pending form's structural field specs (for the
 	// metadata stand-in of answer.values).
 	attnFormPrefix = "attn-form:"
+	// attnAllowPrefix marks a pending permission request about one tool
+	// call whose running proves it was allowed; the value is the request's
+	// permissive option id ("" when it offers none).
+	attnAllowPrefix = "attn-allow:"
 	// maxFormSpec bounds the stored field specs of one form.
 	maxFormSpec = 8 << 10
 	// maxPromptDetail bounds the tool detail quoted in a permission prompt.
@@ -59,10 +63,10 @@ func clip(s string, n int) string {
 }
 
 // toolAttentionKey is the reference key of an attention request about one
-// tool call. Claude-Code-shaped PermissionRequest payloads carry no
-// tool_use_id, so the call is named by tool name and args digest, which the
-// later PostToolUse / PostToolUseFailure / PermissionDenied of the same call
-// reproduce. A top-level "description" is left out of the digest: Codex
+// tool call when the request names no call id (Claude-Code-shaped
+// PermissionRequest payloads carry no tool_use_id): the call is named by
+// tool name and args digest, which the later PostToolUse /
+// PostToolUseFailure / PermissionDenied of the same call reproduce. A top-level "description" is left out of the digest: Codex
 // adds one to the PermissionRequest's tool_input that its tool hooks lack.
 // Neither are the "answers" and "annotations" Claude Code writes into an
 // answered AskUserQuestion's tool_input by its PostToolUse.
@@ -142,6 +146,7 @@ func settleAttention(st *State, key, resolution, cause string) Draft {
 	run, _ := st.Get(attnPendingPrefix + key)
 	st.Del(attnPendingPrefix + key)
 	st.Del(attnFormPrefix + key)
+	st.Del(attnAllowPrefix + key)
 	if cause == "" {
 		cause = key
 	}
@@ -158,17 +163,23 @@ func settleAttention(st *State, key, resolution, cause string) Draft {
 // attention.requested card (kind permission, allow/deny, respond_via
 // control) marked for its later settlement, or the AskUserQuestion form when
 // the tool is the agent asking the human (AEP-0006, the Annex A deviation).
+// A request that names its call (tool_use_id) is keyed and cause-linked by
+// it; otherwise by toolAttentionKey.
 func permissionRequest(agent string, raw []byte, run string, st *State) []Draft {
-	tool := Str(raw, "tool_name")
+	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	input := Raw(raw, "tool_input")
 	key := toolAttentionKey(tool, input)
+	if call != "" {
+		key = callAttentionKey(call)
+	}
 	ds := raiseAttention(st, key, run)
 	if tool == "AskUserQuestion" {
 		data, meta := askUserQuestionForm(agent, input)
 		return append(ds, Draft{Type: "attention.requested", Subject: tool, Run: run,
 			Mark: key, Data: data, Meta: meta})
 	}
-	return append(ds, Draft{
+	st.Set(attnAllowPrefix+key, permissiveOption)
+	d := Draft{
 		Type: "attention.requested", Subject: tool, Run: run, Mark: key,
 		Data: map[string]any{
 			"kind":        "permission",
@@ -176,19 +187,71 @@ func permissionRequest(agent string, raw []byte, run string, st *State) []Draft 
 			"options":     permissionOptions(),
 			"respond_via": []any{"control"},
 		},
-	})
+	}
+	if call != "" {
+		d.CauseRef = "tool:" + call
+	}
+	return append(ds, d)
+}
+
+// permissiveOption is the id of permissionOptions' allowing choice.
+const permissiveOption = "allow"
+
+// callAttentionKey is the reference key of an attention request that names
+// the tool call it is about.
+func callAttentionKey(call string) string { return "attn:call:" + clip(call, maxKeyName) }
+
+// pendingToolAttention finds the request pending for the tool call a
+// PostToolUse, PostToolUseFailure or PermissionDenied reports: by the
+// call's id where the request named it, else by toolAttentionKey.
+func pendingToolAttention(raw []byte, st *State) (string, bool) {
+	if call := Str(raw, "tool_use_id"); call != "" {
+		if _, ok := st.Get(attnPendingPrefix + callAttentionKey(call)); ok {
+			return callAttentionKey(call), true
+		}
+	}
+	key := toolAttentionKey(Str(raw, "tool_name"), Raw(raw, "tool_input"))
+	_, ok := st.Get(attnPendingPrefix + key)
+	return key, ok
 }
 
 // settleToolAttention dismisses the request pending for the tool call a
-// PostToolUse, PostToolUseFailure or PermissionDenied reports: the
-// non-gating surface went on without an answer on the bus, so the request's
-// one terminal is resolved{dismissed} (the reference adapters' rule).
+// PermissionDenied reports: the call was refused with no answer on record
+// (the auto-mode classifier's deny), so the request's one terminal is
+// resolved{dismissed}.
 func settleToolAttention(raw []byte, st *State) []Draft {
-	key := toolAttentionKey(Str(raw, "tool_name"), Raw(raw, "tool_input"))
-	if _, ok := st.Get(attnPendingPrefix + key); !ok {
+	key, ok := pendingToolAttention(raw, st)
+	if !ok {
 		return nil
 	}
 	return []Draft{settleAttention(st, key, "dismissed", "")}
+}
+
+// toolRan settles the request pending for a tool call that then ran (its
+// PostToolUse or PostToolUseFailure, an interrupted run included). A
+// permission card was answered: the call could only run once allowed, in
+// the agent's own dialog or by a hook of the user's, and nobody says who,
+// so attention.answered carries the permissive option, via oob and no by,
+// then resolved{answered}. Any other request (a form the call's outcome
+// does not answer) is dismissed, as before.
+func toolRan(raw []byte, st *State) []Draft {
+	key, ok := pendingToolAttention(raw, st)
+	if !ok {
+		return nil
+	}
+	option, permission := st.Get(attnAllowPrefix + key)
+	if !permission {
+		return []Draft{settleAttention(st, key, "dismissed", "")}
+	}
+	run, _ := st.Get(attnPendingPrefix + key)
+	answer := map[string]any{}
+	if option != "" {
+		answer["option"] = option
+	}
+	ansKey := key + ":answered"
+	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
+		Data: map[string]any{"answer": answer, "via": "oob"}}
+	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
 }
 
 // dismissPending closes every request still pending with
@@ -581,7 +644,7 @@ func claudeShapedTool(hook string, raw []byte, st *State) (ds []Draft, ok bool) 
 		callSettled(st, call)
 		settle := askAnswered(raw, st)
 		if settle == nil {
-			settle = settleToolAttention(raw, st)
+			settle = toolRan(raw, st)
 		}
 		d := withData(toolCompleted(raw, tool, call, "tool_response"), "duration_ms", extInt(raw, "duration_ms"))
 		return childPlace(st, raw, append(settle, d)...), true
@@ -592,7 +655,7 @@ func claudeShapedTool(hook string, raw []byte, st *State) (ds []Draft, ok bool) 
 			errType = "interrupt"
 		}
 		d := withData(toolFailed(tool, call, errType, errorText(raw, "error")), "duration_ms", extInt(raw, "duration_ms"))
-		return childPlace(st, raw, append(settleToolAttention(raw, st), d)...), true
+		return childPlace(st, raw, append(toolRan(raw, st), d)...), true
 	case "SubagentStart":
 		return subagentStarted(st, raw, currentRun(st)), true
 	case "SubagentStop":

@@ -20,8 +20,12 @@ func TestQwenMap(t *testing.T) {
 						"options": permissionOptions(), "respond_via": []any{"control"}}}}},
 			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"permission_prompt","message":"Bash wants"}`, "n4", nil},
 			{`{"hook_event_name":"PostToolUse",` + s + `,` + bash + `,"tool_use_id":"t1","tool_response":{"output":""}}`, "n5", []Draft{
+				{Type: "attention.answered", Run: "n1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
+					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
+					Mark:     toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered",
+					Data:     map[string]any{"answer": map[string]any{"option": "allow"}, "via": "oob"}},
 				{Type: "attention.resolved", Run: "n1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
-					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)), Data: map[string]any{"resolution": "dismissed"}},
+					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered", Data: map[string]any{"resolution": "answered"}},
 				{Type: "tool.completed", Subject: "Bash", Run: "n1"}}},
 			{`{"hook_event_name":"PostToolUseFailure",` + s + `,"tool_name":"Bash","tool_use_id":"t2","error":"killed","is_interrupt":true}`, "n6", []Draft{
 				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{

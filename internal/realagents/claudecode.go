@@ -100,7 +100,7 @@ func claudeCode() *Agent {
 				Description: "claude TUI, default permission mode: one turn runs two shell commands, the first allowed in the permission dialog (Yes), the second denied (No, which is Esc: it ends the turn with no Stop and the call with no outcome hook); then one more prompt and /exit",
 				// The No ends the turn like an interrupt; the denied call gets
 				// no hook at all (no PostToolUse, no PostToolBatch).
-				Facts: truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, OpenTools: 1},
+				Facts: truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, OpenTools: 1, Answers: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"dialog": {
 						calls(call("Bash", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
