@@ -42,7 +42,9 @@ type Facts struct {
 	Sessions int `json:"sessions"`
 	// Compactions is the number of context compactions that happened.
 	Compactions int `json:"compactions,omitempty"`
-	// Answers is the number of questions the human answered.
+	// Answers is the number of requests answered: questions the human
+	// answered, and permission requests answered in the agent's own UI
+	// (allowed or refused there; an allowed call then ran).
 	Answers int `json:"answers,omitempty"`
 	// Failures is the number of turns that ended in a failure the vendor
 	// reported (run.failed).
@@ -235,6 +237,7 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	if f.OpenTools != Any && openTools > f.OpenTools {
 		errf("%d tool call(s) never reached a terminal; the vendor signals all but %d", openTools, f.OpenTools)
 	}
+	bad = append(bad, ranButDismissed(logs)...)
 	expect := func(what string, got, want int) {
 		if want != Any && got != want {
 			errf("%s: record says %d, really %d", what, got, want)

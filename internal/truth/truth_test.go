@@ -20,7 +20,42 @@ func ev(typ, s, r string, kv ...any) Event {
 }
 
 func tool(typ, s, r, call string) Event {
-	return ev(typ, s, r, "tool", map[string]any{"name": "Bash", "call_id": call})
+	e := ev(typ, s, r, "tool", map[string]any{"name": "Bash", "call_id": call})
+	if typ == "tool.requested" {
+		e["id"] = "t" + strings.TrimPrefix(call, "c")
+	}
+	return e
+}
+
+func withID(e Event, id string) Event    { e["id"] = id; return e }
+func withCause(e Event, id string) Event { e["cause"] = id; return e }
+func subj(e Event, subject string) Event { e["subject"] = subject; return e }
+
+// abortedTurn is permissionTurn's dismissed request whose call fails
+// aborted (OpenCode's abort while the permission is pending).
+func abortedTurn() []Event {
+	evs := permissionTurn("dismissed", "tool.failed")
+	evs[len(evs)-2]["data"].(map[string]any)["error"] = map[string]any{"type": "aborted"}
+	return evs
+}
+
+// permissionTurn is a turn whose Bash call c1 asks permission (Claude Code's
+// order: PreToolUse, then PermissionRequest), the request settled with
+// resolution ("" for none), the call then ending with outcome.
+func permissionTurn(resolution, outcome string) []Event {
+	evs := []Event{
+		ev("session.started", "s", ""),
+		ev("run.started", "s", "r1", "trigger", "user"),
+		tool("tool.requested", "s", "r1", "c1"),
+		withID(subj(ev("attention.requested", "s", "r1", "kind", "permission"), "Bash"), "a1"),
+	}
+	if resolution == "answered" {
+		evs = append(evs, subj(ev("attention.answered", "s", "r1", "answer", map[string]any{"option": "allow"}, "via", "oob"), "a1"))
+	}
+	if resolution != "" {
+		evs = append(evs, subj(ev("attention.resolved", "s", "r1", "resolution", resolution), "a1"))
+	}
+	return append(evs, tool(outcome, "s", "r1", "c1"), ev("run.finished", "s", "r1"))
 }
 
 // TestCheck: each case is a record and the facts it is held to; want lists
@@ -104,6 +139,38 @@ func TestCheck(t *testing.T) {
 			ev("session.started", "s", ""),
 			ev("attention.resolved", "s", "", "resolution", "dismissed"),
 		}, Facts{Sessions: 1, Answers: 1}, []string{"answers (attention.answered)", "answered requests"}},
+		{"an allowed permission recorded as dismissed", permissionTurn("dismissed", "tool.completed"),
+			Facts{Turns: 1, Sessions: 1}, []string{"permission for call c1, which then ran, but the record says dismissed"}},
+		{"a permission whose call failed after running, left open", permissionTurn("", "tool.failed"),
+			Facts{Turns: 1, Sessions: 1}, []string{"the record says no terminal"}},
+		{"an allowed permission recorded as answered", permissionTurn("answered", "tool.completed"),
+			Facts{Turns: 1, Sessions: 1, Answers: 1}, nil},
+		{"a refused permission may be dismissed", permissionTurn("dismissed", "tool.denied"),
+			Facts{Turns: 1, Sessions: 1}, nil},
+		{"a call aborted while its permission was pending did not run", abortedTurn(),
+			Facts{Turns: 1, Sessions: 1}, nil},
+		{"the cause names the call", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			tool("tool.requested", "s", "r1", "c1"),
+			tool("tool.requested", "s", "r1", "c2"),
+			withCause(withID(ev("attention.requested", "s", "r1", "kind", "permission"), "a1"), "t1"),
+			subj(ev("attention.resolved", "s", "r1", "resolution", "dismissed"), "a1"),
+			tool("tool.completed", "s", "r1", "c1"),
+			tool("tool.denied", "s", "r1", "c2"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1}, []string{"event 5 (attention.requested): permission for call c1"}},
+		{"two open calls of the tool are not guessed", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			tool("tool.requested", "s", "r1", "c1"),
+			tool("tool.requested", "s", "r1", "c2"),
+			withID(ev("attention.requested", "s", "r1", "kind", "permission"), "a1"),
+			subj(ev("attention.resolved", "s", "r1", "resolution", "dismissed"), "a1"),
+			tool("tool.completed", "s", "r1", "c1"),
+			tool("tool.completed", "s", "r1", "c2"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1}, nil},
 		{"child session runs are not the human's turns", []Event{
 			ev("session.started", "s", ""),
 			ev("run.started", "s", "r1", "trigger", "user"),

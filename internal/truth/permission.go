@@ -1,0 +1,114 @@
+package truth
+
+import "fmt"
+
+// ranButDismissed returns a violation for every permission request whose
+// tool call then ran while the record closes the request as dismissed, or
+// not at all: the call could only run because the request was allowed, so
+// the record must say it was answered. A call ran when it completed, or
+// failed with an error that is not one of the ways a call ends unrun
+// (notRun: a rejection, or an abort or interrupt that may have come while
+// the request was still pending).
+//
+// The request is tied to its call by its cause (the call's tool.requested),
+// else, as hook records without that link are written, by the tool name in
+// the same run: the one call of that tool still open when the request was
+// raised (Claude Code asks after PreToolUse). A request that names no single
+// call (two open calls of the tool, or a vendor that asks before its
+// PreToolUse) is not judged: a guessed pairing would be a false alarm.
+func ranButDismissed(logs []Log) []string {
+	var bad []string
+	for _, lg := range logs {
+		bad = append(bad, permissionCalls(lg)...)
+	}
+	return bad
+}
+
+// notRun are the tool.failed error types the record's tables give a call
+// that may never have run: refused, or ended with its turn (OpenCode's
+// abort while a permission was pending, an interrupt).
+var notRun = map[string]bool{
+	"rejected": true, "aborted": true, "interrupted": true, "interrupt": true,
+	"cancelled": true, "canceled": true,
+}
+
+// call is one tool call of a log: where it was requested and where (if
+// ever) it ran to an outcome.
+type call struct {
+	id, name, run string
+	at, endAt     int // event indexes; endAt -1 while open
+	ran           bool
+}
+
+func permissionCalls(lg Log) []string {
+	var calls []*call
+	byEventID := map[string]*call{}
+	byCallID := map[string]*call{}
+	resolution := map[string]string{} // request id → resolution
+	for i, e := range lg.Events {
+		switch str(e, "type") {
+		case "tool.requested":
+			tool, _ := data(e)["tool"].(map[string]any)
+			id, _ := tool["call_id"].(string)
+			name, _ := tool["name"].(string)
+			c := &call{id: id, name: name, run: str(e, "run"), at: i, endAt: -1}
+			calls = append(calls, c)
+			byEventID[str(e, "id")] = c
+			if id != "" {
+				byCallID[str(e, "session")+"/"+id] = c
+			}
+		case "tool.completed", "tool.failed", "tool.denied":
+			tool, _ := data(e)["tool"].(map[string]any)
+			id, _ := tool["call_id"].(string)
+			if c := byCallID[str(e, "session")+"/"+id]; c != nil && c.endAt < 0 {
+				c.endAt = i
+				switch str(e, "type") {
+				case "tool.completed":
+					c.ran = true
+				case "tool.failed":
+					errInfo, _ := data(e)["error"].(map[string]any)
+					typ, _ := errInfo["type"].(string)
+					c.ran = !notRun[typ]
+				}
+			}
+		case "attention.resolved":
+			resolution[str(e, "subject")], _ = data(e)["resolution"].(string)
+		}
+	}
+	var bad []string
+	for i, e := range lg.Events {
+		if str(e, "type") != "attention.requested" || data(e)["kind"] != "permission" {
+			continue
+		}
+		c := byEventID[str(e, "cause")]
+		if c == nil {
+			c = askedAbout(calls, str(e, "subject"), str(e, "run"), i)
+		}
+		if c == nil || !c.ran {
+			continue
+		}
+		if r := resolution[str(e, "id")]; r != "answered" {
+			if r == "" {
+				r = "no terminal"
+			}
+			bad = append(bad, fmt.Sprintf("%s event %d (attention.requested): permission for call %s, which then ran, but the record says %s, not answered",
+				lg.Name, i+1, c.id, r))
+		}
+	}
+	return bad
+}
+
+// askedAbout names the call a permission request raised at index at, for
+// tool name in run, is about when no cause says so (see ranButDismissed).
+func askedAbout(calls []*call, name, run string, at int) *call {
+	var open []*call
+	for _, c := range calls {
+		if c.name == name && c.run == run && c.at < at && (c.endAt < 0 || c.endAt > at) {
+			open = append(open, c)
+		}
+	}
+	if len(open) == 1 {
+		return open[0]
+	}
+	return nil
+}
