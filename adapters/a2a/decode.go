@@ -60,12 +60,12 @@ func payload(res gjson.Result, c string) gjson.Result {
 func resultIDs(res gjson.Result) (c, ctx, task string) {
 	c = resultCase(res)
 	p := payload(res, c)
-	ctx = str(p.Get("contextId"))
+	ctx = mapping.StrOf(p.Get("contextId"))
 	switch c {
 	case CaseTask:
-		task = str(p.Get("id"))
+		task = mapping.StrOf(p.Get("id"))
 	default:
-		task = str(p.Get("taskId"))
+		task = mapping.StrOf(p.Get("taskId"))
 	}
 	return c, ctx, task
 }
@@ -74,13 +74,13 @@ func resultIDs(res gjson.Result) (c, ctx, task string) {
 // the task a task method addresses.
 func requestIDs(req []byte) (ctx, task string) {
 	r := gjson.GetManyBytes(req, "params.message.contextId", "params.message.taskId", "params.id", "params.name")
-	ctx, task = str(r[0]), str(r[1])
+	ctx, task = mapping.StrOf(r[0]), mapping.StrOf(r[1])
 	if task == "" {
-		task = str(r[2])
+		task = mapping.StrOf(r[2])
 	}
 	if task == "" {
 		// v1.0 REST-style resource names: tasks/{id}.
-		if n := str(r[3]); len(n) > len("tasks/") && n[:len("tasks/")] == "tasks/" {
+		if n := mapping.StrOf(r[3]); len(n) > len("tasks/") && n[:len("tasks/")] == "tasks/" {
 			task = n[len("tasks/"):]
 		}
 	}
@@ -101,8 +101,8 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 		return nil, fmt.Errorf("a2a: line is not a JSON object")
 	}
 	r := gjson.GetManyBytes(line, "kind", "method", "id", "session", "run", "tee", "reason", "result", "error")
-	f := mapping.Facts{Method: str(r[1]), ID: wireID(r[2]), Instance: str(r[5]), Reason: str(r[6])}
-	kind := str(r[0])
+	f := mapping.Facts{Method: mapping.StrOf(r[1]), ID: wireID(r[2]), Instance: mapping.StrOf(r[5]), Reason: mapping.StrOf(r[6])}
+	kind := mapping.StrOf(r[0])
 	if kind == "" {
 		switch {
 		case r[1].Exists() && !r[7].Exists() && !r[8].Exists():
@@ -126,10 +126,10 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 		return nil, fmt.Errorf("a2a: kind %q: want request, response, event or end", kind)
 	}
 	f.Kind = k
-	if s := str(r[3]); s != "" {
+	if s := mapping.StrOf(r[3]); s != "" {
 		f.Session = s
 	}
-	if s := str(r[4]); s != "" {
+	if s := mapping.StrOf(r[4]); s != "" {
 		f.Run = s
 	}
 	return []mapping.Moment{{Raw: line, Facts: f}}, nil
@@ -145,12 +145,4 @@ func wireID(r gjson.Result) string {
 		return r.Raw
 	}
 	return ""
-}
-
-// str is a JSON string's content, "" for anything else.
-func str(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
 }

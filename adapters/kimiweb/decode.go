@@ -29,20 +29,12 @@ func Decode(frame []byte) ([]mapping.Moment, error) {
 
 // frameFacts are the facts of a session event frame f of type typ.
 func frameFacts(f gjson.Result, typ string) mapping.Facts {
-	fs := mapping.Facts{Kind: mapping.KindEvent, Name: typ, Session: str(f.Get("session_id"))}
+	fs := mapping.Facts{Kind: mapping.KindEvent, Name: typ, Session: mapping.StrOf(f.Get("session_id"))}
 	if fs.Session == "" {
-		fs.Session = str(f.Get("payload.sessionId"))
+		fs.Session = mapping.StrOf(f.Get("payload.sessionId"))
 	}
 	if seq := f.Get("seq"); seq.Type == gjson.Number {
 		fs.ID = seq.Raw
 	}
 	return fs
-}
-
-// str is a JSON string's content, "" for anything else.
-func str(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
 }

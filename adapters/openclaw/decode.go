@@ -12,7 +12,7 @@ import (
 // sessionKey and runId.
 func frameFacts(frame []byte) mapping.Facts {
 	r := gjson.GetManyBytes(frame, "event", "seq", "payload.sessionKey", "payload.runId")
-	f := mapping.Facts{Kind: mapping.KindEvent, Name: str(r[0]), Session: str(r[2]), Run: str(r[3])}
+	f := mapping.Facts{Kind: mapping.KindEvent, Name: mapping.StrOf(r[0]), Session: mapping.StrOf(r[2]), Run: mapping.StrOf(r[3])}
 	if r[1].Type == gjson.Number {
 		f.ID = r[1].Raw
 	}
@@ -29,12 +29,4 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 		return nil, fmt.Errorf("openclaw: frame type %q: want an event frame", t.String())
 	}
 	return []mapping.Moment{{Raw: line, Facts: frameFacts(line)}}, nil
-}
-
-// str is a JSON string's content, "" for anything else.
-func str(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
 }

@@ -21,7 +21,7 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 	ev := gjson.ParseBytes(line)
 	conv := ""
 	if w := ev.Get("event"); w.IsObject() && !ev.Get("kind").Exists() {
-		conv = str(ev.Get("conversation_id"))
+		conv = mapping.StrOf(ev.Get("conversation_id"))
 		ev = w
 	}
 	if !ev.IsObject() {
@@ -32,13 +32,5 @@ func Decode(line []byte) ([]mapping.Moment, error) {
 
 // eventFacts are the facts of event ev on the socket of conversation conv.
 func eventFacts(ev gjson.Result, conv string) mapping.Facts {
-	return mapping.Facts{Kind: mapping.KindEvent, Name: str(ev.Get("kind")), ID: str(ev.Get("id")), Session: conv}
-}
-
-// str is a JSON string's content, "" for anything else.
-func str(r gjson.Result) string {
-	if r.Type != gjson.String {
-		return ""
-	}
-	return r.Str
+	return mapping.Facts{Kind: mapping.KindEvent, Name: mapping.StrOf(ev.Get("kind")), ID: mapping.StrOf(ev.Get("id")), Session: conv}
 }
