@@ -6,7 +6,9 @@ import (
 )
 
 // deferSignals catches sigs (so they no longer end the process) until
-// release, which reports whether any arrived meanwhile.
+// release, which reports whether any arrived meanwhile. It is the runner's
+// scoped hold; the process-wide hold that covers a hook process before Run
+// starts is main's (cmd/aep-hook signals.go says why there are two).
 func deferSignals(sigs ...os.Signal) (release func() bool) {
 	if len(sigs) == 0 {
 		return func() bool { return false }

@@ -8,9 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/a2a"
@@ -34,7 +31,7 @@ func (c *A2aCmd) Run(s *Streams) error {
 	}
 	em, errs := teeEmitter(c.CaptureFlags)
 	p := &a2a.Proxy{Upstream: u, Handle: em.Handler(mapping.A2A()), Errors: errs, Deltas: c.Deltas}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	return serveProxy(ctx, s.Err, "a2a", c.Listen, u, p, p.Wait)
 }

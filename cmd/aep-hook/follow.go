@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
@@ -121,7 +118,7 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 		},
 	}
 	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, u.Redacted(), w.mode, cfg.LogRoot())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	runner.Run(ctx)
 	st := runner.Stats()

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/a2a"
@@ -62,7 +59,7 @@ func (c *FollowCmd) runA2A(s *Streams, getenv func(string) string) error {
 		},
 	}
 	fmt.Fprintf(s.Err, "aep-hook follow a2a: following task %s at %s (logs in %s)\n", c.Task, u.Redacted(), cfg.LogRoot())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -65,7 +62,7 @@ func (c *OtelCmd) Run(s *Streams) error {
 		}
 		fmt.Fprintf(s.Err, "aep-hook otel: OTLP/gRPC on %s\n", grpcLn.Addr())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	if err := rcv.Run(ctx, httpLn, grpcLn); err != nil {
 		return exitError{code: 1, msg: err.Error()}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/aep-hook/aep-hook/redact"
@@ -121,7 +119,7 @@ func (c *ShipCmd) Run(s *Streams) error {
 		return exitError{code: 2, msg: "no destination: give --out DEST or set AEP_OUT"}
 	}
 	sh.BatchEvents = c.Batch
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	if c.Follow {
 		sh.Pressure = true

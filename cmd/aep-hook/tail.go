@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/aep-hook/aep-hook/attrmatch"
 	"github.com/aep-hook/aep-hook/shim"
@@ -28,7 +25,7 @@ func (c *TailCmd) Run(s *Streams) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	cfg := shim.Config{Home: c.Home}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	err = tail.Run(ctx, tail.Options{Root: cfg.LogRoot(), Filter: f, Last: c.Last, Follow: c.Follow,
 		JSON: c.JSON, Color: wantColor(c.Color, s), Out: s.Out})

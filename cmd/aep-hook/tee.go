@@ -101,7 +101,7 @@ func (c *AguiCmd) Run(s *Streams) error {
 		Errors:   errs,
 		Deltas:   c.Deltas,
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	return serveProxy(ctx, s.Err, "agui", c.Listen, u, p, p.Wait)
 }
