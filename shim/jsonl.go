@@ -35,6 +35,8 @@ type JSONL struct {
 	// only be closed with a newline, not cut back). 0 waits as long as it
 	// takes.
 	LockWait time.Duration
+
+	joins sync.Pool // *[]byte: buffers that join a call's lines into writes
 }
 
 // maxWrite bounds one append of several lines; a single longer line is
@@ -96,6 +98,15 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 	if end.torn {
 		fresh = []byte{'\n'} // the last line was left unfinished: start a new one
 	}
+	join, _ := j.joins.Get().(*[]byte)
+	if join == nil {
+		join = new([]byte)
+	}
+	defer func() {
+		if cap(*join) <= 2*maxWrite {
+			j.joins.Put(join)
+		}
+	}()
 	written := 0
 	for written < len(lines) {
 		buf, n := lines[written], 1
@@ -103,7 +114,7 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 			buf = append(fresh, buf...)
 		}
 		if len(lines)-written > 1 {
-			buf = fresh
+			buf = append((*join)[:0], fresh...)
 			for n = 0; written+n < len(lines); n++ {
 				l := lines[written+n]
 				if n > 0 && len(buf)+len(l) > maxWrite {
@@ -111,6 +122,7 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 				}
 				buf = append(buf, l...)
 			}
+			*join = buf[:0] // kept (grown) for the next write and call
 		}
 		w, err := f.Write(buf)
 		if err == nil && w < len(buf) {
