@@ -76,6 +76,24 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 // Result and is skipped; a store or sink failure fails its whole session
 // group, reported in the returned error (and in every Result of the group).
 func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	ids := make([]mapping.Moment, len(ms))
+	sessions := make([]string, len(ms))
+	one := true // all of one session: the common export, no grouping
+	for i, m := range ms {
+		ids[i], sessions[i] = identify(v, m)
+		one = one && sessions[i] == sessions[0]
+	}
+	if one && len(ms) > 0 {
+		rs, err := e.emitSession(v, sessions[0], ids)
+		if err != nil {
+			for i := range rs {
+				if rs[i].Err == nil {
+					rs[i].Err = err
+				}
+			}
+		}
+		return rs, errors.Join(err) // as the grouped path reports it
+	}
 	out := make([]Result, len(ms))
 	type group struct {
 		idx []int
@@ -83,8 +101,8 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 	}
 	groups := map[string]*group{}
 	var order []string
-	for i, m := range ms {
-		m, session := identify(v, m)
+	for i, m := range ids {
+		session := sessions[i]
 		g := groups[session]
 		if g == nil {
 			g = &group{}
