@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -38,8 +39,9 @@ type flatRecord struct {
 // its events get the same ids, shim.Emitter.StableIDs) and cannot be made
 // to collide. One keyer serves one goroutine.
 type keyer struct {
-	buf []byte
-	ent []byte // scratch for one map entry
+	buf   []byte
+	ent   []byte   // scratch: one map's encoded entries, back to back
+	spans [][2]int // where each entry of ent lies
 }
 
 // flattenResource decodes every LogRecord of rl, in order, with the
@@ -195,21 +197,25 @@ func appendString(b []byte, s string) []byte {
 // appendMap appends a canonical encoding of m that does not depend on the
 // order of its entries (attribute order carries no meaning, and a retry
 // re-encoded, protobuf to JSON or by another exporter build, may change
-// it): the entry count and, in two lanes, the sum of the entries' hashes.
+// it): the entry count and the entries' encodings in byte order. Each
+// entry's encoding delimits itself (length-prefixed key, type-tagged
+// value), so the whole stays injective and one SHA-256 of the record
+// covers it.
 func (k *keyer) appendMap(b []byte, m pcommon.Map) []byte {
-	var sum [2]uint64
-	ent := k.ent
-	k.ent = nil // a nested map takes its own scratch
+	ent, spans := k.ent[:0], k.spans[:0]
+	k.ent, k.spans = nil, nil // a nested map takes its own scratch
 	for key, v := range m.All() {
-		ent = k.appendValue(appendString(ent[:0], key), v)
-		h := sha256.Sum256(ent)
-		sum[0] += binary.LittleEndian.Uint64(h[:8])
-		sum[1] += binary.LittleEndian.Uint64(h[8:16])
+		start := len(ent)
+		ent = k.appendValue(appendString(ent, key), v)
+		spans = append(spans, [2]int{start, len(ent)})
 	}
-	k.ent = ent
-	b = binary.AppendUvarint(b, uint64(m.Len()))
-	b = binary.LittleEndian.AppendUint64(b, sum[0])
-	return binary.LittleEndian.AppendUint64(b, sum[1])
+	slices.SortFunc(spans, func(x, y [2]int) int { return bytes.Compare(ent[x[0]:x[1]], ent[y[0]:y[1]]) })
+	b = binary.AppendUvarint(b, uint64(len(spans)))
+	for _, sp := range spans {
+		b = append(b, ent[sp[0]:sp[1]]...)
+	}
+	k.ent, k.spans = ent, spans
+	return b
 }
 
 // appendValue appends a type-tagged encoding of v.
