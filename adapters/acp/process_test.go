@@ -114,7 +114,10 @@ func orphanTee(t *testing.T, worker string, linger time.Duration, extra ...strin
 		Stdout:  &out,
 		Stderr:  os.Stderr,
 		Linger:  linger,
-		Token:   "T",
+		// Drain bounds the wait for the relays after a cut; the test's
+		// machine speed must not decide whether Run waits for them.
+		Drain: time.Hour,
+		Token: "T",
 	}
 	res, err := tee.Run(context.Background())
 	if err != nil {

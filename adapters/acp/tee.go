@@ -145,10 +145,11 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 		}
 		a.closeStdin()
 	}()
-	outDone := make(chan error, 1)
-	go func() { outDone <- out.run() }()
-	errDone := make(chan struct{})
-	go a.copyStderr(t.Stderr, errDone)
+	outRes := make(chan error, 1)
+	go func() { outRes <- out.run() }()
+	errRes := make(chan struct{})
+	go a.copyStderr(t.Stderr, errRes)
+	var outDone, errDone = (<-chan error)(outRes), (<-chan struct{})(errRes) // nil once ended
 	exited := make(chan error, 1)
 	go func() { exited <- a.cmd.Wait() }()
 	waited := make(chan struct{})
@@ -182,14 +183,21 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	// a worker it left behind to stop; what the pipes still hold is
 	// relayed for at most Linger.
 	a.closeStdin()
-	res.Cut = !lingerFor(orDur(t.Linger, DefaultLinger), outDone, errDone)
+	outDone, errDone = lingerFor(orDur(t.Linger, DefaultLinger), outDone, errDone)
+	res.Cut = outDone != nil || errDone != nil
+	drainBy := exitAt.Add(orDur(t.Drain, DefaultDrain))
 	if res.Cut {
+		// Closing our ends stops the relays at their next read. The write
+		// in flight, if any, is waited for (within the drain bound, which
+		// only a Stdout or Stderr nobody reads outlasts), so that nothing
+		// is written to the caller's writers once Run has returned.
 		a.release()
+		lingerFor(time.Until(drainBy), outDone, errDone)
 	}
 	res.ExitCode, res.Signal = exitCode(a.cmd.ProcessState), exitSignal(a.cmd.ProcessState)
 
 	close(stop)
-	timer := time.NewTimer(time.Until(exitAt.Add(orDur(t.Drain, DefaultDrain))))
+	timer := time.NewTimer(time.Until(drainBy))
 	defer timer.Stop()
 	select {
 	case <-observed:
@@ -207,9 +215,10 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// lingerFor waits at most d for the relays of the agent's stdout (unless
-// already done: nil) and stderr to end, reporting whether both did.
-func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) bool {
+// lingerFor waits at most d for the relays of the agent's stdout and
+// stderr to end (nil: already ended), returning those still running (nil
+// when ended).
+func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) (<-chan error, <-chan struct{}) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for outDone != nil || errDone != nil {
@@ -219,10 +228,10 @@ func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) b
 		case <-errDone:
 			errDone = nil
 		case <-timer.C:
-			return false
+			return outDone, errDone
 		}
 	}
-	return true
+	return nil, nil
 }
 
 // forward relays signals to the agent and kills it when ctx ends, until
