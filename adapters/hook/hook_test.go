@@ -35,6 +35,10 @@ func failures(t *testing.T, path string) []shim.Failure {
 	return fs
 }
 
+// roomy is the deadline of tests that are not about it: the default would
+// end a test process descheduled for 750 ms on a loaded machine.
+const roomy = time.Minute
+
 // TestRunnerFailOpen: whatever breaks inside, the reply is the vendor's
 // neutral one and the status is 0, and the failure is recorded.
 func TestRunnerFailOpen(t *testing.T) {
@@ -69,7 +73,7 @@ func TestRunnerFailOpen(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			logPath := filepath.Join(t.TempDir(), "errors.jsonl")
 			var out bytes.Buffer
-			r := Runner{Vendor: c.v, Emitter: memEmitter(&discard{}), Errors: &shim.ErrorLog{Path: logPath}, MaxInput: c.max}
+			r := Runner{Vendor: c.v, Emitter: memEmitter(&discard{}), Errors: &shim.ErrorLog{Path: logPath}, MaxInput: c.max, Deadline: roomy}
 			if code := r.Run("", bytes.NewReader(c.in), &out); code != 0 {
 				t.Fatalf("exit %d", code)
 			}
@@ -98,7 +102,7 @@ func TestRunnerFailOpen(t *testing.T) {
 func TestRunnerReadError(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "errors.jsonl")
 	v := mapping.Vendor{Name: "t", Reply: func(string) []byte { return nil }}
-	r := Runner{Vendor: v, Emitter: memEmitter(&discard{}), Errors: &shim.ErrorLog{Path: logPath}}
+	r := Runner{Vendor: v, Emitter: memEmitter(&discard{}), Errors: &shim.ErrorLog{Path: logPath}, Deadline: roomy}
 	var out bytes.Buffer
 	if code := r.Run("", iotest.ErrReader(errors.New("broken pipe")), &out); code != 0 || out.Len() != 0 {
 		t.Fatalf("exit %d out %q", code, out.Bytes())

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,9 +39,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testDeadline is the hook deadline of the process tests: they check what
+// a hook writes, not how fast, so the default (750 ms) must not decide them
+// on a loaded machine. Tests of the deadline, or that guard against slow
+// work with one, set theirs (the last setting of a variable wins).
+const testDeadline = "AEP_HOOK_DEADLINE=30s"
+
 // hookEnv is a clean environment for one hook process.
 func hookEnv(home, tmp string, extra ...string) []string {
-	return append([]string{"AEP_HOME=" + home, "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH"), "AEP_HOST=test-host"}, extra...)
+	return append([]string{"AEP_HOME=" + home, "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH"), "AEP_HOST=test-host", testDeadline}, extra...)
 }
 
 type hookRun struct {
@@ -111,9 +119,7 @@ func TestConcurrentHooks(t *testing.T) {
 	}
 	wg.Wait()
 	evs := readLog(t, filepath.Join(home, "logs", "codex", "s-conc.jsonl"))
-	if len(evs) != 320 {
-		t.Fatalf("%d lines, want 320", len(evs))
-	}
+	accounted(t, home, len(evs), 320)
 	ids := map[string]bool{}
 	prevE, prevS := -1.0, -1.0
 	for i, e := range evs {
@@ -128,10 +134,53 @@ func TestConcurrentHooks(t *testing.T) {
 		}
 		prevE, prevS = ep, sq
 	}
-	if _, err := os.Stat(filepath.Join(home, "internal", "errors.jsonl")); err == nil {
-		b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
-		t.Errorf("failures recorded: %s", b)
+}
+
+// lostIn sums the events the failures recorded at paths count lost.
+func lostIn(t *testing.T, paths ...string) int {
+	t.Helper()
+	lost := 0
+	for _, p := range paths {
+		for _, f := range failuresIn(t, p) {
+			lost += f.Lost
+		}
 	}
+	return lost
+}
+
+// failuresIn reads the failures a hook recorded at path.
+func failuresIn(t *testing.T, path string) []shim.Failure {
+	t.Helper()
+	list, err := shim.ReadFailures(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// accounted checks that each of the want events a run of concurrent hooks
+// was given is among the got written or counted lost in the error log, and
+// that nothing else failed: a hook may overrun even a roomy deadline on an
+// overloaded machine, and then records the moment it lost (fail open), but
+// nothing may go missing unrecorded. It returns how many were recorded lost.
+func accounted(t *testing.T, home string, got, want int) int {
+	t.Helper()
+	lost := 0
+	for _, f := range failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")) {
+		if f.Stage != "deadline" {
+			t.Errorf("failure recorded: %+v", f)
+			continue
+		}
+		lost += f.Lost
+	}
+	if lost > 0 {
+		t.Logf("%d hooks overran the %s on this machine, each recorded", lost, testDeadline)
+	}
+	// A hook the watchdog ends just after its write is counted in both.
+	if got > want || got+lost < want {
+		t.Fatalf("%d events written and %d recorded lost, want %d", got, lost, want)
+	}
+	return lost
 }
 
 // TestFailOpen checks the hook's promises to the agent: exit 0 and the

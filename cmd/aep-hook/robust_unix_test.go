@@ -6,10 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -64,28 +62,6 @@ func positionsOf(t *testing.T, path string) [][2]int64 {
 		ps = append(ps, [2]int64{*e.Epoch, *e.Seq})
 	}
 	return ps
-}
-
-// lostIn sums the events the failures recorded at paths count lost.
-func lostIn(t *testing.T, paths ...string) int {
-	t.Helper()
-	lost := 0
-	for _, p := range paths {
-		for _, f := range failuresIn(t, p) {
-			lost += f.Lost
-		}
-	}
-	return lost
-}
-
-// failuresIn reads the failures a hook recorded at path.
-func failuresIn(t *testing.T, path string) []shim.Failure {
-	t.Helper()
-	list, err := shim.ReadFailures(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return list
 }
 
 // TestHookStuckLock: with the session's lock held by a stopped process, 20

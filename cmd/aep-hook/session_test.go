@@ -339,19 +339,15 @@ func TestConcurrentFleetHooks(t *testing.T) {
 			}
 			wg.Wait()
 			evs := readLog(t, filepath.Join(home, "logs", filepath.FromSlash(c.log)))
-			if want := workers * perWorker * c.events; len(evs) != want {
-				t.Fatalf("%d events, want %d", len(evs), want)
-			}
+			lost := accounted(t, home, len(evs), workers*perWorker*c.events)
 			checkInvariants(t, c.log, evs)
 			// Every outcome is cause-linked to its own request, even with
-			// the requests of eight processes interleaved.
+			// the requests of eight processes interleaved (unless the
+			// request was one a deadline overrun lost).
 			for i, e := range shapeLines(evs) {
-				if strings.HasPrefix(e, "tool.completed") && strings.HasSuffix(e, "cause=-") {
+				if lost == 0 && strings.HasPrefix(e, "tool.completed") && strings.HasSuffix(e, "cause=-") {
 					t.Errorf("event %d unpaired: %s", i+1, e)
 				}
-			}
-			if b, err := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl")); err == nil {
-				t.Errorf("internal failures recorded: %s", b)
 			}
 		})
 	}

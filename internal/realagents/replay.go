@@ -49,7 +49,9 @@ func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed
 	}
 	for _, f := range fx.Firings {
 		args := append([]string{agent}, f.Args...)
-		env := []string{"AEP_HOME=" + home, "AEP_HOST=replay-host", "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")}
+		// A roomy deadline: the replay holds the record to the truth, and
+		// a loaded machine must not decide it by the 750 ms default.
+		env := []string{"AEP_HOME=" + home, "AEP_HOST=replay-host", "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH"), "AEP_HOOK_DEADLINE=30s"}
 		for k, v := range f.Env {
 			env = append(env, k+"="+v)
 		}
