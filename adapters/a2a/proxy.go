@@ -90,6 +90,12 @@ type Proxy struct {
 	q chan []mapping.Moment
 	// flush asks the queue's goroutine to say when it drained.
 	flush chan chan struct{}
+	// streams are the stream observers running (see catchUp).
+	streamsMu sync.Mutex
+	streams   map[*streamObserver]struct{}
+	// waiting, when set (by tests), is called as a request starts
+	// waiting for a stream's observer to catch up.
+	waiting func()
 }
 
 // Stats returns the proxy's counters.
@@ -124,6 +130,7 @@ func (p *Proxy) init() {
 		tr = httptee.Transport()
 	}
 	p.tasks.init(maxTasks)
+	p.streams = map[*streamObserver]struct{}{}
 	p.q = make(chan []mapping.Moment, DefaultQueueBatches)
 	p.flush = make(chan chan struct{})
 	go p.loop()
@@ -176,6 +183,7 @@ func (p *Proxy) readRequest(out *http.Request) *exchange {
 	}
 	x := &exchange{req: head, method: r[0].Str, id: wireID(r[1]), client: out.Context()}
 	x.ctx, x.task = requestIDs(head)
+	p.catchUp()
 	if x.ctx == "" {
 		x.ctx = p.tasks.get(x.task)
 	}
@@ -187,6 +195,42 @@ func (p *Proxy) readRequest(out *http.Request) *exchange {
 		p.hand([]mapping.Moment{x.request()})
 	}
 	return x
+}
+
+// catchUpWait bounds a request's wait in catchUp: the observers only
+// parse and queue, so only one stuck recording a failure (a hung disk)
+// could hold a request that long.
+const catchUpWait = time.Second
+
+// catchUp waits until every stream's observer has handed over what the
+// relay passed on so far: a request a client sends after reading an
+// answer (the answer to an input-required task, a cancel) is observed
+// after it, in the order the client saw them, and the tasks index knows
+// what it told. The wait is the parsing of a backlog, rarely any at all.
+func (p *Proxy) catchUp() {
+	type mark struct {
+		s   *streamObserver
+		fed int
+	}
+	p.streamsMu.Lock()
+	marks := make([]mark, 0, len(p.streams))
+	for s := range p.streams {
+		marks = append(marks, mark{s, s.queued()})
+	}
+	p.streamsMu.Unlock()
+	if len(marks) == 0 {
+		return
+	}
+	if p.waiting != nil {
+		p.waiting()
+	}
+	giveUp := time.NewTimer(catchUpWait)
+	defer giveUp.Stop()
+	for _, m := range marks {
+		if !m.s.caughtUp(m.fed, giveUp.C) {
+			return
+		}
+	}
 }
 
 func (p *Proxy) maxBody() int64 {

@@ -193,3 +193,53 @@ func TestProxyHeadersAsSent(t *testing.T) {
 		t.Errorf("A2A-Version not relayed: %v", got)
 	}
 }
+
+// gate is a failure recorder that holds whoever records until opened.
+type gate struct {
+	once sync.Once
+	c    chan struct{}
+}
+
+func (g *gate) open()                    { g.once.Do(func() { close(g.c) }) }
+func (g *gate) Record(shim.Failure) bool { <-g.c; return true }
+
+// TestProxyAnswerAfterItsQuestion: a client answers an input-required task
+// as soon as it has read the stream that asked, while the stream's
+// observer is still behind (here held recording the stream's first,
+// broken event). The answer names its context and task, so it is observed
+// as it is forwarded: after the question, as the client saw them. The
+// observer is let go once the answer reaches the server (too late), or
+// once the request waits for it.
+func TestProxyAnswerAfterItsQuestion(t *testing.T) {
+	g := &gate{c: make(chan struct{})}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"SendStreamingMessage"`)) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: not json\n\n")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED"}}}}`+"\n\n")
+			return
+		}
+		g.open()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	c := &collector{}
+	p := &Proxy{Upstream: u, Handle: c.handle, Errors: g, Instance: "tee1", Nonce: func() string { return "n" }, waiting: g.open}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	post(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"weather?"}]}}}`)
+	post(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m2","contextId":"c1","taskId":"t1","role":"ROLE_USER","parts":[{"text":"Paris"}]}}}`)
+	p.Wait()
+	want := []string{
+		"request SendStreamingMessage  id=1 ctx=c1 task=t1 ",
+		"event SendStreamingMessage task id=1 ctx=c1 task=t1 ",
+		"request SendMessage  id=2 ctx=c1 task=t1 ",
+		"response SendMessage task id=2 ctx=c1 task=t1 ",
+	}
+	if got := c.summary(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("moments:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -30,6 +31,14 @@ type streamObserver struct {
 	why    error // the body's end
 	// aborted says the client had gone when the body ended.
 	aborted bool
+	// fed counts the chunks queued, taken those the reader took; idle
+	// says the reader waits for the next chunk, so every event the taken
+	// chunks completed has been handed over; finished says run has
+	// handed over all it will. changed, when a request waits for them
+	// (caughtUp), is closed as idle or finished is set.
+	fed, taken     int
+	idle, finished bool
+	changed        chan struct{}
 }
 
 func newStreamObserver(p *Proxy, x *exchange) *streamObserver {
@@ -38,6 +47,9 @@ func newStreamObserver(p *Proxy, x *exchange) *streamObserver {
 		n = DefaultQueueChunks
 	}
 	s := &streamObserver{p: p, x: x, q: make(chan []byte, n)}
+	p.streamsMu.Lock()
+	p.streams[s] = struct{}{}
+	p.streamsMu.Unlock()
 	go s.run()
 	return s
 }
@@ -50,6 +62,7 @@ func (s *streamObserver) feed(b []byte) {
 	}
 	select {
 	case s.q <- bytes.Clone(b):
+		s.fed++
 	default:
 		s.lost = true
 		close(s.q)
@@ -72,13 +85,13 @@ func (s *streamObserver) end(err error) {
 
 // chunkReader serves the queued chunks to the SSE reader.
 type chunkReader struct {
-	q    <-chan []byte
+	s    *streamObserver
 	rest []byte
 }
 
 func (c *chunkReader) Read(buf []byte) (int, error) {
 	if len(c.rest) == 0 {
-		b, ok := <-c.q
+		b, ok := c.s.next()
 		if !ok {
 			return 0, io.EOF
 		}
@@ -87,6 +100,61 @@ func (c *chunkReader) Read(buf []byte) (int, error) {
 	n := copy(buf, c.rest)
 	c.rest = c.rest[n:]
 	return n, nil
+}
+
+// next takes the next queued chunk for the SSE reader, which asks only
+// once it has handed over every event the chunks before completed: while
+// it waits, the stream is observed as far as it was relayed.
+func (s *streamObserver) next() ([]byte, bool) {
+	s.mu.Lock()
+	s.idle = true
+	s.signal()
+	s.mu.Unlock()
+	b, ok := <-s.q
+	s.mu.Lock()
+	s.idle = false
+	if ok {
+		s.taken++
+	}
+	s.mu.Unlock()
+	return b, ok
+}
+
+// signal wakes the requests waiting in caughtUp; s.mu is held.
+func (s *streamObserver) signal() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// queued is how many chunks the relay has queued so far.
+func (s *streamObserver) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fed
+}
+
+// caughtUp waits until the events of the first fed chunks are handed over
+// (or the stream's observation ended), or until giveUp; it reports which.
+func (s *streamObserver) caughtUp(fed int, giveUp <-chan time.Time) bool {
+	for {
+		s.mu.Lock()
+		if s.finished || s.idle && s.taken >= fed {
+			s.mu.Unlock()
+			return true
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-giveUp:
+			return false
+		}
+	}
 }
 
 // eventState is the task state an event states, "" for none.
@@ -108,7 +176,7 @@ func maxOr(v, def int) int {
 func (s *streamObserver) run() {
 	p, x := s.p, s.x
 	defer p.observed.Done()
-	rd := sse.NewReader(&chunkReader{q: s.q}, maxOr(p.MaxEvent, DefaultMaxEvent))
+	rd := sse.NewReader(&chunkReader{s: s}, maxOr(p.MaxEvent, DefaultMaxEvent))
 	requested := x.sent
 	last := ""
 	for {
@@ -155,6 +223,13 @@ func (s *streamObserver) run() {
 			Session: x.ctx, Run: x.task, Reason: reason}})
 	}
 	p.hand(ms)
+	p.streamsMu.Lock()
+	delete(p.streams, s)
+	p.streamsMu.Unlock()
+	s.mu.Lock()
+	s.finished = true
+	s.signal()
+	s.mu.Unlock()
 }
 
 // cut says why a stream ended before its task reached a terminal or an
