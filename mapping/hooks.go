@@ -243,14 +243,25 @@ func toolRan(raw []byte, st *State) []Draft {
 	if !permission {
 		return []Draft{settleAttention(st, key, "dismissed", "")}
 	}
-	run, _ := st.Get(attnPendingPrefix + key)
 	answer := map[string]any{}
 	if option != "" {
 		answer["option"] = option
 	}
+	return answeredOOB(st, key, answer, nil)
+}
+
+// answeredOOB answers the pending request key out of band (in the agent's
+// own UI): attention.answered{answer, via oob}, in the run the request was
+// raised in and marked for the resolution's cause, then resolved{answered}.
+// meta, when set, is the answer's structural stand-in (redact.Content.Meta).
+func answeredOOB(st *State, key string, answer, meta map[string]any) []Draft {
+	run, _ := st.Get(attnPendingPrefix + key)
 	ansKey := key + ":answered"
 	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
 		Data: map[string]any{"answer": answer, "via": "oob"}}
+	if meta != nil {
+		answered.Meta = map[string]any{"answer": meta}
+	}
 	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
 }
 
@@ -544,15 +555,10 @@ func elicitationResult(raw []byte, st *State) []Draft {
 		values = map[string]any{}
 	}
 	specJSON, _ := st.Get(attnFormPrefix + key)
-	run, _ := st.Get(attnPendingPrefix + key)
-	ansKey := key + ":answered"
-	answered := Draft{
-		Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data:    map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
-		Meta:    map[string]any{"answer": map[string]any{"values": structuralValues(values, specJSON)}},
-		Secrets: secretFields(specJSON),
-	}
-	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+	ds := answeredOOB(st, key, map[string]any{"values": values},
+		map[string]any{"values": structuralValues(values, specJSON)})
+	ds[0].Secrets = secretFields(specJSON)
+	return ds
 }
 
 // secretFields returns the ids of the stored spec's secret fields.
@@ -874,8 +880,7 @@ func askAnswered(raw []byte, st *State) []Draft {
 		return nil
 	}
 	key := toolAttentionKey("AskUserQuestion", Raw(raw, "tool_input"))
-	run, pending := st.Get(attnPendingPrefix + key)
-	if !pending {
+	if _, pending := st.Get(attnPendingPrefix + key); !pending {
 		return nil
 	}
 	values, meta := map[string]any{}, map[string]any{}
@@ -894,9 +899,5 @@ func askAnswered(raw []byte, st *State) []Draft {
 			}
 		}
 	}
-	ansKey := key + ":answered"
-	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
-		Meta: map[string]any{"answer": map[string]any{"values": meta}}}
-	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+	return answeredOOB(st, key, map[string]any{"values": values}, map[string]any{"values": meta})
 }
