@@ -61,6 +61,27 @@ func codex() *Agent {
 				Drive:       headless(2*time.Minute, codexExec("SCENARIO:fail hello")...),
 			},
 			{
+				Name: "approval", Mode: "tmux",
+				Description: "codex TUI (-a on-request, read-only sandbox): the model asks to run two shell commands outside the sandbox; the first approved (y: PostToolUse follows), the second refused (Esc: Codex fires Interrupt, and the refused call gets no outcome hook); then /quit",
+				// PermissionRequest comes after PreToolUse and names no call:
+				// the allowed one is answered by its PostToolUse.
+				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1, OpenTools: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"approval": {
+					calls(call("exec_command", obj{"cmd": "touch approved-file", "yield_time_ms": 1000, "sandbox_permissions": "require_escalated", "justification": "Create the approved file"})),
+					calls(call("exec_command", obj{"cmd": "touch refused-file", "yield_time_ms": 1000, "sandbox_permissions": "require_escalated", "justification": "Create the refused file"})),
+					say("One made, one refused."),
+				}}),
+				Drive: TUI([]string{"--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "read-only"},
+					Screen("Ask Codex to do anything"),
+					Submitted("SCENARIO:approval make two files", "UserPromptSubmit"),
+					Fired("PermissionRequest", 1), Screen("Yes, proceed (y)"), Pressed("y"),
+					Fired("PostToolUse", 1),
+					Fired("PermissionRequest", 2), Screen("Yes, proceed (y)"), Pressed("Escape"),
+					Fired("Interrupt", 1), Screen("Ask Codex to do anything"),
+					Typed("/quit"), Fired("SessionEnd", 1),
+				),
+			},
+			{
 				Name: "resume", Mode: "headless",
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
