@@ -8,7 +8,9 @@
 // with protobuf or JSON bodies, gzip or not; /v1/traces and /v1/metrics
 // accepted and counted but ignored; /healthz), encoder.go the hand-written
 // response bodies, grpc.go the OTLP/gRPC services, records.go the decoding
-// of pdata into the tables' records, and receiver.go what both transports
+// of pdata into the tables' records, wire.go the fast path that reads an
+// OTLP/HTTP protobuf body straight into the same records (anything it does
+// not cover goes through pdata), and receiver.go what both transports
 // share: each resource's LogRecords are decoded straight into
 // mapping.OTelRecord values (no JSON on the way) and handed over as moments
 // (Facts.Kind record, Facts.Record the decoded record), the table picked
@@ -24,8 +26,8 @@
 // OTLP/gRPC is built only with the "grpc" build tag (make build-grpc): the
 // gRPC stack (pulled in by pdata's plogotlp) initialises in every process of
 // the one binary, hooks included, and costs each start about 1.5-2 ms. The
-// default build decodes OTLP/HTTP with plog's ProtoUnmarshaler and
-// JSONUnmarshaler alone.
+// default build decodes OTLP/HTTP with the fast path, plog's
+// ProtoUnmarshaler and JSONUnmarshaler alone.
 //
 // Ordering: records of one request are emitted in request order; records of
 // one session from concurrent requests keep one (epoch, seq) sequence

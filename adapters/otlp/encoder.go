@@ -10,12 +10,6 @@ import (
 // generated protobuf or gRPC code (opentelemetry-proto collector/logs/v1 and
 // google/rpc/status.proto).
 
-// Wire types of the fields written here.
-const (
-	wireVarint = 0
-	wireBytes  = 2
-)
-
 func appendTag(b []byte, field int, wire int) []byte {
 	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
 }

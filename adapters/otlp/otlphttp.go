@@ -80,17 +80,29 @@ func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer r.release()
-	var ld plog.Logs
-	if asJSON {
-		ld, err = (&plog.JSONUnmarshaler{}).UnmarshalLogs(buf.Bytes())
+	var rejected int64
+	// Protobuf goes the fast path where it covers the request (decodeWire);
+	// pdata decodes the rest, and says what an undecodable body is.
+	var frs []flatResource
+	werr := errSlowPath
+	if !asJSON {
+		frs, werr = decodeWire(buf.Bytes(), &keyer{})
+	}
+	if werr == nil {
+		rejected, err = r.consumeFlat(frs)
 	} else {
-		ld, err = (&plog.ProtoUnmarshaler{}).UnmarshalLogs(buf.Bytes())
+		var ld plog.Logs
+		if asJSON {
+			ld, err = (&plog.JSONUnmarshaler{}).UnmarshalLogs(buf.Bytes())
+		} else {
+			ld, err = (&plog.ProtoUnmarshaler{}).UnmarshalLogs(buf.Bytes())
+		}
+		if err != nil {
+			r.fail(w, asJSON, http.StatusBadRequest, codeInvalidArgument, "undecodable ExportLogsServiceRequest: "+err.Error())
+			return
+		}
+		rejected, err = r.ConsumeLogs(ld)
 	}
-	if err != nil {
-		r.fail(w, asJSON, http.StatusBadRequest, codeInvalidArgument, "undecodable ExportLogsServiceRequest: "+err.Error())
-		return
-	}
-	rejected, err := r.ConsumeLogs(ld)
 	if err != nil {
 		w.Header().Set("Retry-After", "1")
 		r.fail(w, asJSON, http.StatusServiceUnavailable, codeUnavailable, "could not record the events; retry")

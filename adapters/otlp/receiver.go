@@ -116,9 +116,24 @@ var errEmit = errors.New("emit")
 // retryable status, and the records already emitted are dropped as
 // duplicates when the exporter retries.
 func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
+	k := &keyer{}
+	rls := ld.ResourceLogs()
+	return r.consume(rls.Len(), func(i int) (map[string]any, []flatRecord) {
+		return flattenResource(rls.At(i), k)
+	})
+}
+
+// consumeFlat is ConsumeLogs for resources the fast path decoded
+// (decodeWire).
+func (r *Receiver) consumeFlat(frs []flatResource) (rejected int64, err error) {
+	return r.consume(len(frs), func(i int) (map[string]any, []flatRecord) { return frs[i].res, frs[i].recs })
+}
+
+// consume emits the records of n resources, resource(i) giving the i-th
+// decoded; see ConsumeLogs.
+func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRecord)) (rejected int64, err error) {
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
-	k := &keyer{}
 	sessions := map[string]struct{}{} // the sessions this request writes to
 	capped := 0
 	defer func() {
@@ -126,9 +141,8 @@ func (r *Receiver) ConsumeLogs(ld plog.Logs) (rejected int64, err error) {
 			r.record("map", "", fmt.Errorf("%d records refused: one request may write to %d sessions", capped, r.cfg.MaxSessions))
 		}
 	}()
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		res, recs := flattenResource(rls.At(i), k)
+	for i := range n {
+		res, recs := resource(i)
 		v := r.pick(res, recs)
 		batch := make([]pending, 0, len(recs))
 		for _, fr := range recs {

@@ -20,7 +20,7 @@ const benchRecords = 100
 
 // benchBodies builds n distinct protobuf requests of benchRecords Codex
 // records each (one conversation, realistic attributes).
-func benchBodies(b *testing.B, n int) [][]byte {
+func benchBodies(b testing.TB, n int) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
 		ld := plog.NewLogs()

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -40,8 +39,45 @@ type flatRecord struct {
 // to collide. One keyer serves one goroutine.
 type keyer struct {
 	buf   []byte
-	ent   []byte   // scratch: one map's encoded entries, back to back
-	spans [][2]int // where each entry of ent lies
+	ent   []byte // scratch: one map's encoded entries, back to back
+	spans []span // where each entry of ent lies
+}
+
+// span is where one map entry's encoding lies in the keyer's scratch, with
+// its first 8 bytes (big-endian, zero-padded) to order most entries without
+// comparing the bytes.
+type span struct {
+	start, end int
+	head       uint64
+}
+
+// newSpan is the span of ent[start:].
+func newSpan(ent []byte, start int) span {
+	var h [8]byte
+	copy(h[:], ent[start:])
+	return span{start, len(ent), binary.BigEndian.Uint64(h[:])}
+}
+
+// appendSorted appends the count of spans and their entries in byte order:
+// the order-free encoding of one map. A map has a handful of entries: an
+// insertion sort on the heads does it.
+func appendSorted(b, ent []byte, spans []span) []byte {
+	less := func(x, y span) bool {
+		if x.head != y.head {
+			return x.head < y.head
+		}
+		return bytes.Compare(ent[x.start:x.end], ent[y.start:y.end]) < 0
+	}
+	for i := 1; i < len(spans); i++ {
+		for j := i; j > 0 && less(spans[j], spans[j-1]); j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(spans)))
+	for _, sp := range spans {
+		b = append(b, ent[sp.start:sp.end]...)
+	}
+	return b
 }
 
 // flattenResource decodes every LogRecord of rl, in order, with the
@@ -189,7 +225,7 @@ func (k *keyer) key(scopeEnc []byte, lr plog.LogRecord) recordKey {
 }
 
 // appendString appends s, length-prefixed.
-func appendString(b []byte, s string) []byte {
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
@@ -207,13 +243,9 @@ func (k *keyer) appendMap(b []byte, m pcommon.Map) []byte {
 	for key, v := range m.All() {
 		start := len(ent)
 		ent = k.appendValue(appendString(ent, key), v)
-		spans = append(spans, [2]int{start, len(ent)})
+		spans = append(spans, newSpan(ent, start))
 	}
-	slices.SortFunc(spans, func(x, y [2]int) int { return bytes.Compare(ent[x[0]:x[1]], ent[y[0]:y[1]]) })
-	b = binary.AppendUvarint(b, uint64(len(spans)))
-	for _, sp := range spans {
-		b = append(b, ent[sp[0]:sp[1]]...)
-	}
+	b = appendSorted(b, ent, spans)
 	k.ent, k.spans = ent, spans
 	return b
 }

@@ -1,0 +1,620 @@
+package otlp
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// This file is the receiver's fast path for OTLP/protobuf log exports: it
+// reads the wire format straight into the records and keys flattenResource
+// makes from pdata, without building pdata's object graph first. It covers
+// the messages as exporters send them (every field of the logs data model
+// this version knows, each submessage once); anything else (unknown or
+// deprecated fields, a repeated submessage pdata would merge, interned
+// strings, nesting deeper than maxWireDepth, malformed input) returns
+// errSlowPath and the request goes through pdata as before, which decides
+// what it means. So the fast path never accepts what pdata refuses, and
+// where it accepts, it gives what the pdata path gives
+// (TestWireMatchesPdata, FuzzWireMatchesPdata): the same resources,
+// records, errors and keys. One difference nothing observes: a resource
+// holding a NaN or infinite double has all its records refused on both
+// paths, and its attribute map (which only vendor detection reads) is whole
+// here where rawMap's stops at the bad value.
+
+// errSlowPath: the request is left to pdata.
+var errSlowPath = errors.New("otlp: outside the fast path")
+
+// maxWireDepth bounds the nesting of attribute values the fast path
+// follows (pdata's own limit is deeper).
+const maxWireDepth = 16
+
+// Protobuf wire types (read here, written by encoder.go).
+const (
+	wireVarint = 0
+	wireI64    = 1
+	wireBytes  = 2
+	wireI32    = 5
+)
+
+// flatResource is one ResourceLogs decoded: the resource's attributes and
+// its records in order, as flattenResource returns them.
+type flatResource struct {
+	res  map[string]any
+	recs []flatRecord
+}
+
+// wireReader walks one message.
+type wireReader struct {
+	b   []byte
+	pos int
+}
+
+// varint reads a base-128 varint of at most 10 bytes whose value fits 64
+// bits.
+func (r *wireReader) varint() (uint64, bool) {
+	var v uint64
+	for i := 0; i < 10; i++ {
+		if r.pos >= len(r.b) {
+			return 0, false
+		}
+		c := r.b[r.pos]
+		r.pos++
+		if i == 9 && c > 1 {
+			return 0, false
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// next reads a field's tag: its number and wire type; ok false at the end
+// of the message or on a malformed tag.
+func (r *wireReader) next() (num int, typ int, ok bool) {
+	t, ok := r.varint()
+	if !ok || t>>3 == 0 || t>>3 > 1<<29-1 {
+		return 0, 0, false
+	}
+	return int(t >> 3), int(t & 7), true
+}
+
+// bytes reads a length-delimited field's content.
+func (r *wireReader) bytes() ([]byte, bool) {
+	n, ok := r.varint()
+	if !ok || n > uint64(len(r.b)-r.pos) {
+		return nil, false
+	}
+	b := r.b[r.pos : r.pos+int(n)]
+	r.pos += int(n)
+	return b, true
+}
+
+// fixed reads n bytes (a fixed64 or fixed32 field).
+func (r *wireReader) fixed(n int) ([]byte, bool) {
+	if len(r.b)-r.pos < n {
+		return nil, false
+	}
+	r.pos += n
+	return r.b[r.pos-n : r.pos], true
+}
+
+func (r *wireReader) fixed64() (uint64, bool) {
+	b, ok := r.fixed(8)
+	if !ok {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(b), true
+}
+
+func (r *wireReader) fixed32() (uint32, bool) {
+	b, ok := r.fixed(4)
+	if !ok {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(b), true
+}
+
+func (r *wireReader) more() bool { return r.pos < len(r.b) }
+
+// nextBytes reads a length-delimited field: its number and content; ok is
+// false for any other wire type.
+func (r *wireReader) nextBytes() (num int, v []byte, ok bool) {
+	num, typ, ok := r.next()
+	if !ok || typ != wireBytes {
+		return 0, nil, false
+	}
+	v, ok = r.bytes()
+	return num, v, ok
+}
+
+// items reads a length-delimited field holding a message made of one
+// repeated message field number 1 (ArrayValue, KeyValueList): its items.
+func (r *wireReader) items() ([][]byte, bool) {
+	b, ok := r.bytes()
+	if !ok {
+		return nil, false
+	}
+	return only1(b)
+}
+
+// id reads a trace or span id into dst: empty (zero) or exactly len(dst)
+// bytes, as pdata's TraceID and SpanID take them.
+func (r *wireReader) id(dst []byte) bool {
+	b, ok := r.bytes()
+	switch {
+	case !ok:
+		return false
+	case len(b) == 0:
+		clear(dst)
+	case len(b) == len(dst):
+		copy(dst, b)
+	default:
+		return false
+	}
+	return true
+}
+
+// only1 reads a message made of one repeated message field, number 1
+// (ExportLogsServiceRequest, ArrayValue, KeyValueList): its items.
+func only1(b []byte) ([][]byte, bool) {
+	var items [][]byte
+	r := wireReader{b: b}
+	for r.more() {
+		num, item, ok := r.nextBytes()
+		if !ok || num != 1 {
+			return nil, false
+		}
+		items = append(items, item)
+	}
+	return items, true
+}
+
+// wireDecoder decodes one request; k keys its records.
+type wireDecoder struct {
+	k         *keyer
+	nonFinite bool // a NaN or infinite double was read (errNonFinite)
+	entries   [][]byte
+	// strs holds the short strings read so far, boxed: the attribute names
+	// and most values of one exporter's records repeat from record to
+	// record, and sharing them saves two allocations each.
+	strs map[string]any
+}
+
+// Bounds of the string cache (per request).
+const (
+	maxCachedString = 64
+	maxCachedCount  = 1024
+)
+
+// boxed is b as a string in an interface, shared with earlier equal ones.
+func (d *wireDecoder) boxed(b []byte) any {
+	if len(b) > maxCachedString {
+		return string(b)
+	}
+	if v, ok := d.strs[string(b)]; ok {
+		return v
+	}
+	var v any = string(b)
+	if d.strs == nil {
+		d.strs = make(map[string]any)
+	}
+	if len(d.strs) < maxCachedCount {
+		d.strs[v.(string)] = v
+	}
+	return v
+}
+
+// str is b as a string, shared with earlier equal ones.
+func (d *wireDecoder) str(b []byte) string { return d.boxed(b).(string) }
+
+// decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
+func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
+	d := &wireDecoder{k: k}
+	rls, ok := only1(body)
+	if !ok {
+		return nil, errSlowPath
+	}
+	out := make([]flatResource, 0, len(rls))
+	for _, rl := range rls {
+		fr, err := d.resourceLogs(rl)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+// resourceLogs decodes one ResourceLogs.
+func (d *wireDecoder) resourceLogs(b []byte) (flatResource, error) {
+	var resource []byte
+	haveResource := false
+	var scopes [][]byte
+	r := wireReader{b: b}
+	for r.more() {
+		num, v, ok := r.nextBytes()
+		if !ok {
+			return flatResource{}, errSlowPath
+		}
+		switch num {
+		case 1: // resource
+			if haveResource {
+				return flatResource{}, errSlowPath
+			}
+			resource, haveResource = v, true
+		case 2: // scope_logs
+			scopes = append(scopes, v)
+		case 3: // schema_url
+		default:
+			return flatResource{}, errSlowPath
+		}
+	}
+	// Resource: attributes (1), dropped_attributes_count (2).
+	var attrs [][]byte
+	r = wireReader{b: resource}
+	for r.more() {
+		num, typ, ok := r.next()
+		switch {
+		case !ok:
+			return flatResource{}, errSlowPath
+		case num == 1 && typ == wireBytes:
+			kv, ok := r.bytes()
+			if !ok {
+				return flatResource{}, errSlowPath
+			}
+			attrs = append(attrs, kv)
+		case num == 2 && typ == wireVarint:
+			if _, ok := r.varint(); !ok {
+				return flatResource{}, errSlowPath
+			}
+		default:
+			return flatResource{}, errSlowPath
+		}
+	}
+	d.nonFinite = false
+	res, prefix, err := d.mapOf(attrs, 0, nil)
+	if err != nil {
+		return flatResource{}, err
+	}
+	var resErr error
+	if d.nonFinite {
+		resErr = errNonFinite
+	}
+	fr := flatResource{res: res}
+	for _, s := range scopes {
+		if fr.recs, err = d.scopeLogs(s, prefix, res, resErr, fr.recs); err != nil {
+			return flatResource{}, err
+		}
+	}
+	return fr, nil
+}
+
+// scopeLogs decodes one ScopeLogs, appending its records to out.
+func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr error, out []flatRecord) ([]flatRecord, error) {
+	var scopeMsg []byte
+	haveScope := false
+	var records [][]byte
+	r := wireReader{b: b}
+	for r.more() {
+		num, v, ok := r.nextBytes()
+		if !ok {
+			return nil, errSlowPath
+		}
+		switch num {
+		case 1: // scope
+			if haveScope {
+				return nil, errSlowPath
+			}
+			scopeMsg, haveScope = v, true
+		case 2: // log_records
+			records = append(records, v)
+		case 3: // schema_url
+		default:
+			return nil, errSlowPath
+		}
+	}
+	// InstrumentationScope: name (1), version (2), attributes (3),
+	// dropped_attributes_count (4).
+	var name, version []byte
+	var attrs [][]byte
+	r = wireReader{b: scopeMsg}
+	for r.more() {
+		num, typ, ok := r.next()
+		if !ok {
+			return nil, errSlowPath
+		}
+		switch {
+		case num == 1 && typ == wireBytes:
+			name, ok = r.bytes()
+		case num == 2 && typ == wireBytes:
+			version, ok = r.bytes()
+		case num == 3 && typ == wireBytes:
+			var kv []byte
+			kv, ok = r.bytes()
+			attrs = append(attrs, kv)
+		case num == 4 && typ == wireVarint:
+			_, ok = r.varint()
+		default:
+			ok = false
+		}
+		if !ok {
+			return nil, errSlowPath
+		}
+	}
+	var scope map[string]any
+	if len(name) > 0 || len(version) > 0 {
+		scope = mapping.Data("name", string(name), "version", string(version))
+	}
+	scopeEnc := appendString(appendString(append([]byte(nil), prefix...), name), version)
+	scopeEnc, err := d.mapEnc(attrs, 0, scopeEnc)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range records {
+		fr, err := d.logRecord(rec, scopeEnc, res, scope, resErr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fr)
+	}
+	return out, nil
+}
+
+// logRecord decodes one LogRecord into its record and key.
+func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, resErr error) (flatRecord, error) {
+	var (
+		timeNano, observed uint64
+		severity           int32
+		severityText       []byte
+		body               []byte
+		haveBody           bool
+		dropped, flags     uint32
+		traceID            [16]byte
+		spanID             [8]byte
+		eventName          []byte
+	)
+	attrs := d.entries[:0]
+	d.entries = nil // a nested decode takes its own
+	r := wireReader{b: b}
+	for r.more() {
+		num, typ, ok := r.next()
+		if !ok {
+			return flatRecord{}, errSlowPath
+		}
+		switch {
+		case num == 1 && typ == wireI64:
+			timeNano, ok = r.fixed64()
+		case num == 11 && typ == wireI64:
+			observed, ok = r.fixed64()
+		case num == 2 && typ == wireVarint:
+			var v uint64
+			v, ok = r.varint()
+			severity = int32(v)
+		case num == 3 && typ == wireBytes:
+			severityText, ok = r.bytes()
+		case num == 5 && typ == wireBytes:
+			if haveBody {
+				return flatRecord{}, errSlowPath
+			}
+			body, ok = r.bytes()
+			haveBody = true
+		case num == 6 && typ == wireBytes:
+			var kv []byte
+			kv, ok = r.bytes()
+			attrs = append(attrs, kv)
+		case num == 7 && typ == wireVarint:
+			var v uint64
+			v, ok = r.varint()
+			dropped = uint32(v)
+		case num == 8 && typ == wireI32:
+			flags, ok = r.fixed32()
+		case num == 9 && typ == wireBytes:
+			ok = r.id(traceID[:])
+		case num == 10 && typ == wireBytes:
+			ok = r.id(spanID[:])
+		case num == 12 && typ == wireBytes:
+			eventName, ok = r.bytes()
+		default:
+			ok = false
+		}
+		if !ok {
+			return flatRecord{}, errSlowPath
+		}
+	}
+	k := d.k
+	kb := append(k.buf[:0], scopeEnc...)
+	kb = binary.LittleEndian.AppendUint64(kb, timeNano)
+	kb = binary.LittleEndian.AppendUint64(kb, observed)
+	kb = binary.LittleEndian.AppendUint32(kb, uint32(severity))
+	kb = binary.LittleEndian.AppendUint32(kb, flags)
+	kb = binary.LittleEndian.AppendUint32(kb, dropped)
+	kb = append(append(kb, traceID[:]...), spanID[:]...)
+	kb = appendString(appendString(kb, severityText), eventName)
+	d.nonFinite = false
+	bodyVal, kb, err := d.value(body, 0, kb)
+	if err != nil {
+		return flatRecord{}, err
+	}
+	attrMap, kb, err := d.mapOf(attrs, 0, kb)
+	if err != nil {
+		return flatRecord{}, err
+	}
+	k.buf = kb
+	d.entries = attrs
+	sum := sha256.Sum256(kb)
+	fr := flatRecord{key: recordKey(sum[:16]), err: resErr}
+	if fr.err == nil && d.nonFinite {
+		fr.err = errNonFinite
+	}
+	if fr.err != nil {
+		return fr, nil
+	}
+	rec := &mapping.OTelRecord{
+		Resource:       res,
+		Scope:          scope,
+		Attributes:     attrMap,
+		Body:           bodyVal,
+		EventName:      string(eventName),
+		SeverityText:   string(severityText),
+		SeverityNumber: severity,
+		Time:           timeNano,
+		ObservedTime:   observed,
+	}
+	if traceID != [16]byte{} {
+		rec.TraceID = hex.EncodeToString(traceID[:])
+	}
+	if spanID != [8]byte{} {
+		rec.SpanID = hex.EncodeToString(spanID[:])
+	}
+	fr.rec = rec
+	return fr, nil
+}
+
+// mapOf decodes the KeyValue messages of one map: the map (never nil) and
+// enc with the map's key encoding (keyer.appendMap) appended.
+func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte) (map[string]any, []byte, error) {
+	m := make(map[string]any, len(kvs))
+	enc, err := d.entriesEnc(kvs, depth, enc, m)
+	return m, enc, err
+}
+
+// mapEnc is mapOf's key encoding alone.
+func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error) {
+	return d.entriesEnc(kvs, depth, enc, nil)
+}
+
+// entriesEnc decodes kvs into m (when not nil) and appends their
+// order-free encoding to enc, as keyer.appendMap does.
+func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any) ([]byte, error) {
+	k := d.k
+	ent, spans := k.ent[:0], k.spans[:0]
+	k.ent, k.spans = nil, nil // a nested map takes its own scratch
+	for _, kv := range kvs {
+		var key, val []byte
+		haveKey, haveVal := false, false
+		r := wireReader{b: kv}
+		for r.more() {
+			num, v, ok := r.nextBytes()
+			if !ok {
+				return nil, errSlowPath
+			}
+			switch {
+			case num == 1 && !haveKey:
+				key, haveKey = v, true
+			case num == 2 && !haveVal:
+				val, haveVal = v, true
+			default:
+				return nil, errSlowPath
+			}
+		}
+		start := len(ent)
+		ent = appendString(ent, key)
+		ks := d.str(key)
+		var x any
+		var err error
+		if x, ent, err = d.value(val, depth, ent); err != nil {
+			return nil, err
+		}
+		spans = append(spans, newSpan(ent, start))
+		if m != nil {
+			m[ks] = x
+		}
+	}
+	enc = appendSorted(enc, ent, spans)
+	k.ent, k.spans = ent, spans
+	return enc, nil
+}
+
+// value decodes one AnyValue as rawValue would give it and appends its key
+// encoding (keyer.appendValue) to enc. A non-finite double sets nonFinite
+// and decodes as nil.
+func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error) {
+	if depth >= maxWireDepth {
+		return nil, nil, errSlowPath
+	}
+	r := wireReader{b: b}
+	if !r.more() {
+		return nil, append(enc, byte(pcommon.ValueTypeEmpty)), nil
+	}
+	num, typ, ok := r.next()
+	if !ok {
+		return nil, nil, errSlowPath
+	}
+	var x any
+	switch {
+	case num == 1 && typ == wireBytes:
+		var s []byte
+		if s, ok = r.bytes(); ok {
+			x, enc = d.boxed(s), appendString(append(enc, byte(pcommon.ValueTypeStr)), s)
+		}
+	case num == 2 && typ == wireVarint:
+		var v uint64
+		if v, ok = r.varint(); ok {
+			bv := byte(0)
+			if v != 0 {
+				bv = 1
+			}
+			x, enc = v != 0, append(enc, byte(pcommon.ValueTypeBool), bv)
+		}
+	case num == 3 && typ == wireVarint:
+		var v uint64
+		if v, ok = r.varint(); ok {
+			x, enc = int64(v), binary.LittleEndian.AppendUint64(append(enc, byte(pcommon.ValueTypeInt)), v)
+		}
+	case num == 4 && typ == wireI64:
+		var v uint64
+		if v, ok = r.fixed64(); ok {
+			enc = binary.LittleEndian.AppendUint64(append(enc, byte(pcommon.ValueTypeDouble)), v)
+			if f := math.Float64frombits(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				d.nonFinite = true
+			} else {
+				x = f
+			}
+		}
+	case num == 5 && typ == wireBytes: // array
+		var items [][]byte
+		if items, ok = r.items(); !ok {
+			break
+		}
+		enc = binary.AppendUvarint(append(enc, byte(pcommon.ValueTypeSlice)), uint64(len(items)))
+		out := make([]any, len(items))
+		for i, item := range items {
+			var err error
+			if out[i], enc, err = d.value(item, depth+1, enc); err != nil {
+				return nil, nil, err
+			}
+		}
+		x = out
+	case num == 6 && typ == wireBytes: // kvlist
+		var kvs [][]byte
+		if kvs, ok = r.items(); !ok {
+			break
+		}
+		var err error
+		if x, enc, err = d.mapOf(kvs, depth+1, append(enc, byte(pcommon.ValueTypeMap))); err != nil {
+			return nil, nil, err
+		}
+	case num == 7 && typ == wireBytes:
+		var raw []byte
+		if raw, ok = r.bytes(); ok {
+			x = base64.StdEncoding.EncodeToString(raw)
+			enc = appendString(append(enc, byte(pcommon.ValueTypeBytes)), raw)
+		}
+	default:
+		ok = false
+	}
+	if !ok || r.more() { // one member of the oneof, once
+		return nil, nil, errSlowPath
+	}
+	return x, enc, nil
+}
