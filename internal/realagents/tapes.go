@@ -1,16 +1,28 @@
 package realagents
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/follow"
+	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/internal/truth"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // Tapes is the record-and-replay loop the tape harnesses share (the A2A
@@ -103,16 +115,21 @@ func (h Tapes[T]) ReplayAll() bool {
 	return passed == len(tapes)
 }
 
-// Test replays every tape as a subtest (`make test`): no tapes, or a tape
-// whose record is not true, fails.
-func (h Tapes[T]) Test(t *testing.T, root string) {
+// Test replays every committed tape (the fixtures folder is
+// AEP_FIXTURES_DIR, else the repository's) as a subtest (`make test`): no
+// tapes, or a tape whose record is not true, fails.
+func (h Tapes[T]) Test(t *testing.T) {
 	t.Helper()
+	root, ok := pins.Dir("AEP_FIXTURES_DIR", "fixtures")
+	if !ok {
+		t.Fatal("fixtures folder not found")
+	}
 	tapes, err := h.Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tapes) == 0 {
-		t.Fatalf("no recorded %s tapes under fixtures/%s/recorded", h.Agent, h.Agent)
+		t.Fatalf("no recorded %s tapes under %s", h.Agent, root)
 	}
 	schemas := truth.For(t)
 	for _, tp := range tapes {
@@ -125,9 +142,121 @@ func (h Tapes[T]) Test(t *testing.T, root string) {
 	}
 }
 
+// TapeServe is one tape's replay: the server playing the tape's recorded
+// side, and the real channel run against it.
+type TapeServe struct {
+	// Server plays the tape.
+	Server http.Handler
+	// Vendor is the channel's mapping table.
+	Vendor mapping.Vendor
+	// Clock is the replay's clock (the tape's RecordedAt), so the ids'
+	// embedded times read as they did live.
+	Clock time.Time
+	// Facts are what really happened, for the truth checker.
+	Facts truth.Facts
+	// Channel names the channel in its failures' problem lines
+	// ("bridge").
+	Channel string
+	// StreamEnds says the tape's end shows as the channel's read and
+	// connect failures (the stream closes, the reconnect finds nothing):
+	// those are not problems.
+	StreamEnds bool
+	// Run runs the real channel against the tape until it is played; an
+	// error is the replay's only problem (nothing is read).
+	Run func(r TapeRun) error
+}
+
+// TapeRun is what the channel under replay is given.
+type TapeRun struct {
+	// Base is the URL of the server playing the tape; Tmp the replay's
+	// folder.
+	Base *url.URL
+	Tmp  string
+	// Handle writes into the replay's fresh AEP home (the file emitter).
+	Handle shim.Handler
+	// Errors collects the channel's failures.
+	Errors shim.Recorder
+	// Nonce mints ids at the tape's clock.
+	Nonce func() string
+	// Bad adds a problem.
+	Bad func(format string, a ...any)
+}
+
+// Runner is a follow runner for the channel's source, writing through
+// Handle and failing into Errors, reconnecting at once (a replay has no
+// one to wait for).
+func (r TapeRun) Runner(name string, src follow.Source) *follow.Runner {
+	return &follow.Runner{Name: name, Source: src, Handle: r.Handle, Errors: r.Errors,
+		MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+}
+
+// ReplayTape serves a tape to the real channel writing into a fresh AEP
+// home under tmp, then checks the whole record (schemas may be nil): the
+// channel's failures (besides the tape's end) and every truth violation
+// are its problems.
+func ReplayTape(s TapeServe, tmp string, schemas *truth.Schemas) TapeReplayed {
+	var res TapeReplayed
+	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
+	srv := httptest.NewServer(s.Server)
+	defer srv.Close()
+	base, _ := url.Parse(srv.URL)
+	cfg := shim.Config{Home: filepath.Join(tmp, "aep"), Host: "replay"}
+	em := cfg.NewFileEmitter(redact.DefaultPolicy())
+	ids := shim.NewIDs()
+	errs := &sinktest.Failures{}
+	run := TapeRun{Base: base, Tmp: tmp, Handle: em.Handler(s.Vendor), Errors: errs, Bad: bad,
+		Nonce: func() string { return ids.New(s.Clock) }}
+	if err := s.Run(run); err != nil {
+		bad("%v", err)
+		return res
+	}
+	for _, f := range errs.All() {
+		if s.StreamEnds && (f.Stage == "connect" || f.Stage == "read") {
+			continue
+		}
+		bad("%s failure %s: %s", s.Channel, f.Stage, f.Error)
+	}
+	logs, err := ReadLogs(filepath.Join(cfg.LogRoot(), s.Vendor.AgentName()))
+	if err != nil {
+		bad("read logs: %v", err)
+		return res
+	}
+	res.Logs = logs
+	res.Problems = append(res.Problems, truth.Check(logs, s.Facts, schemas)...)
+	return res
+}
+
+// FollowUntil runs the follow runner until done closes or limit passes,
+// then stops it; it reports whether done closed in time.
+func FollowUntil(r *follow.Runner, done <-chan struct{}, limit time.Duration) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { r.Run(ctx); close(ran) }()
+	ok := true
+	select {
+	case <-done:
+	case <-time.After(limit):
+		ok = false
+	}
+	cancel()
+	<-ran
+	return ok
+}
+
+// FreePort finds a free local port (for a server that must be told its
+// port before it listens).
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
 // LoadTapes reads every tape file named file under
-// root/<agent>/recorded/*/, sorted by scenario; dir is told each tape's
-// folder.
+// root/<agent>/recorded/*/ (agent may be a pattern: "*"), sorted by
+// path; dir is told each tape's folder.
 func LoadTapes[T any](root, agent, file string, dir func(*T, string)) ([]*T, error) {
 	paths, err := filepath.Glob(filepath.Join(root, agent, "recorded", "*", file))
 	if err != nil {
@@ -136,13 +265,9 @@ func LoadTapes[T any](root, agent, file string, dir func(*T, string)) ([]*T, err
 	sort.Strings(paths)
 	var out []*T
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		t, err := ReadTape[T](p)
 		if err != nil {
 			return nil, err
-		}
-		t := new(T)
-		if err := json.Unmarshal(b, t); err != nil {
-			return nil, fmt.Errorf("tape %s: %w", p, err)
 		}
 		if dir != nil {
 			dir(t, filepath.Dir(p))
@@ -150,6 +275,19 @@ func LoadTapes[T any](root, agent, file string, dir func(*T, string)) ([]*T, err
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// ReadTape reads the tape file at path.
+func ReadTape[T any](path string) (*T, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := new(T)
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("tape %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // SaveTape writes a tape as indented JSON into dir/file.
@@ -170,18 +308,32 @@ type TapeScenario interface {
 	ScenarioFacts() truth.Facts
 }
 
-// RecordAll records every scenario (only the one named only, when set)
-// with record, keeps the true ones (Save into the scenario's folder), and
+// TapeHarness is a whole tape harness: the shared loop, the scenarios,
+// and how the harness installs what it runs and records one scenario.
+type TapeHarness[S TapeScenario, T any] struct {
+	Tapes[T]
+	Scenarios []S
+	// Install makes sure what Record runs is in the cache.
+	Install func() error
+	// Record runs one scenario live: its tape and the live record.
+	Record func(S) (T, []truth.Log, error)
+}
+
+// RecordAll installs, records every scenario (only the one named only,
+// when set), keeps the true ones (Save into the scenario's folder), and
 // reports passed/total.
-func RecordAll[S TapeScenario, T any](h Tapes[T], scenarios []S, only string, record func(S) (T, []truth.Log, error)) error {
+func (h TapeHarness[S, T]) RecordAll(only string) error {
+	if err := h.Install(); err != nil {
+		return err
+	}
 	schemas, _ := truth.Found(h.Log)
 	passed, total := 0, 0
-	for _, s := range scenarios {
+	for _, s := range h.Scenarios {
 		if only != "" && s.ScenarioName() != only {
 			continue
 		}
 		total++
-		t, live, err := record(s)
+		t, live, err := h.Record(s)
 		if err != nil {
 			fmt.Fprintf(h.Log, "  %s/%s: %v\n", h.Agent, s.ScenarioName(), err)
 			continue

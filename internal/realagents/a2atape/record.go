@@ -99,25 +99,16 @@ func (h *Recording) Install() error {
 	return os.WriteFile(filepath.Join(dir, "client.mjs"), clientJS, 0o644)
 }
 
-// tapes is the shared record-and-replay loop for a2a tapes.
-func (h *Recording) tapes() realagents.Tapes[*Tape] {
-	return realagents.Tapes[*Tape]{Agent: "a2a", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
-		Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save}
-}
-
-// RecordAll records the named scenario (all when ""), replays what it
-// recorded and saves the tapes that are true; it reports passed/total.
-func (h *Recording) RecordAll(only string) error {
-	if err := h.Install(); err != nil {
-		return err
+// Harness is the A2A tape harness on the shared record-and-replay loop.
+func (h *Recording) Harness() realagents.TapeHarness[Scenario, *Tape] {
+	return realagents.TapeHarness[Scenario, *Tape]{
+		Tapes: realagents.Tapes[*Tape]{Agent: "a2a", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
+			Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save},
+		Scenarios: Scenarios(), Install: h.Install, Record: h.Record,
 	}
-	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record)
 }
 
-// ReplayAll replays every committed tape and reports passed/total.
-func (h *Recording) ReplayAll() bool { return h.tapes().ReplayAll() }
-
-// ScenarioName and ScenarioFacts serve realagents.RecordAll.
+// ScenarioName and ScenarioFacts serve realagents.TapeHarness.
 func (s Scenario) ScenarioName() string { return s.Name }
 
 // ScenarioFacts are what really happens in the scenario.
@@ -204,16 +195,6 @@ func (b *lineBuf) String() string {
 	return b.buf.String() + b.part
 }
 
-// freePort finds a free local port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // serve runs h on a local port until the returned stop is called.
 func serve(h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -243,7 +224,7 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	}
 	defer os.RemoveAll(tmp)
 	home := filepath.Join(tmp, "aep")
-	port, err := freePort()
+	port, err := realagents.FreePort()
 	if err != nil {
 		return nil, nil, err
 	}

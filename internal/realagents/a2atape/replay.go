@@ -2,70 +2,45 @@ package a2atape
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/a2a"
-	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/internal/realagents"
-	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/internal/truth"
 	"github.com/aep-hook/aep-hook/mapping"
-	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
 // Replay serves the tape to the real channel writing into a fresh AEP
 // home under tmp, then checks the whole record (schemas may be nil).
 func Replay(t *Tape, tmp string, schemas *truth.Schemas) realagents.TapeReplayed {
-	var res realagents.TapeReplayed
-	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
-	player := NewPlayer(t)
-	srv := httptest.NewServer(player)
-	defer srv.Close()
-	base, _ := url.Parse(srv.URL)
-	cfg := shim.Config{Home: filepath.Join(tmp, "aep"), Host: "replay"}
-	em := cfg.NewFileEmitter(redact.DefaultPolicy())
-	v := mapping.A2A()
-	ids := shim.NewIDs()
-	clock := t.RecordedAt
-	nonce := func() string { return ids.New(clock) }
-	errs := &sinktest.Failures{}
-	switch t.Channel {
-	case "tee":
-		replayTee(t, base, em.Handler(v), errs, nonce, bad)
-	case "follow":
-		replayFollow(t, base, em.Handler(v), errs, nonce, bad)
-	default:
-		bad("tape names no known channel %q", t.Channel)
-		return res
-	}
-	for _, f := range errs.All() {
-		if t.Channel == "follow" && (f.Stage == "read" || f.Stage == "connect") {
-			continue // the tape's end: the stream closes, a reconnect finds the task ended
-		}
-		bad("channel failure %s: %s", f.Stage, f.Error)
-	}
-	logs, err := realagents.ReadLogs(filepath.Join(cfg.LogRoot(), v.AgentName()))
-	if err != nil {
-		bad("read logs: %v", err)
-		return res
-	}
-	res.Logs = logs
-	res.Problems = append(res.Problems, truth.Check(logs, t.Facts, schemas)...)
-	return res
+	return realagents.ReplayTape(realagents.TapeServe{
+		Server: NewPlayer(t), Vendor: mapping.A2A(), Clock: t.RecordedAt, Facts: t.Facts,
+		// The follower's tape ends as the stream closes and a reconnect
+		// finds the task ended.
+		Channel: "channel", StreamEnds: t.Channel == "follow",
+		Run: func(r realagents.TapeRun) error {
+			switch t.Channel {
+			case "tee":
+				replayTee(t, r)
+			case "follow":
+				replayFollow(t, r)
+			default:
+				return fmt.Errorf("tape names no known channel %q", t.Channel)
+			}
+			return nil
+		},
+	}, tmp, schemas)
 }
 
 // replayTee sends the client's recorded requests, in order, through the
 // real tee to the player, and checks every answer arrives byte for byte.
-func replayTee(t *Tape, upstream *url.URL, h shim.Handler, errs shim.Recorder, nonce func() string, bad func(string, ...any)) {
-	p := &a2a.Proxy{Upstream: upstream, Handle: h, Errors: errs, Nonce: nonce, Instance: "replay"}
+func replayTee(t *Tape, r realagents.TapeRun) {
+	p := &a2a.Proxy{Upstream: r.Base, Handle: r.Handle, Errors: r.Errors, Nonce: r.Nonce, Instance: "replay"}
 	tee := httptest.NewServer(p)
 	defer tee.Close()
 	c := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: time.Minute}
@@ -77,16 +52,16 @@ func replayTee(t *Tape, upstream *url.URL, h shim.Handler, errs shim.Recorder, n
 		}
 		resp, err := c.Do(req)
 		if err != nil {
-			bad("exchange %d (%s): %v", i+1, x.Method, err)
+			r.Bad("exchange %d (%s): %v", i+1, x.Method, err)
 			continue
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
-			bad("exchange %d (%s): read: %v", i+1, x.Method, err)
+			r.Bad("exchange %d (%s): read: %v", i+1, x.Method, err)
 		}
 		if string(body) != x.Body || resp.StatusCode != x.Status {
-			bad("exchange %d (%s): the tee relayed %d %q, the server sent %d %q", i+1, x.Method, resp.StatusCode, body, x.Status, x.Body)
+			r.Bad("exchange %d (%s): the tee relayed %d %q, the server sent %d %q", i+1, x.Method, resp.StatusCode, body, x.Status, x.Body)
 		}
 	}
 	p.Wait()
@@ -94,30 +69,20 @@ func replayTee(t *Tape, upstream *url.URL, h shim.Handler, errs shim.Recorder, n
 
 // replayFollow runs the real follower against the player until the task
 // ended (or a minute passed).
-func replayFollow(t *Tape, base *url.URL, h shim.Handler, errs shim.Recorder, nonce func() string, bad func(string, ...any)) {
+func replayFollow(t *Tape, r realagents.TapeRun) {
 	path := "/a2a/jsonrpc"
 	if len(t.Exchanges) > 0 {
 		path = t.Exchanges[0].Path
 	}
-	f := &a2a.Follower{Endpoint: base.JoinPath(path), Task: t.Task}
-	runner := &follow.Runner{
-		Name: "a2a", Source: f, Errors: errs,
-		Handle: func(ms []mapping.Moment) ([]shim.Result, error) {
-			for i := range ms {
-				ms[i].Nonce = nonce()
-			}
-			return h(ms)
-		},
-		MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+	f := &a2a.Follower{Endpoint: r.Base.JoinPath(path), Task: t.Task}
+	runner := r.Runner("a2a", f)
+	runner.Handle = func(ms []mapping.Moment) ([]shim.Result, error) {
+		for i := range ms {
+			ms[i].Nonce = r.Nonce()
+		}
+		return r.Handle(ms)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { runner.Run(ctx); close(ran) }()
-	select {
-	case <-f.Done():
-	case <-time.After(time.Minute):
-		bad("the follower never saw the task end")
+	if !realagents.FollowUntil(runner, f.Done(), time.Minute) {
+		r.Bad("the follower never saw the task end")
 	}
-	cancel()
-	<-ran
 }

@@ -1,13 +1,10 @@
 package bus
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
-	"github.com/aep-hook/aep-hook/internal/truth"
+	"github.com/aep-hook/aep-hook/internal/realagents"
 )
 
 // TestReplayTapes replays every recorded OpenCode and Kilo Code session
@@ -15,31 +12,6 @@ import (
 // one run per turn, every tool and ask closed once, no phantom runs after
 // idle, nothing lost or doubled across a server restart.
 func TestReplayTapes(t *testing.T) {
-	root, ok := pins.Dir("AEP_FIXTURES_DIR", "fixtures")
-	if !ok {
-		t.Fatal("fixtures folder not found")
-	}
-	tapes, err := LoadTapes(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tapes) == 0 {
-		t.Fatal("no recorded bus tapes under fixtures/*/recorded")
-	}
-	var schemas *truth.Schemas
-	if dir, ok := truth.SchemaDir(); ok {
-		if schemas, err = truth.LoadSchemas(dir); err != nil {
-			t.Fatal(err)
-		}
-	} else if os.Getenv("CI") == "true" {
-		t.Fatal("AEP schemas not found (AEP_SCHEMA_DIR); mandatory under CI=true")
-	}
-	for _, tp := range tapes {
-		t.Run(tp.Agent+"/"+filepath.Base(tp.Dir()), func(t *testing.T) {
-			res := Replay(tp, t.TempDir(), schemas)
-			if len(res.Problems) > 0 {
-				t.Errorf("%s\nrecord: %s", strings.Join(res.Problems, "\n"), truth.Summary(res.Logs))
-			}
-		})
-	}
+	realagents.Tapes[*Tape]{Agent: "bus", Load: LoadTapes, Replay: Replay,
+		Name: func(tp *Tape) string { return tp.Agent + "/" + filepath.Base(tp.Dir()) }}.Test(t)
 }

@@ -2,12 +2,11 @@ package bus
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/realagents"
 	"github.com/aep-hook/aep-hook/internal/truth"
 )
 
@@ -50,32 +49,16 @@ type Exchange struct {
 
 // LoadTapes reads every tape under root/<agent>/recorded/*/, sorted.
 func LoadTapes(root string) ([]*Tape, error) {
-	paths, err := filepath.Glob(filepath.Join(root, "*", "recorded", "*", TapeFile))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var out []*Tape
-	for _, p := range paths {
-		t, err := LoadTape(filepath.Dir(p))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return realagents.LoadTapes(root, "*", TapeFile, func(t *Tape, dir string) { t.dir = dir })
 }
 
 // LoadTape reads the tape in dir.
 func LoadTape(dir string) (*Tape, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TapeFile))
+	t, err := realagents.ReadTape[Tape](filepath.Join(dir, TapeFile))
 	if err != nil {
 		return nil, err
 	}
-	t := &Tape{dir: dir}
-	if err := json.Unmarshal(b, t); err != nil {
-		return nil, fmt.Errorf("tape %s: %w", dir, err)
-	}
+	t.dir = dir
 	return t, nil
 }
 

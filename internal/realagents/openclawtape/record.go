@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -111,38 +110,20 @@ func (h *Recording) Install() error {
 	return nil
 }
 
-// tapes is the shared record-and-replay loop for openclaw tapes.
-func (h *Recording) tapes() realagents.Tapes[*Tape] {
-	return realagents.Tapes[*Tape]{Agent: "openclaw", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
-		Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save}
-}
-
-// RecordAll records the named scenario (all when ""), replays what it
-// recorded and saves the tapes that are true; it reports passed/total.
-func (h *Recording) RecordAll(only string) error {
-	if err := h.Install(); err != nil {
-		return err
+// Harness is the OpenClaw tape harness on the shared record-and-replay loop.
+func (h *Recording) Harness() realagents.TapeHarness[Scenario, *Tape] {
+	return realagents.TapeHarness[Scenario, *Tape]{
+		Tapes: realagents.Tapes[*Tape]{Agent: "openclaw", Log: h.Log, Fixtures: h.Fixtures, Replay: Replay, Load: LoadTapes,
+			Name: func(t *Tape) string { return t.Scenario }, Save: (*Tape).Save},
+		Scenarios: Scenarios(), Install: h.Install, Record: h.Record,
 	}
-	return realagents.RecordAll(h.tapes(), Scenarios(), only, h.Record)
 }
 
-// ReplayAll replays every committed tape and reports passed/total.
-func (h *Recording) ReplayAll() bool { return h.tapes().ReplayAll() }
-
-// ScenarioName and ScenarioFacts serve realagents.RecordAll.
+// ScenarioName and ScenarioFacts serve realagents.TapeHarness.
 func (s Scenario) ScenarioName() string { return s.Name }
 
 // ScenarioFacts are what really happens in the scenario.
 func (s Scenario) ScenarioFacts() truth.Facts { return s.Facts }
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
 
 // Record runs one scenario against the real gateway.
 func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
@@ -174,7 +155,7 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	if err := os.WriteFile(filepath.Join(home, ".openclaw", "openclaw.json"), b, 0o600); err != nil {
 		return nil, nil, err
 	}
-	port, err := freePort()
+	port, err := realagents.FreePort()
 	if err != nil {
 		return nil, nil, err
 	}

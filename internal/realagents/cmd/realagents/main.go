@@ -45,8 +45,8 @@ func main() {
 	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook"); err != nil {
 		fail(err)
 	}
-	a2a := &a2atape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}
-	oc := &openclawtape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}
+	a2a := (&a2atape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}).Harness()
+	oc := (&openclawtape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}).Harness()
 	switch os.Args[1] {
 	case "record":
 		if *agent == "" || *agent == "openclaw" {
