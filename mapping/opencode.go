@@ -76,7 +76,9 @@ func busVendor(p busProfile, name, summary string) Vendor {
 //     newer than every user message seen opens a run named by that message
 //     id (the server re-sends older user messages with summaries: those
 //     never open a run; a prompt while a run is open steers it). Kilo's
-//     session.turn.open / session.turn.close are the boundary when present.
+//     session.turn.open / session.turn.close are the boundary when present
+//     (Kilo ends a turn "superseded" for a prompt queued meanwhile: the
+//     run is cancelled and the next turn opens one).
 //     session.idle closes the run: cancelled when its assistant message was
 //     aborted, failed when it ended in an error, else finished with the
 //     summed usage. A second idle finds nothing open.
@@ -428,7 +430,9 @@ func (p busProfile) closeRun(st *State, reason string) []Draft {
 	case reason != "" && reason != "shutdown" && outcome == "":
 		switch r := SnakeCase(reason); r {
 		case "completed", "complete", "done", "idle", "stop", "finished":
-		case "abort", "aborted", "cancelled", "canceled", "interrupted":
+		case "abort", "aborted", "cancelled", "canceled", "interrupted", "superseded":
+			// superseded: Kilo ended the turn for a prompt queued
+			// meanwhile, which opens the next one.
 			outcome = "abort"
 		default:
 			outcome = "error:" + r

@@ -45,8 +45,15 @@ type Server struct {
 type Scenario struct {
 	Name, Description string
 	Facts             truth.Facts
+	// Differs holds, by Server.Agent, the facts of a server that lives
+	// the scenario differently (Kilo queues a steering prompt as a turn
+	// of its own).
+	Differs map[string]truth.Facts
 	// Model answers by marker, one reply per round of the turn.
 	Model map[string][]fakemodel.Reply
+	// Script, when set, makes a fresh model script for each recording
+	// instead (replies that depend on the calls so far: retries).
+	Script func() fakemodel.Script
 	// Drive runs the session through the server's REST API.
 	Drive func(d *Driver) error
 }
@@ -163,6 +170,36 @@ func (d *Driver) Wait(typ string, timeout time.Duration) (gjson.Result, error) {
 
 // Idle waits for the session's next session.idle.
 func (d *Driver) Idle() error { _, err := d.Wait("session.idle", 4*time.Minute); return err }
+
+// Settled waits for idles until the session's last user message has a
+// completed answer: a server that queues prompts (Kilo) goes idle once
+// per turn before it takes the queued one.
+func (d *Driver) Settled() error {
+	for {
+		if err := d.Idle(); err != nil {
+			return err
+		}
+		b, err := d.call(http.MethodGet, "/session/"+d.sid+"/message", nil)
+		if err != nil {
+			return err
+		}
+		var user string
+		answered := map[string]bool{}
+		for _, m := range gjson.ParseBytes(b).Array() {
+			switch info := m.Get("info"); info.Get("role").String() {
+			case "user":
+				user = info.Get("id").String()
+			case "assistant":
+				if info.Get("time.completed").Exists() {
+					answered[info.Get("parentID").String()] = true
+				}
+			}
+		}
+		if answered[user] {
+			return nil
+		}
+	}
+}
 
 // ReplyPermission answers a permission request.
 func (d *Driver) ReplyPermission(id, reply string) error {
@@ -303,7 +340,11 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	}
 	home, proj := filepath.Join(tmp, "home"), filepath.Join(tmp, "proj")
 	os.MkdirAll(proj, 0o755)
-	model, err := fakemodel.Start(fakemodel.ChatCompletions, fakemodel.Turns(sc.Model), nil)
+	script := fakemodel.Turns(sc.Model)
+	if sc.Script != nil {
+		script = sc.Script()
+	}
+	model, err := fakemodel.Start(fakemodel.ChatCompletions, script, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +446,9 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	}
 	t := Tape{Agent: srv.Agent, Vendor: srv.Vendor, Version: srv.Version, Scenario: sc.Name,
 		Description: sc.Description, RecordedAt: time.Now().UTC().Add(time.Minute), Facts: sc.Facts}
+	if f, ok := sc.Differs[srv.Agent]; ok {
+		t.Facts = f
+	}
 	if err := rec.Save(t); err != nil {
 		return nil, err
 	}

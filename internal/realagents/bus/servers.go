@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"sync"
 	"time"
 
 	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
@@ -23,6 +24,65 @@ func tool(name string, args any) fakemodel.Reply {
 
 func say(text string) fakemodel.Reply { return fakemodel.Reply{Text: text} }
 
+// failFirst answers the turn's first n model calls with fail and every
+// later one with ok (side requests get "Done."): retries, whose repeated
+// request the round count cannot tell apart.
+func failFirst(n int, fail, ok fakemodel.Reply) func() fakemodel.Script {
+	return func() fakemodel.Script {
+		var mu sync.Mutex
+		calls := 0
+		return func(r fakemodel.Request) fakemodel.Reply {
+			if r.Side() {
+				return say("Done.")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if calls <= n {
+				return fail
+			}
+			return ok
+		}
+	}
+}
+
+// always answers every model call, side requests too, with r.
+func always(r fakemodel.Reply) func() fakemodel.Script {
+	return func() fakemodel.Script { return func(fakemodel.Request) fakemodel.Reply { return r } }
+}
+
+// permModel calls bash on ls, which the config makes ask permission.
+var permModel = map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}}
+
+// permTurn prompts for the bash call, answers its permission ask with
+// reply and waits for the turn's idle.
+func permTurn(d *Driver, reply string) error {
+	if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+		return err
+	}
+	ask, err := d.Wait("permission.asked", 3*time.Minute)
+	if err != nil {
+		return err
+	}
+	if err := d.ReplyPermission(ask.Get("properties.id").String(), reply); err != nil {
+		return err
+	}
+	return d.Idle()
+}
+
+// slowReply prompts for a reply the model never sends and returns while
+// its stream is open and silent.
+func slowReply(d *Driver) error {
+	if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+		return err
+	}
+	if _, err := d.Wait("session.status", 3*time.Minute); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // the model stream is open and silent
+	return nil
+}
+
 // turn prompts and waits for the turn's idle.
 func turn(d *Driver, prompt string) error {
 	if err := d.Prompt(prompt); err != nil {
@@ -42,36 +102,21 @@ func scenarios() []Scenario {
 			Drive: func(d *Driver) error { return turn(d, "SCENARIO:tools run two tools") }},
 		{Name: "perm_once", Description: "bash asks permission; answered once over the REST reply route",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
-			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
+			Model: permModel,
+			Drive: func(d *Driver) error { return permTurn(d, "once") }},
+		{Name: "perm_always", Description: "bash asks permission, answered always; the next turn runs the same command without asking",
+			Facts: truth.Facts{Turns: 2, Sessions: 1, Answers: 1},
+			Model: permModel,
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+				if err := permTurn(d, "always"); err != nil {
 					return err
 				}
-				ask, err := d.Wait("permission.asked", 3*time.Minute)
-				if err != nil {
-					return err
-				}
-				if err := d.ReplyPermission(ask.Get("properties.id").String(), "once"); err != nil {
-					return err
-				}
-				return d.Idle()
+				return turn(d, "SCENARIO:perm list files again")
 			}},
 		{Name: "perm_reject", Description: "bash asks permission; rejected: the call fails and the turn ends",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
-			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
-			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
-					return err
-				}
-				ask, err := d.Wait("permission.asked", 3*time.Minute)
-				if err != nil {
-					return err
-				}
-				if err := d.ReplyPermission(ask.Get("properties.id").String(), "reject"); err != nil {
-					return err
-				}
-				return d.Idle()
-			}},
+			Model: permModel,
+			Drive: func(d *Driver) error { return permTurn(d, "reject") }},
 		{Name: "question", Description: "the question tool asks one select question; answered with a choice",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
 			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
@@ -100,13 +145,9 @@ func scenarios() []Scenario {
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
 			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}},
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+				if err := slowReply(d); err != nil {
 					return err
 				}
-				if _, err := d.Wait("session.status", 3*time.Minute); err != nil {
-					return err
-				}
-				time.Sleep(2 * time.Second) // the model stream is open and silent
 				if err := d.Abort(); err != nil {
 					return err
 				}
@@ -114,7 +155,7 @@ func scenarios() []Scenario {
 			}},
 		{Name: "abort_perm", Description: "aborted while a permission is pending: no permission.replied ever comes",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
-			Model: map[string][]fakemodel.Reply{"perm": {tool("bash", obj{"command": "ls /", "description": "list"}), say("ok after perm")}},
+			Model: permModel,
 			Drive: func(d *Driver) error {
 				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
 					return err
@@ -126,6 +167,45 @@ func scenarios() []Scenario {
 					return err
 				}
 				return d.Idle()
+			}},
+		{Name: "steer", Description: "a second prompt while the first turn's reply is still streaming: OpenCode runs it in the same loop (one idle); Kilo queues it, closes the first turn as superseded and opens a turn for it",
+			Facts:   truth.Facts{Turns: 1, Sessions: 1},
+			Differs: map[string]truth.Facts{"kilocode": {Turns: 2, Sessions: 1, Interrupts: 1}},
+			Model:   map[string][]fakemodel.Reply{"slow": {{Hang: true}}, "hello": {say("hello and that too")}},
+			Drive: func(d *Driver) error {
+				if err := slowReply(d); err != nil {
+					return err
+				}
+				if err := d.Prompt("SCENARIO:hello and also this"); err != nil {
+					return err
+				}
+				return d.Settled()
+			}},
+		{Name: "retry", Description: "the model fails twice with HTTP 500 and then answers: the provider retries inside the call, the turn finishes",
+			Facts:  truth.Facts{Turns: 1, Sessions: 1},
+			Script: failFirst(2, fakemodel.Reply{Status: 500}, say("answered after retries")),
+			Drive:  func(d *Driver) error { return turn(d, "SCENARIO:retry once") }},
+		{Name: "model_error", Description: "every model call answers 400 context_length_exceeded: the server tries to compact (a synthetic user message inside the turn), fails, and the turn ends in ContextOverflowError",
+			Facts:  truth.Facts{Turns: 1, Sessions: 1, Failures: 1},
+			Script: always(fakemodel.Reply{Status: 400, ErrorCode: "context_length_exceeded", ErrorMessage: "maximum context length exceeded"}),
+			Drive:  func(d *Driver) error { return turn(d, "SCENARIO:ctxerr fail please") }},
+		{Name: "retry_forever", Description: "every model call of the turn fails (HTTP 500, which the server retries without end): retry statuses, the turn never ends while recorded",
+			Facts: truth.Facts{Turns: 1, Sessions: 1, OpenRuns: 1},
+			Model: map[string][]fakemodel.Reply{"error": {{Status: 500}}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:error fail please"); err != nil {
+					return err
+				}
+				for attempts := 0; attempts < 2; {
+					st, err := d.Wait("session.status", 3*time.Minute)
+					if err != nil {
+						return err
+					}
+					if st.Get("properties.status.type").String() == "retry" {
+						attempts++
+					}
+				}
+				return nil
 			}},
 		{Name: "server_restart", Description: "the server is stopped (SIGTERM) mid-reply and started again; the bridge reconnects, catches up (the cut turn closes as cancelled by shutdown) and records the next turn",
 			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},

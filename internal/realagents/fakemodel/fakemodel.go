@@ -58,6 +58,10 @@ type Reply struct {
 	// Status, when non-zero, answers with this HTTP error status and an
 	// error body in the API's format instead (an API failure).
 	Status int
+	// ErrorCode and ErrorMessage, with Status, replace the error body's
+	// code (OpenAI-style bodies: "context_length_exceeded") and message,
+	// for agents that read them (a context overflow, not a plain failure).
+	ErrorCode, ErrorMessage string
 	// Hang starts the stream and then holds it open until the client goes
 	// away, the server closes or 30 s pass (then the stream ends empty): a
 	// model still thinking, for interrupts.
@@ -232,7 +236,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}
 	if reply.Status != 0 {
-		s.fail(w, reply.Status)
+		s.fail(w, reply)
 		return
 	}
 	switch s.api {
@@ -257,8 +261,16 @@ func clip(s string, n int) string {
 }
 
 // fail answers an API failure in the vendor's error shape.
-func (s *Server) fail(w http.ResponseWriter, status int) {
+func (s *Server) fail(w http.ResponseWriter, reply Reply) {
+	status := reply.Status
 	msg := fmt.Sprintf("scripted failure (HTTP %d)", status)
+	if reply.ErrorMessage != "" {
+		msg = reply.ErrorMessage
+	}
+	var code any
+	if reply.ErrorCode != "" {
+		code = reply.ErrorCode
+	}
 	switch s.api {
 	case Anthropic:
 		typ := "invalid_request_error"
@@ -272,7 +284,7 @@ func (s *Server) fail(w http.ResponseWriter, status int) {
 	case Gemini:
 		writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": "INVALID_ARGUMENT"}})
 	default:
-		writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": nil}})
+		writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code}})
 	}
 }
 

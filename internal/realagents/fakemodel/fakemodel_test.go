@@ -69,20 +69,36 @@ func TestServe(t *testing.T) {
 }
 
 // TestFailure answers a scripted API failure with the status and the
-// vendor's error body.
+// vendor's error body, with the scripted code and message where given.
 func TestFailure(t *testing.T) {
-	s, err := Start(Anthropic, func(Request) Reply { return Reply{Status: 400} }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	resp, err := http.Post(s.URL+"/v1/messages", "application/json", strings.NewReader(`{"messages":[]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(b), `"type":"invalid_request_error"`) {
-		t.Errorf("got %d %s", resp.StatusCode, b)
+	for _, tc := range []struct {
+		api   API
+		path  string
+		reply Reply
+		want  []string
+	}{
+		{Anthropic, "/v1/messages", Reply{Status: 400}, []string{`"type":"invalid_request_error"`}},
+		{ChatCompletions, "/v1/chat/completions", Reply{Status: 400, ErrorCode: "context_length_exceeded", ErrorMessage: "maximum context length exceeded"},
+			[]string{`"code":"context_length_exceeded"`, `"message":"maximum context length exceeded"`}},
+	} {
+		s, err := Start(tc.api, func(Request) Reply { return tc.reply }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(s.URL+tc.path, "application/json", strings.NewReader(`{"messages":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s.Close()
+		if resp.StatusCode != tc.reply.Status {
+			t.Errorf("%s: status %d %s", tc.path, resp.StatusCode, b)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s: body lacks %s: %s", tc.path, w, b)
+			}
+		}
 	}
 }
