@@ -68,6 +68,27 @@ func qwenCode() *Agent {
 				Drive: headless(4*time.Minute, "-p", "SCENARIO:big fill the context", "--yolo"),
 			},
 			{
+				Name: "approval-tui", Mode: "tmux",
+				Description: "qwen TUI in its default (auto) approval mode, the classifier unavailable: two shell commands, the first allowed in Qwen's confirmation dialog (Yes, allow once), the second refused (Esc); then /quit",
+				// PermissionRequest comes before PreToolUse and names no call.
+				// The refused call fires no PreToolUse, and the turn no Stop:
+				// it ends like an interrupt.
+				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"approval": {
+					calls(call("run_shell_command", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
+					calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"})),
+					say("One made, one refused."),
+				}}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Typed("SCENARIO:approval make two files"), Fired("PermissionRequest", 1), Screen("Yes, allow once"), Pressed("Enter"),
+					Fired("PostToolUse", 1),
+					Fired("PermissionRequest", 2), Screen("Yes, allow once"), Pressed("Escape"),
+					Fired("PostToolBatch", 2), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1),
+				),
+			},
+			{
 				Name: "compress-tui", Mode: "tmux",
 				Description: "qwen TUI: one turn whose answer reports a large prompt, then /compress (manual compaction), then /quit",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Compactions: 1},
