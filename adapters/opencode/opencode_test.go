@@ -112,30 +112,35 @@ func TestBridgeAuthAndErrors(t *testing.T) {
 	}
 }
 
+// holdAll is a transport that holds every request until its context
+// ends, as a server still booting holds /event, and tells gone it ended.
+type holdAll struct{ gone chan struct{} }
+
+func (h holdAll) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	h.gone <- struct{}{}
+	return nil, r.Context().Err()
+}
+
 // TestOpenGivesUpOnHeldHeaders: a server still booting accepts /event and
 // never answers; Open ends that request, waits longer next time, and once
-// a server answers starts again from the first wait.
+// a server answers starts again from the first wait. The held requests are
+// held by the transport: one sent to a server could still be on its way
+// when a 1 ms wait ends, and never be held at all.
 func TestOpenGivesUpOnHeldHeaders(t *testing.T) {
-	hold := make(chan bool, 4) // per request: hold it, or answer
-	gone := make(chan struct{}, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if <-hold {
-			<-r.Context().Done()
-			gone <- struct{}{}
-			return
-		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write([]byte("data: {\"id\":\"evt_1\",\"type\":\"server.connected\",\"properties\":{}}\n\n"))
 	}))
 	defer srv.Close()
 	base, _ := url.Parse(srv.URL)
-	b := &Bridge{Base: base, ConnectTimeout: time.Millisecond}
+	held := holdAll{gone: make(chan struct{}, 1)}
+	b := &Bridge{Base: base, ConnectTimeout: time.Millisecond, Client: &http.Client{Transport: held}}
 	for _, want := range []time.Duration{2 * time.Millisecond, 4 * time.Millisecond} {
-		hold <- true
 		if _, err := b.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "no answer within") {
 			t.Fatalf("Open on a held request: %v", err)
 		}
-		<-gone // the held request was ended, not left behind
+		<-held.gone // the held request was ended, not left behind
 		if got := b.headerWait(); got != want {
 			t.Errorf("next wait %v, want %v", got, want)
 		}
@@ -147,7 +152,7 @@ func TestOpenGivesUpOnHeldHeaders(t *testing.T) {
 		t.Errorf("wait after many give-ups %v, want the cap %v", got, maxConnectTimeout)
 	}
 	b.ConnectTimeout = time.Minute // the cap's wait stands until an answer
-	hold <- false
+	b.Client = nil                 // the server answers
 	st, err := b.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
