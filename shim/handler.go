@@ -19,3 +19,19 @@ func (e *Emitter) Handler(v mapping.Vendor) Handler {
 type Recorder interface {
 	Record(Failure) bool
 }
+
+// Deliver hands ms to h and calls failed for each moment that was not
+// emitted, with its error: its own result's, or the call's error for a
+// moment the results do not reach.
+func (h Handler) Deliver(ms []mapping.Moment, failed func(m mapping.Moment, err error)) {
+	results, err := h(ms)
+	for i, m := range ms {
+		ferr := err
+		if i < len(results) {
+			ferr = results[i].Err
+		}
+		if ferr != nil {
+			failed(m, ferr)
+		}
+	}
+}

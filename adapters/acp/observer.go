@@ -412,18 +412,11 @@ func (o *observer) hand(ms []mapping.Moment) {
 		ms[i].Nonce = o.nonce()
 	}
 	o.stats.Observed.Add(int64(len(ms)))
-	results, err := o.handle(ms)
-	for i, m := range ms {
-		ferr := err
-		if i < len(results) {
-			ferr = results[i].Err
-		}
-		if ferr != nil {
-			o.stats.Failed.Add(1)
-			o.record(shim.Failure{Hook: m.Facts.Kind.String() + ":" + m.Facts.Method, Stage: "emit",
-				Bytes: len(m.Raw), Error: ferr.Error()})
-		}
-	}
+	o.handle.Deliver(ms, func(m mapping.Moment, err error) {
+		o.stats.Failed.Add(1)
+		o.record(shim.Failure{Hook: m.Facts.Kind.String() + ":" + m.Facts.Method, Stage: "emit",
+			Bytes: len(m.Raw), Error: err.Error()})
+	})
 }
 
 // facts validates and classifies one framed line.

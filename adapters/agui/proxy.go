@@ -3,7 +3,6 @@ package agui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"mime"
@@ -100,27 +99,21 @@ func (p *Proxy) init() {
 		ids := shim.NewIDs()
 		p.Nonce = func() string { return ids.New(time.Now()) }
 	}
-	tr := p.Transport
-	if tr == nil {
-		// The upstream gets the UI's own Accept-Encoding.
-		tr = httptee.Transport()
-	}
-	p.rp = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			// The request goes on as the UI sent it (hop-by-hop headers
-			// aside, as for any proxy): no X-Forwarded-* is added.
-			pr.SetURL(p.Upstream)
-			sc := p.readInput(pr.Out)
-			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), scopeKey{}, sc))
-		},
-		FlushInterval:  -1,
-		Transport:      tr,
-		ModifyResponse: p.observe,
-		ErrorHandler:   p.fail,
-		// A stream the upstream cuts is recorded by its observer (the run
-		// it leaves open is closed); the proxy's own log line would only
-		// reach the operator's console.
-		ErrorLog: log.New(io.Discard, "", 0),
+	p.rp = httptee.ReverseProxy(p.Upstream, p.Transport, func(pr *httputil.ProxyRequest) {
+		sc := p.readInput(pr.Out)
+		pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), scopeKey{}, sc))
+	}, p.observe, p.record)
+	// A stream the upstream cuts is recorded by its observer (the run it
+	// leaves open is closed); the proxy's own log line would only reach
+	// the operator's console.
+	p.rp.ErrorLog = log.New(io.Discard, "", 0)
+}
+
+// record keeps an internal failure, without content.
+func (p *Proxy) record(f shim.Failure) {
+	f.Adapter = "agui"
+	if p.Errors != nil {
+		p.Errors.Record(f)
 	}
 }
 
@@ -168,59 +161,19 @@ func (p *Proxy) observe(resp *http.Response) error {
 		}
 		p.mu.Unlock()
 	}()
-	resp.Body = &teeBody{rc: resp.Body, s: s, ctx: resp.Request.Context()}
+	ctx := resp.Request.Context() // done when the UI went away
+	resp.Body = &httptee.Body{RC: resp.Body, Feed: s.parser.feed, End: func(err error) {
+		switch {
+		case err == nil:
+			s.end = endUpstreamEnded
+		case errors.Is(err, httptee.ErrClosed) || ctx.Err() != nil:
+			// Closed before its end: the proxy stops reading when it
+			// cannot write to the UI.
+			s.end = endClientAborted
+		default:
+			s.end = endUpstreamDropped
+		}
+		close(s.done)
+	}}
 	return nil
-}
-
-// fail answers an upstream failure with 502, as a direct connection to a
-// dead agent would fail, and records it unless the client went away.
-func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
-		return
-	}
-	if p.Errors != nil {
-		p.Errors.Record(shim.Failure{Adapter: "agui", Stage: "upstream", Error: fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)})
-	}
-	w.WriteHeader(http.StatusBadGateway)
-}
-
-// teeBody relays the upstream body unchanged, framing it on the way, and
-// tells the stream how the body ended.
-type teeBody struct {
-	rc     io.ReadCloser
-	s      *stream
-	ctx    context.Context // the upstream request's: done when the UI went away
-	closed sync.Once
-}
-
-func (b *teeBody) Read(buf []byte) (int, error) {
-	n, err := b.rc.Read(buf)
-	if n > 0 {
-		b.s.parser.feed(buf[:n])
-	}
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF):
-		b.finish(endUpstreamEnded)
-	case b.ctx.Err() != nil:
-		b.finish(endClientAborted)
-	default:
-		b.finish(endUpstreamDropped)
-	}
-	return n, err
-}
-
-// Close ends the body; before its end, that is the UI going away (the
-// proxy stops reading when it cannot write to the UI).
-func (b *teeBody) Close() error {
-	err := b.rc.Close()
-	b.finish(endClientAborted)
-	return err
-}
-
-func (b *teeBody) finish(reason string) {
-	b.closed.Do(func() {
-		b.s.end = reason
-		close(b.s.done)
-	})
 }

@@ -113,12 +113,7 @@ func (s *stream) run() {
 	}
 }
 
-func (s *stream) record(f shim.Failure) {
-	f.Adapter = "agui"
-	if s.p.Errors != nil {
-		s.p.Errors.Record(f)
-	}
-}
+func (s *stream) record(f shim.Failure) { s.p.record(f) }
 
 // take observes first and whatever else is already queued (up to
 // maxBatch) as one batch, in stream order.
@@ -146,17 +141,10 @@ gather:
 		ms[i].Nonce = s.p.Nonce()
 	}
 	s.p.stats.Observed.Add(int64(len(ms)))
-	results, err := s.p.Handle(ms)
-	for i, m := range ms {
-		ferr := err
-		if i < len(results) {
-			ferr = results[i].Err
-		}
-		if ferr != nil {
-			s.p.stats.Failed.Add(1)
-			s.record(shim.Failure{Hook: m.Facts.Name, Stage: "emit", Bytes: len(m.Raw), Error: ferr.Error()})
-		}
-	}
+	s.p.Handle.Deliver(ms, func(m mapping.Moment, err error) {
+		s.p.stats.Failed.Add(1)
+		s.record(shim.Failure{Hook: m.Facts.Name, Stage: "emit", Bytes: len(m.Raw), Error: err.Error()})
+	})
 }
 
 // moment validates one event and gives it the stream's facts; RUN_STARTED

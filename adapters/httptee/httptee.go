@@ -2,14 +2,24 @@
 // share around net/http/httputil.ReverseProxy, so that both stay byte
 // transparent the same way: the upstream gets the client's own headers
 // (no Accept-Encoding of Go's own), and a request body read for
-// observation is forwarded from the bytes read, never read twice.
+// observation is forwarded from the bytes read, never read twice; an
+// upstream failure is answered and recorded alike, and an answer's body is
+// shown to the tee's observer as it is relayed.
 package httptee
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // Transport is a private clone of http.DefaultTransport that asks for no
@@ -57,3 +67,76 @@ type readCloser struct {
 }
 
 func (rc readCloser) Close() error { return rc.c.Close() }
+
+// ReverseProxy is a tee's reverse proxy to upstream over tr (nil:
+// Transport()). A request goes on as the client sent it (hop-by-hop
+// headers aside, as for any proxy): no X-Forwarded-* is added; rewrite,
+// when set, looks at it first (reading its body with JSONBody, putting
+// what it learnt into pr.Out's context). Every answer is flushed to the
+// client as it arrives and shown to observe (ModifyResponse) first. An
+// upstream failure is answered 502, as a direct connection to a dead
+// server would fail, and recorded unless the client went away.
+func ReverseProxy(upstream *url.URL, tr http.RoundTripper, rewrite func(pr *httputil.ProxyRequest),
+	observe func(*http.Response) error, record func(shim.Failure)) *httputil.ReverseProxy {
+	if tr == nil {
+		tr = Transport()
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(upstream)
+			if rewrite != nil {
+				rewrite(pr)
+			}
+		},
+		FlushInterval:  -1,
+		Transport:      tr,
+		ModifyResponse: observe,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+				return
+			}
+			record(shim.Failure{Stage: "upstream", Error: fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)})
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+}
+
+// ErrClosed is how a Body ends that was closed before its end was read:
+// the client went away, or the proxy stopped relaying.
+var ErrClosed = errors.New("closed before its end")
+
+// Body relays an upstream answer's body unchanged, showing the bytes read
+// to Feed on the way (Feed must not block), and tells End once how the
+// body ended: nil at its end, ErrClosed when it was closed first, else
+// the read error.
+type Body struct {
+	RC   io.ReadCloser
+	Feed func([]byte)
+	End  func(error)
+	once sync.Once
+}
+
+// Read reads from the upstream body.
+func (b *Body) Read(buf []byte) (int, error) {
+	n, err := b.RC.Read(buf)
+	if n > 0 {
+		b.Feed(buf[:n])
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			b.finish(nil)
+		} else {
+			b.finish(err)
+		}
+	}
+	return n, err
+}
+
+// Close closes the upstream body.
+func (b *Body) Close() error {
+	err := b.RC.Close()
+	b.finish(ErrClosed)
+	return err
+}
+
+func (b *Body) finish(err error) { b.once.Do(func() { b.End(err) }) }

@@ -1,10 +1,15 @@
 package httptee
 
 import (
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 func TestJSONBody(t *testing.T) {
@@ -35,5 +40,72 @@ func TestJSONBody(t *testing.T) {
 				t.Errorf("forwarded %q, want %q", fwd, tt.body)
 			}
 		})
+	}
+}
+
+// failingReader returns its bytes, then err.
+type failingReader struct {
+	b   []byte
+	err error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func TestBodyEnds(t *testing.T) {
+	broken := errors.New("connection reset")
+	tests := []struct {
+		name      string
+		err       error // what the upstream body returns after its bytes
+		readAll   bool  // read to the end before closing
+		want      error
+		wantBytes string
+	}{
+		{"read to its end", io.EOF, true, nil, "data: 1\n\n"},
+		{"cut by the upstream", broken, true, broken, "data: 1\n\n"},
+		{"closed before its end", io.EOF, false, ErrClosed, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fed strings.Builder
+			var ends []error
+			b := &Body{RC: io.NopCloser(&failingReader{b: []byte("data: 1\n\n"), err: tt.err}),
+				Feed: func(p []byte) { fed.Write(p) }, End: func(err error) { ends = append(ends, err) }}
+			if tt.readAll {
+				got, err := io.ReadAll(b)
+				if string(got) != "data: 1\n\n" || !errors.Is(err, tt.want) {
+					t.Fatalf("read %q, %v", got, err)
+				}
+			}
+			b.Close()
+			if len(ends) != 1 || !errors.Is(ends[0], tt.want) || (tt.want == nil && ends[0] != nil) {
+				t.Errorf("ends %v, want [%v]", ends, tt.want)
+			}
+			if fed.String() != tt.wantBytes {
+				t.Errorf("fed %q, want %q", fed.String(), tt.wantBytes)
+			}
+		})
+	}
+}
+
+func TestReverseProxyUpstreamFailure(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	u, _ := url.Parse(dead.URL)
+	dead.Close()
+	var got []shim.Failure
+	rp := ReverseProxy(u, nil, nil, nil, func(f shim.Failure) { got = append(got, f) })
+	w := httptest.NewRecorder()
+	rp.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/rpc", strings.NewReader("{}")))
+	if w.Code != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", w.Code)
+	}
+	if len(got) != 1 || got[0].Stage != "upstream" || !strings.HasPrefix(got[0].Error, "POST /rpc: ") {
+		t.Errorf("recorded %+v", got)
 	}
 }
