@@ -182,7 +182,7 @@ func (r *OTelRecord) recordTime() time.Time {
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
 // every non-identity attribute, gated by its declared level.
 func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
-	data := make(map[string]any, len(r.Attributes)+2) // sized once: a map that grows rehashes
+	data := make(map[string]any, min(len(r.Attributes)+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
 	for k, v := range r.Attributes {
 		if p.identity[k] || v == nil {
 			continue
