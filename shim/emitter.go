@@ -205,7 +205,12 @@ type batch struct {
 	rs    []Result
 	lines lineBuf
 	away  awayDrafts
+	src   sources
 }
+
+// sources are the source URIs of one session's events, built once per
+// batch.
+type sources struct{ session, agent string }
 
 // prepare maps the moments on st, which it changes, and builds, gates and
 // encodes their events.
@@ -218,7 +223,7 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 			continue
 		}
 		drafts = b.away.take(i, m.Nonce, session, drafts)
-		evs, suppressed, err := e.build(agent, session, m.Nonce, drafts, st)
+		evs, suppressed, err := e.build(agent, session, m.Nonce, drafts, st, &b.src)
 		if err != nil {
 			return nil, err
 		}
@@ -319,6 +324,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 	for _, session := range a.order {
 		_, err := e.inSession(agent, session, func(tx *Tx) error {
 			var lines lineBuf
+			var src sources
 			for ds := a.by[session]; len(ds) > 0; {
 				n := 1 // one moment's drafts are built together
 				for n < len(ds) && ds[n].moment == ds[0].moment {
@@ -328,7 +334,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				for j := range drafts {
 					drafts[j] = ds[j].draft
 				}
-				evs, suppressed, err := e.build(agent, session, ds[0].nonce, drafts, tx.State)
+				evs, suppressed, err := e.build(agent, session, ds[0].nonce, drafts, tx.State, &src)
 				if err != nil {
 					return err
 				}
@@ -431,8 +437,9 @@ func (e *Emitter) now() time.Time {
 }
 
 // build turns drafts into envelopes of session, assigning positions from
-// st, that session's state.
-func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st *SessionState) ([]Event, int, error) {
+// st, that session's state; src keeps the source URIs across the calls of
+// one batch.
+func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st *SessionState, src *sources) ([]Event, int, error) {
 	ids := e.IDs
 	if ids == nil {
 		ids = NewIDs() // never stored: an emitter is shared across goroutines
@@ -443,7 +450,6 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 	}
 	evs := make([]Event, 0, len(drafts))
 	suppressed := 0
-	var sessionSource, agentSource string // built once per call
 	for _, d := range drafts {
 		if d.Type == "run.started" && d.Run != "" {
 			// A run starts once: a second start for the same run (a
@@ -489,15 +495,15 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		}, ceiling, e.Pipeline)
 		ev.Data, ev.Capture = data, honoured.String()
 		if AgentScoped(d.Type) {
-			if agentSource == "" {
-				agentSource = e.source(agent, "")
+			if src.agent == "" {
+				src.agent = e.source(agent, "")
 			}
-			ev.Source = agentSource
+			ev.Source = src.agent
 		} else {
-			if sessionSource == "" {
-				sessionSource = e.source(agent, session)
+			if src.session == "" {
+				src.session = e.source(agent, session)
 			}
-			ev.Source = sessionSource
+			ev.Source = src.session
 			ev.Session, ev.Run, ev.Step = session, d.Run, d.Step
 			epoch, seq, err := st.take()
 			if err != nil {

@@ -134,7 +134,7 @@ func (r *Receiver) consumeFlat(frs []flatResource) (rejected int64, err error) {
 func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRecord)) (rejected int64, err error) {
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
-	sessions := map[string]struct{}{} // the sessions this request writes to
+	sessions := map[[2]string]struct{}{} // the (agent, session) pairs this request writes to
 	capped := 0
 	defer func() {
 		if capped > 0 {
@@ -175,14 +175,14 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 // admit reports whether a record's session may be written by this request:
 // one already written to, or a new one while the request has written to
 // fewer than MaxSessions.
-func (r *Receiver) admit(sessions map[string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) bool {
+func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) bool {
 	session := mapping.UnknownSession
 	if v.Identify != nil {
 		if _, s := v.Identify(recordMoment(rec)); s != "" {
 			session = s
 		}
 	}
-	key := v.AgentName() + "\x00" + session
+	key := [2]string{v.AgentName(), session}
 	if _, ok := sessions[key]; ok {
 		return true
 	}
