@@ -162,7 +162,7 @@ func (p *Proxy) observe(resp *http.Response) error {
 		p.mu.Unlock()
 	}()
 	ctx := resp.Request.Context() // done when the UI went away
-	resp.Body = &httptee.Body{RC: resp.Body, Feed: s.parser.feed, End: func(err error) {
+	resp.Body = &httptee.Body{RC: resp.Body, Feed: s.feed, End: func(err error) {
 		switch {
 		case err == nil:
 			s.end = endUpstreamEnded

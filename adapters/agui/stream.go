@@ -1,10 +1,12 @@
 package agui
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/adapters/sse"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -18,7 +20,7 @@ type event struct {
 // stream observes one event-stream response.
 type stream struct {
 	p      *Proxy
-	parser *sseParser
+	parser *sse.Reader // fed the body as it is relayed
 	q      chan event
 	done   chan struct{} // closed when the body ends
 	end    string        // how it ended (set before done is closed)
@@ -52,8 +54,23 @@ func newStream(p *Proxy, sc scope) *stream {
 		max = DefaultMaxEvent
 	}
 	s := &stream{p: p, q: make(chan event, n), done: make(chan struct{}), observed: make(chan struct{}), scope: sc}
-	s.parser = &sseParser{max: max, emit: s.offer}
+	s.parser = sse.NewReader(nil, max)
 	return s
+}
+
+// feed frames the next relayed bytes of the body.
+func (s *stream) feed(b []byte) { s.parser.Feed(b, s.framed) }
+
+// framed takes one event the parser completed: its data (events without
+// data carry nothing to observe), or the size of one over the bound.
+func (s *stream) framed(ev sse.Event, err error) {
+	var tl *sse.TooLongError
+	switch {
+	case errors.As(err, &tl):
+		s.offer(nil, tl.Size)
+	case err == nil && len(ev.Data) > 0:
+		s.offer(ev.Data, 0)
+	}
 }
 
 // offer queues an event without blocking; a full queue drops and counts.

@@ -11,7 +11,7 @@ import (
 
 // FuzzReader feeds arbitrary streams: the reader never panics, keeps no
 // event over its limit, and reads the same events however the bytes are
-// split into reads.
+// split into reads, and whether they are pulled (Next) or pushed (Feed).
 func FuzzReader(f *testing.F) {
 	for _, s := range []string{
 		"data: {\"type\":\"server.connected\",\"properties\":{}}\n\n",
@@ -20,9 +20,9 @@ func FuzzReader(f *testing.F) {
 		"data: " + strings.Repeat("x", 70) + "\n\n",
 		"id: \x00\ndata:\n\n",
 	} {
-		f.Add(s, 16)
+		f.Add(s, 16, uint8(3))
 	}
-	f.Fuzz(func(t *testing.T, in string, max int) {
+	f.Fuzz(func(t *testing.T, in string, max int, step uint8) {
 		if max < 1 || max > 1<<16 {
 			max = 64
 		}
@@ -36,6 +36,9 @@ func FuzzReader(f *testing.F) {
 		}
 		if !reflect.DeepEqual(whole, split) || !reflect.DeepEqual(wl, sl) {
 			t.Fatalf("split reads differ:\n whole %q %v\n split %q %v", whole, wl, split, sl)
+		}
+		if fed, fl := feedAll(in, max, int(step)+1); !reflect.DeepEqual(whole, fed) || !reflect.DeepEqual(wl, fl) {
+			t.Fatalf("fed differs:\n whole %q %v\n fed %q %v", whole, wl, fed, fl)
 		}
 		for _, ev := range whole {
 			if len(ev.Data) > max {

@@ -86,42 +86,55 @@ func (rd *Reader) Next() (Event, error) {
 		if err != nil {
 			return Event{}, err
 		}
-		if !ok {
-			continue // a line over the limit (a data line marks the event)
+		if ev, ok, err := rd.apply(line, ok); ok || err != nil {
+			return ev, err
 		}
-		if len(line) == 0 {
-			if ev, ok, err := rd.dispatch(); ok || err != nil {
-				return ev, err
-			}
+	}
+}
+
+// Feed frames the next bytes of a stream that is pushed rather than
+// pulled (a body relayed to someone else as it arrives) and calls emit
+// with each event it completes, or with a *TooLongError for one over the
+// limit. A Reader made with a nil source is fed this way only; the events
+// are the same however the stream is split into Feed calls.
+func (rd *Reader) Feed(b []byte, emit func(Event, error)) {
+	for len(b) > 0 {
+		used, ended := rd.scan(b)
+		b = b[used:]
+		if !ended {
 			continue
 		}
-		rd.field(line)
+		line, ok, _ := rd.endLine()
+		if ev, ok, err := rd.apply(line, ok); ok || err != nil {
+			emit(ev, err)
+		}
 	}
+}
+
+// apply takes one whole line (ok is false for one over the limit, already
+// accounted): a blank line dispatches the event, any other sets a field.
+func (rd *Reader) apply(line []byte, ok bool) (Event, bool, error) {
+	switch {
+	case !ok:
+		return Event{}, false, nil
+	case len(line) == 0:
+		return rd.dispatch()
+	}
+	rd.field(line)
+	return Event{}, false, nil
 }
 
 // nextLine returns the next complete line without its terminator. ok is
 // false for a line that passed the limit (consumed, not returned).
 func (rd *Reader) nextLine() (line []byte, ok bool, err error) {
-	rd.line, rd.n = rd.line[:0], 0
 	for {
 		if rd.pos < len(rd.buf) {
-			b := rd.buf[rd.pos:]
-			if rd.cr {
-				rd.cr = false
-				if b[0] == '\n' {
-					rd.pos++
-					continue
-				}
-			}
-			i := bytes.IndexAny(b, "\r\n")
-			if i >= 0 {
-				rd.appendLine(b[:i])
-				rd.cr = b[i] == '\r'
-				rd.pos += i + 1
+			used, ended := rd.scan(rd.buf[rd.pos:])
+			rd.pos += used
+			if ended {
 				return rd.endLine()
 			}
-			rd.appendLine(b)
-			rd.pos = len(rd.buf)
+			continue
 		}
 		if rd.err != nil {
 			return nil, false, rd.err
@@ -130,8 +143,32 @@ func (rd *Reader) nextLine() (line []byte, ok bool, err error) {
 	}
 }
 
+// scan adds the head of b (not empty) to the current line, up to and
+// including its terminator: used is how many bytes it took, ended whether
+// the line is complete.
+func (rd *Reader) scan(b []byte) (used int, ended bool) {
+	if rd.cr {
+		rd.cr = false
+		if b[0] == '\n' {
+			return 1, false // the LF of a CRLF
+		}
+	}
+	i := bytes.IndexAny(b, "\r\n")
+	if i < 0 {
+		rd.appendLine(b)
+		return len(b), false
+	}
+	rd.appendLine(b[:i])
+	rd.cr = b[i] == '\r'
+	return i + 1, true
+}
+
 // fill reads the next chunk of the source into buf.
 func (rd *Reader) fill() {
+	if rd.src == nil {
+		rd.err = io.EOF // a Reader that is fed has nothing to pull
+		return
+	}
 	if cap(rd.buf) < readSize {
 		rd.buf = make([]byte, readSize)
 	}
@@ -165,8 +202,11 @@ func (rd *Reader) appendLine(b []byte) {
 	}
 }
 
+// endLine ends the current line: the line (ok false when it passed the
+// limit, a data line marking its event as too long).
 func (rd *Reader) endLine() ([]byte, bool, error) {
 	line, n := rd.line, rd.n
+	rd.line, rd.n = rd.line[:0], 0
 	if !rd.bom {
 		rd.bom = true
 		if bytes.HasPrefix(line, []byte("\xEF\xBB\xBF")) {

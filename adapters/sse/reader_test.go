@@ -30,6 +30,24 @@ func readAll(t testing.TB, r io.Reader, max int) (evs []Event, tooLong []int, er
 	}
 }
 
+// feedAll pushes in to a fed Reader step bytes at a time.
+func feedAll(in string, max, step int) (evs []Event, tooLong []int) {
+	rd := NewReader(nil, max)
+	emit := func(ev Event, err error) {
+		if tl, ok := err.(*TooLongError); ok {
+			tooLong = append(tooLong, tl.Size)
+			return
+		}
+		evs = append(evs, ev)
+	}
+	for b := []byte(in); len(b) > 0; {
+		k := min(step, len(b))
+		rd.Feed(b[:k], emit)
+		b = b[k:]
+	}
+	return evs, tooLong
+}
+
 func TestReader(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
@@ -65,8 +83,15 @@ func TestReader(t *testing.T) {
 			for _, src := range []struct {
 				name string
 				r    io.Reader
-			}{{"whole", strings.NewReader(tc.in)}, {"byte by byte", iotest.OneByteReader(strings.NewReader(tc.in))}} {
-				evs, tl, err := readAll(t, src.r, tc.max)
+			}{{"whole", strings.NewReader(tc.in)}, {"byte by byte", iotest.OneByteReader(strings.NewReader(tc.in))}, {"fed byte by byte", nil}} {
+				var evs []Event
+				var tl []int
+				var err error
+				if src.r == nil {
+					evs, tl = feedAll(tc.in, tc.max, 1)
+				} else {
+					evs, tl, err = readAll(t, src.r, tc.max)
+				}
 				if err != nil {
 					t.Fatalf("%s: %v", src.name, err)
 				}
