@@ -2,9 +2,6 @@ package a2a
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/http/httputil"
@@ -125,29 +122,16 @@ func (p *Proxy) init() {
 	if p.Instance == "" {
 		p.Instance = p.Nonce()
 	}
-	tr := p.Transport
-	if tr == nil {
-		tr = httptee.Transport()
-	}
 	p.tasks.init(maxTasks)
 	p.streams = map[*streamObserver]struct{}{}
 	p.q = make(chan []mapping.Moment, DefaultQueueBatches)
 	p.flush = make(chan chan struct{})
 	go p.loop()
-	p.rp = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			// As the client sent it (hop-by-hop headers aside): no
-			// X-Forwarded-* is added.
-			pr.SetURL(p.Upstream)
-			if x := p.readRequest(pr.Out); x != nil {
-				pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), exchangeKey{}, x))
-			}
-		},
-		FlushInterval:  -1,
-		Transport:      tr,
-		ModifyResponse: p.observe,
-		ErrorHandler:   p.fail,
-	}
+	p.rp = httptee.ReverseProxy(p.Upstream, p.Transport, func(pr *httputil.ProxyRequest) {
+		if x := p.readRequest(pr.Out); x != nil {
+			pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), exchangeKey{}, x))
+		}
+	}, p.observe, p.record)
 }
 
 // exchangeKey carries a request's exchange from Rewrite to
@@ -260,20 +244,11 @@ func (p *Proxy) observe(resp *http.Response) error {
 		// request alone is handed over.
 		o = &bodyObserver{p: p, x: x, limit: -1}
 	}
-	resp.Body = &teeBody{rc: resp.Body, o: o}
+	resp.Body = &httptee.Body{RC: resp.Body, Feed: o.feed, End: o.end}
 	return nil
 }
 
-// fail answers an upstream failure with 502, as a direct connection to a
-// dead server would fail, and records it unless the client went away.
-func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
-		return
-	}
-	p.record(shim.Failure{Stage: "upstream", Error: fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)})
-	w.WriteHeader(http.StatusBadGateway)
-}
-
+// record keeps an internal failure, without content.
 func (p *Proxy) record(f shim.Failure) {
 	f.Adapter = "a2a"
 	if p.Errors != nil {
@@ -285,47 +260,9 @@ func (p *Proxy) record(f shim.Failure) {
 type observer interface {
 	// feed takes the next relayed bytes; it must not block.
 	feed(b []byte)
-	// end is called once when the body ended (err nil or io.EOF at its
-	// end, else why it broke).
+	// end is called once when the body ended (err nil at its end,
+	// httptee.ErrClosed when closed first, else why it broke).
 	end(err error)
-}
-
-// teeBody relays the upstream body unchanged, showing it to the observer
-// on the way.
-type teeBody struct {
-	rc    io.ReadCloser
-	o     observer
-	ended sync.Once
-}
-
-func (b *teeBody) Read(buf []byte) (int, error) {
-	n, err := b.rc.Read(buf)
-	if n > 0 {
-		b.o.feed(buf[:n])
-	}
-	if err != nil {
-		b.finish(err)
-	}
-	return n, err
-}
-
-func (b *teeBody) Close() error {
-	err := b.rc.Close()
-	b.finish(errClosed)
-	return err
-}
-
-// errClosed says the body was closed before its end was read: the client
-// went away, or the proxy stopped relaying.
-var errClosed = errors.New("closed before its end")
-
-func (b *teeBody) finish(err error) {
-	b.ended.Do(func() {
-		if errors.Is(err, io.EOF) {
-			err = nil
-		}
-		b.o.end(err)
-	})
 }
 
 // hand queues moments for the handler without waiting; a full queue
@@ -385,17 +322,10 @@ func (p *Proxy) deliver(ms []mapping.Moment) {
 		return
 	}
 	p.stats.Observed.Add(int64(len(ms)))
-	results, err := p.Handle(ms)
-	for i, m := range ms {
-		ferr := err
-		if i < len(results) {
-			ferr = results[i].Err
-		}
-		if ferr != nil {
-			p.stats.Failed.Add(1)
-			p.record(shim.Failure{Hook: mapping.A2AMethod(m.Facts.Method), Stage: "emit", Bytes: len(m.Raw), Error: ferr.Error()})
-		}
-	}
+	p.Handle.Deliver(ms, func(m mapping.Moment, err error) {
+		p.stats.Failed.Add(1)
+		p.record(shim.Failure{Hook: mapping.A2AMethod(m.Facts.Method), Stage: "emit", Bytes: len(m.Raw), Error: err.Error()})
+	})
 }
 
 // request is the exchange's request moment, with the context and task its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/adapters/httptee"
 	"github.com/aep-hook/aep-hook/adapters/sse"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
@@ -242,7 +243,7 @@ func cut(last string, lost, aborted bool, why error) string {
 	switch {
 	case lost:
 		return "observer_lost"
-	case aborted || errors.Is(why, errClosed):
+	case aborted || errors.Is(why, httptee.ErrClosed):
 		return "client_aborted"
 	case why != nil:
 		return "upstream_dropped"

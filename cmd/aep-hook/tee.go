@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/acp"
 	"github.com/aep-hook/aep-hook/adapters/agui"
@@ -89,19 +93,59 @@ type AguiCmd struct {
 
 // Run serves the proxy until SIGINT or SIGTERM.
 func (c *AguiCmd) Run(s *Streams) error {
-	u, err := url.Parse(c.Upstream)
+	return serveTee(s, "agui", c.Listen, c.Upstream, c.CaptureFlags, mapping.AGUI(),
+		func(u *url.URL, h shim.Handler, errs shim.Recorder) httpTee {
+			return &agui.Proxy{Upstream: u, Handle: h, Errors: errs, Deltas: c.Deltas}
+		})
+}
+
+// httpTee is an HTTP tee's proxy (a2a.Proxy, agui.Proxy).
+type httpTee interface {
+	http.Handler
+	// Wait returns once what was relayed so far is observed.
+	Wait()
+}
+
+// serveTee runs an HTTP tee verb: upstream must be an http(s) URL; the
+// proxy newTee builds (writing through the emitter's handler for v, its
+// failures into the error log) is served on listen until SIGINT or
+// SIGTERM, then the server shuts down: the exchanges in flight get up to
+// 5 s, and within the same bound observed (what was relayed is observed
+// before the tee leaves). It prints the address it listens on, so a caller
+// that asked for port 0 learns the port.
+func serveTee(s *Streams, name, listen, upstream string, f CaptureFlags, v mapping.Vendor,
+	newTee func(u *url.URL, h shim.Handler, errs shim.Recorder) httpTee) error {
+	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return exitError{code: 2, msg: fmt.Sprintf("agui: --upstream %q is not an http(s) URL", c.Upstream)}
+		return exitError{code: 2, msg: fmt.Sprintf("%s: --upstream %q is not an http(s) URL", name, upstream)}
 	}
-	em, errs := teeEmitter(c.CaptureFlags)
-	v := mapping.AGUI()
-	p := &agui.Proxy{
-		Upstream: u,
-		Handle:   em.Handler(v),
-		Errors:   errs,
-		Deltas:   c.Deltas,
-	}
+	em, errs := teeEmitter(f)
+	h := newTee(u, em.Handler(v), errs)
 	ctx, stop := untilInterrupted()
 	defer stop()
-	return serveProxy(ctx, s.Err, "agui", c.Listen, u, p, p.Wait)
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return exitError{code: 1, msg: fmt.Sprintf("%s: listen: %v", name, err)}
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(s.Err, "aep-hook %s: proxying http://%s -> %s\n", name, ln.Addr(), u.Redacted())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return exitError{code: 1, msg: fmt.Sprintf("%s: serve: %v", name, err)}
+		}
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		observed := make(chan struct{})
+		go func() { h.Wait(); close(observed) }()
+		select {
+		case <-observed:
+		case <-sctx.Done():
+		}
+	}
+	return nil
 }
