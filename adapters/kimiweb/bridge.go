@@ -2,7 +2,6 @@ package kimiweb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -81,13 +79,6 @@ func (b *Bridge) Resume(saved string) {
 	b.cursors.Load(saved)
 }
 
-func (b *Bridge) client() *http.Client {
-	if b.Client != nil {
-		return b.Client
-	}
-	return &http.Client{Timeout: 30 * time.Second}
-}
-
 // api is the URL of a REST resource under /api/v1, named by its path
 // segments.
 func (b *Bridge) api(q url.Values, segs ...string) string {
@@ -101,35 +92,17 @@ func (b *Bridge) wsURL() string { return ws.URL(b.Base, nil, "api", "v1", "ws") 
 // returns the {code, msg, data} envelope's data.
 func (b *Bridge) getJSON(ctx context.Context, q url.Values, segs ...string) (gjson.Result, error) {
 	path := "/" + strings.Join(segs, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.api(q, segs...), nil)
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+b.Token)
+	status, body, err := ws.Get(ctx, b.Client, b.api(q, segs...), h, "GET "+path)
 	if err != nil {
 		return gjson.Result{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+b.Token)
-	resp, err := b.client().Do(req)
-	if err != nil {
-		return gjson.Result{}, fmt.Errorf("GET %s: %w", path, unwrapURL(err))
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return gjson.Result{}, fmt.Errorf("GET %s: %w", path, err)
-	}
 	env := gjson.ParseBytes(body)
-	if resp.StatusCode != http.StatusOK || env.Get("code").Int() != 0 {
-		return gjson.Result{}, fmt.Errorf("GET %s: HTTP %d, code %d", path, resp.StatusCode, env.Get("code").Int())
+	if status != http.StatusOK || env.Get("code").Int() != 0 {
+		return gjson.Result{}, fmt.Errorf("GET %s: HTTP %d, code %d", path, status, env.Get("code").Int())
 	}
 	return env.Get("data"), nil
-}
-
-// unwrapURL drops the request URL (it may carry a token in a query) from a
-// client error.
-func unwrapURL(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // sessions lists the server's (unarchived) sessions, newest first.

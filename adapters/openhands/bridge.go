@@ -2,7 +2,6 @@ package openhands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,13 +57,6 @@ func (b *Bridge) Resume(saved string) {
 	b.since.Load(saved)
 }
 
-func (b *Bridge) client() *http.Client {
-	if b.Client != nil {
-		return b.Client
-	}
-	return &http.Client{Timeout: 30 * time.Second}
-}
-
 func (b *Bridge) fail(stage, msg string) {
 	if b.Errors != nil {
 		b.Errors.Record(shim.Failure{Adapter: "openhands", Stage: stage, Error: msg})
@@ -82,28 +74,16 @@ func (b *Bridge) conversations(ctx context.Context) ([]string, error) {
 		u := *b.Base
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/api/conversations/search"
 		u.RawQuery = q.Encode()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return nil, err
-		}
+		h := http.Header{}
 		if b.APIKey != "" {
-			req.Header.Set("X-Session-API-Key", b.APIKey)
+			h.Set("X-Session-API-Key", b.APIKey)
 		}
-		resp, err := b.client().Do(req)
-		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, fmt.Errorf("GET /api/conversations/search: %w", err)
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		resp.Body.Close()
+		status, body, err := ws.Get(ctx, b.Client, u.String(), h, "GET /api/conversations/search")
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET /api/conversations/search: HTTP %d", resp.StatusCode)
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("GET /api/conversations/search: HTTP %d", status)
 		}
 		page := gjson.ParseBytes(body)
 		for _, it := range page.Get("items").Array() {

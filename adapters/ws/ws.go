@@ -2,7 +2,8 @@
 // web and OpenHands bridges): a connection reading one bounded text frame at
 // a time and writing JSON frames one writer at a time, on
 // github.com/coder/websocket (RFC 6455 framing, ping/pong and close
-// handshakes are that library's, never hand-written here).
+// handshakes are that library's, never hand-written here), and the REST
+// read those bridges make beside their sockets (Get).
 package ws
 
 import (
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -141,4 +143,41 @@ func PathURL(base *url.URL, q url.Values, segs ...string) *url.URL {
 	u.Path, _ = url.PathUnescape(u.RawPath)
 	u.RawQuery = q.Encode()
 	return &u
+}
+
+// MaxREST bounds the body Get reads: 32 MiB.
+const MaxREST = 32 << 20
+
+// restTimeout bounds one Get made without a client of the bridge's own.
+const restTimeout = 30 * time.Second
+
+// Get is a bridge's REST read: it GETs rawURL with header through c (nil:
+// a client with a 30 s timeout) and returns the answer's status and body
+// (at most MaxREST bytes of it). Its errors name what was asked (what:
+// "GET /sessions"), never the URL: a query may carry a token.
+func Get(ctx context.Context, c *http.Client, rawURL string, header http.Header, what string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if c == nil {
+		c = &http.Client{Timeout: restTimeout}
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return 0, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxREST))
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return resp.StatusCode, body, nil
 }

@@ -110,3 +110,42 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestGet(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0k" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer srv.Close()
+	auth := http.Header{}
+	auth.Set("Authorization", "Bearer t0k")
+	tests := []struct {
+		name   string
+		url    string
+		header http.Header
+		status int
+		body   string
+		err    string
+	}{
+		{"answered", srv.URL + "/x", auth, http.StatusOK, `{"ok":true}`, ""},
+		{"refused", srv.URL + "/x", nil, http.StatusUnauthorized, "", ""},
+		{"no server: the error names what, never the URL", "http://127.0.0.1:1/x?token=s3cret", auth, 0, "", "GET /x: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body, err := Get(context.Background(), nil, tt.url, tt.header, "GET /x")
+			if tt.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.err) || strings.Contains(err.Error(), "s3cret") {
+					t.Fatalf("err %v, want %q... without the URL", err, tt.err)
+				}
+				return
+			}
+			if err != nil || status != tt.status || string(body) != tt.body {
+				t.Errorf("got %d %q %v, want %d %q", status, body, err, tt.status, tt.body)
+			}
+		})
+	}
+}
