@@ -38,6 +38,11 @@ func (g *IDs) New(t time.Time) string {
 	return id.String()
 }
 
+// Now returns a ULID for the current time: as a method value
+// (NewIDs().Now), the nonce source of an adapter that mints one per
+// moment as it observes it.
+func (g *IDs) Now() string { return g.New(time.Now()) }
+
 // stableIDs derives the ids of one moment's events from a key naming the
 // moment (agent, session, the adapter's nonce).
 type stableIDs struct {

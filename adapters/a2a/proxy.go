@@ -116,8 +116,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (p *Proxy) init() {
 	if p.Nonce == nil {
-		ids := shim.NewIDs()
-		p.Nonce = func() string { return ids.New(time.Now()) }
+		p.Nonce = shim.NewIDs().Now
 	}
 	if p.Instance == "" {
 		p.Instance = p.Nonce()

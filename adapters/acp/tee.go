@@ -114,8 +114,7 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 		obs.tee = shim.NewIDs().New(time.Now())
 	}
 	if obs.nonce == nil {
-		ids := shim.NewIDs()
-		obs.nonce = func() string { return ids.New(time.Now()) }
+		obs.nonce = shim.NewIDs().Now
 	}
 	obs.conn.lane = mapping.UnknownSession + "-" + obs.tee
 	stop := make(chan struct{})

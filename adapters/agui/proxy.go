@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/httptee"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -96,8 +95,7 @@ type scope struct {
 
 func (p *Proxy) init() {
 	if p.Nonce == nil {
-		ids := shim.NewIDs()
-		p.Nonce = func() string { return ids.New(time.Now()) }
+		p.Nonce = shim.NewIDs().Now
 	}
 	p.rp = httptee.ReverseProxy(p.Upstream, p.Transport, func(pr *httputil.ProxyRequest) {
 		sc := p.readInput(pr.Out)

@@ -155,12 +155,11 @@ func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string) (followWiri
 	user = firstSet(c.User, user, getenv(prof.UserEnv), prof.User)
 	// The password is a secret: the redaction pipeline knows its value.
 	c.SecretEnv = append(c.SecretEnv, passEnv)
-	ids := shim.NewIDs()
 	mode := c.mode(mapping.Primary)
 	bridge := &opencode.Bridge{
 		Base: u, User: user, Password: password, AllDirectories: c.AllDirectories,
 		Mode: mode, Deltas: c.Deltas,
-		Nonce: func() string { return ids.New(time.Now()) },
+		Nonce: shim.NewIDs().Now,
 	}
 	return followWiring{table: prof.Table, source: bridge, mode: mode, cursor: cursorKey(u, c.AllDirectories)}, nil
 }

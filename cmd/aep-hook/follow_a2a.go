@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/a2a"
 	"github.com/aep-hook/aep-hook/adapters/follow"
@@ -90,7 +89,7 @@ func nonced(h shim.Handler, deltas bool) shim.Handler {
 	return func(ms []mapping.Moment) ([]shim.Result, error) {
 		for i := range ms {
 			if ms[i].Nonce == "" {
-				ms[i].Nonce = ids.New(time.Now())
+				ms[i].Nonce = ids.Now()
 			}
 			ms[i].Deltas = deltas
 		}

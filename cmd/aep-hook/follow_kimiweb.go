@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/kimiweb"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -38,11 +37,10 @@ func (c *FollowCmd) kimiWeb(u *url.URL, getenv func(string) string, errs shim.Re
 		return followWiring{}, exitError{code: 2, msg: fmt.Sprintf("follow kimi-web: %s holds no token", path)}
 	}
 	u.User = nil
-	ids := shim.NewIDs()
 	mode := c.mode(mapping.Companion)
 	bridge := &kimiweb.Bridge{
 		Base: u, Token: token, Mode: mode, Deltas: c.Deltas, Errors: errs,
-		Nonce: func() string { return ids.New(time.Now()) },
+		Nonce: shim.NewIDs().Now,
 	}
 	return followWiring{
 		table: "kimi-web", source: bridge, mode: mode, cursor: cursorKey(u, nil),

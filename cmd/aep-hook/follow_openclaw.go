@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/url"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/openclaw"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -24,9 +23,8 @@ func (c *FollowCmd) openClaw(u *url.URL, getenv func(string) string) (followWiri
 	if token == "" {
 		return followWiring{}, exitError{code: 2, msg: fmt.Sprintf("follow openclaw: $%s is empty (the gateway's token: openclaw config get gateway.auth.token)", env)}
 	}
-	ids := shim.NewIDs()
 	bridge := &openclaw.Bridge{Base: u, Token: token, Version: version, Deltas: c.Deltas,
-		Nonce: func() string { return ids.New(time.Now()) }}
+		Nonce: shim.NewIDs().Now}
 	return followWiring{
 		table: "openclaw", source: bridge, mode: mapping.Primary, cursor: cursorKey(u, nil),
 		secrets: map[string]string{env: token},

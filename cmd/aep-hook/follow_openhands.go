@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/url"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/openhands"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -28,10 +27,9 @@ func (c *FollowCmd) openHands(u *url.URL, getenv func(string) string, errs shim.
 	// The key is a secret: the redaction pipeline knows its value.
 	c.SecretEnv = append(c.SecretEnv, keyEnv)
 	u.User = nil
-	ids := shim.NewIDs()
 	bridge := &openhands.Bridge{
 		Base: u, APIKey: key, Conversations: c.Conversation, Deltas: c.Deltas, Errors: errs,
-		Nonce: func() string { return ids.New(time.Now()) },
+		Nonce: shim.NewIDs().Now,
 	}
 	return followWiring{
 		table: "openhands", source: bridge, mode: mapping.Primary,

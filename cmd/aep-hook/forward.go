@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/aep-hook/aep-hook/adapters"
 	"github.com/aep-hook/aep-hook/adapters/forward"
@@ -41,13 +40,12 @@ func (c *ForwardCmd) Run(s *Streams) error {
 	// already wrote is still read to the end.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
 	em, errs := teeEmitter(c.CaptureFlags)
-	ids := shim.NewIDs()
 	f := &forward.Forwarder{
 		Name:   v.Name,
 		Decode: func(l []byte) ([]mapping.Moment, error) { return adapters.Decode(v.Transport, l) },
 		Handle: em.Handler(v),
 		Errors: errs,
-		Nonce:  func() string { return ids.New(time.Now()) },
+		Nonce:  shim.NewIDs().Now,
 		Mode:   mapping.Mode(c.Mode),
 		Deltas: c.Deltas,
 	}
