@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"mime"
 	"net/http"
 	"net/http/httputil"
@@ -75,7 +76,9 @@ func (rc readCloser) Close() error { return rc.c.Close() }
 // what it learnt into pr.Out's context). Every answer is flushed to the
 // client as it arrives and shown to observe (ModifyResponse) first. An
 // upstream failure is answered 502, as a direct connection to a dead
-// server would fail, and recorded unless the client went away.
+// server would fail, and recorded unless the client went away. What the
+// proxy itself would log (a relay cut while copying a body) is recorded
+// too, never printed: a tee's stderr belongs to whoever runs it.
 func ReverseProxy(upstream *url.URL, tr http.RoundTripper, rewrite func(pr *httputil.ProxyRequest),
 	observe func(*http.Response) error, record func(shim.Failure)) *httputil.ReverseProxy {
 	if tr == nil {
@@ -91,6 +94,7 @@ func ReverseProxy(upstream *url.URL, tr http.RoundTripper, rewrite func(pr *http
 		FlushInterval:  -1,
 		Transport:      tr,
 		ModifyResponse: observe,
+		ErrorLog:       log.New(failureWriter(record), "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
 				return
@@ -99,6 +103,15 @@ func ReverseProxy(upstream *url.URL, tr http.RoundTripper, rewrite func(pr *http
 			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
+}
+
+// failureWriter records each line written to it (a log.Logger's output)
+// as a relay failure.
+type failureWriter func(shim.Failure)
+
+func (record failureWriter) Write(p []byte) (int, error) {
+	record(shim.Failure{Stage: "relay", Error: string(bytes.TrimRight(p, "\n"))})
+	return len(p), nil
 }
 
 // ErrClosed is how a Body ends that was closed before its end was read:

@@ -109,3 +109,32 @@ func TestReverseProxyUpstreamFailure(t *testing.T) {
 		t.Errorf("recorded %+v", got)
 	}
 }
+
+// An upstream cut in the middle of a body is what the proxy would log: it
+// is recorded as a relay failure instead of printed on the tee's stderr.
+func TestReverseProxyCutBodyRecorded(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "0123456789")
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	var got []shim.Failure
+	rp := ReverseProxy(u, nil, nil, nil, func(f shim.Failure) { got = append(got, f) })
+	w := httptest.NewRecorder()
+	rp.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/events", nil))
+	if w.Body.String() != "0123456789" {
+		t.Errorf("relayed %q", w.Body.String())
+	}
+	// Outside a real server the proxy adds a second line ("suppressing
+	// panic ... in test"); the first is the one a tee would print.
+	if len(got) == 0 || got[0].Stage != "relay" || !strings.Contains(got[0].Error, "body copy") {
+		t.Errorf("recorded %+v", got)
+	}
+}
