@@ -391,8 +391,9 @@ func readFile(path string) ([]byte, error) {
 
 // Apply writes c: a backup of the old file first (beside it, named
 // <file>.aep-hook-backup-<time>), then the new content through a
-// temporary file renamed into place. It returns the backup's path ("" when
-// there was no old file). An unchanged c writes nothing.
+// temporary file renamed into place; removing a file removes its folder
+// too when that leaves the folder empty. It returns the backup's path (""
+// when there was no old file). An unchanged c writes nothing.
 func Apply(c Change, now time.Time) (backup string, err error) {
 	if !c.Changed() {
 		return "", nil
@@ -407,6 +408,10 @@ func Apply(c Change, now time.Time) (backup string, err error) {
 		if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return backup, err
 		}
+		// Only a file of ours is removed (a hook script, a plugin), and
+		// the folder install made for it goes too once nothing else is
+		// in it; a folder still holding anything stays.
+		_ = os.Remove(filepath.Dir(c.Path))
 		return backup, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {

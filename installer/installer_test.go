@@ -2,6 +2,8 @@ package installer
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -437,4 +439,28 @@ func snapshot(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// TestUninstallRemovesMadeFolder: the folder install made for its own
+// files (a plugin folder, Cline's hook folder) goes with them when
+// nothing else is in it.
+func TestUninstallRemovesMadeFolder(t *testing.T) {
+	for _, name := range []string{"cline", "pi", "opencode", "kilo"} {
+		t.Run(name, func(t *testing.T) {
+			e := testEnv(t)
+			a := mustAgent(t, name)
+			dir := a.Path(e, Project)
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("%s exists before install: %v", dir, err)
+			}
+			apply(t, a, e, Project, false)
+			if _, err := os.Stat(dir); err != nil {
+				t.Fatalf("install made no %s: %v", dir, err)
+			}
+			apply(t, a, e, Project, true)
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("uninstall left %s: %v", dir, err)
+			}
+		})
+	}
 }
