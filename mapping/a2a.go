@@ -251,13 +251,10 @@ func a2aRunStarted(run string, msg []byte, text string) Draft {
 	return Draft{Type: "run.started", Run: run, Data: d}
 }
 
-// a2aAnswer answers and resolves the task's pending request.
+// a2aAnswer answers and resolves the task's pending request (raised in the
+// task's run).
 func a2aAnswer(st *State, task string, answer map[string]any) []Draft {
-	key := a2aAttnKey(task)
-	ansKey := key + ":answered"
-	answered := Draft{Type: "attention.answered", Run: task, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data: map[string]any{"answer": answer, "via": "oob"}}
-	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+	return answeredOOB(st, a2aAttnKey(task), answer, nil)
 }
 
 // a2aEnsureRun starts the task's run when this is its first sight (a task

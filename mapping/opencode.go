@@ -769,7 +769,7 @@ func (p busProfile) permissionReplied(props []byte, st *State) []Draft {
 		}
 	}
 	key := busAttnKey(id)
-	run, pending := st.Get(attnPendingPrefix + key)
+	_, pending := st.Get(attnPendingPrefix + key)
 	if !pending {
 		if _, seen := st.Get(busAskedKey(id)); seen || id == "" {
 			return nil // already settled: one terminal per request
@@ -777,10 +777,7 @@ func (p busProfile) permissionReplied(props []byte, st *State) []Draft {
 		st.Set(busAskedKey(id), "1")
 		return inRun(st, Draft{Type: "attention.resolved", Subject: id, Data: map[string]any{"resolution": "answered"}})
 	}
-	ansKey := key + ":answered"
-	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data: map[string]any{"answer": Data("option", reply), "via": "oob"}}
-	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+	return answeredOOB(st, key, Data("option", reply), nil)
 }
 
 // question raises the form for a question request once (AEP-0006, the
@@ -810,7 +807,7 @@ func (p busProfile) question(q []byte, st *State) []Draft {
 func (p busProfile) questionReplied(props []byte, st *State) []Draft {
 	id := Str(props, "requestID")
 	key := busAttnKey(id)
-	run, pending := st.Get(attnPendingPrefix + key)
+	_, pending := st.Get(attnPendingPrefix + key)
 	if !pending {
 		if _, seen := st.Get(busAskedKey(id)); seen || id == "" {
 			return nil
@@ -821,11 +818,7 @@ func (p busProfile) questionReplied(props []byte, st *State) []Draft {
 	labels, _ := st.Get(busFormKey(id))
 	st.Del(busFormKey(id))
 	values, structural := questionValues(gjson.GetBytes(props, "answers").Array(), labels)
-	ansKey := key + ":answered"
-	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, CauseRef: key, Mark: ansKey,
-		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
-		Meta: map[string]any{"answer": map[string]any{"values": structural}}}
-	return []Draft{answered, settleAttention(st, key, "answered", ansKey)}
+	return answeredOOB(st, key, map[string]any{"values": values}, map[string]any{"values": structural})
 }
 
 // settle resolves a pending ask with resolution (a rejected question is
