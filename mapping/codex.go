@@ -14,7 +14,7 @@ const codexAgent = "codex"
 func Codex() Vendor {
 	return Vendor{
 		Name:     codexAgent,
-		Summary:  "Codex hooks (hooks.json / config.toml): the ten of Annex A.2 plus Interrupt",
+		Summary:  "Codex hooks (hooks.json / config.toml): the ten of Annex A.2 plus Interrupt, SessionEnd and PreModelRequest",
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      resumable("session_id", mapCodex),
 		Reply:    codexReply,

@@ -27,12 +27,12 @@ type CLI struct {
 	Acp       AcpCmd       `cmd:"" name:"acp" help:"ACP tee: run an ACP agent (aep-hook acp -- CMD ARGS...) and record its traffic."`
 	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
 	A2a       A2aCmd       `cmd:"" name:"a2a" help:"A2A tee: reverse-proxy an A2A server (JSON-RPC and its streams) and record its tasks."`
-	Follow    FollowCmd    `cmd:"" help:"Stream bridge: follow an OpenCode or Kilo server's event stream (aep-hook follow opencode --url URL)."`
+	Follow    FollowCmd    `cmd:"" help:"Stream bridge: follow an agent server's event stream (opencode, kilo, kimi-web, openhands, a2a, openclaw: aep-hook follow opencode --url URL)."`
 	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode, Kilo or pi forwarder plugin (for the agent's plugin or extensions folder)."`
 	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`
-	Doctor    DoctorCmd    `cmd:"" help:"Show where aep-hook writes, its settings, and recent internal failures."`
+	Doctor    DoctorCmd    `cmd:"" help:"Per agent: installed, registered, trusted and recording (a probe through the registered command); settings, this home's internal failures, delivery backlog; exit 1 when anything is wrong."`
 	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run shows the diff)."`
 	Uninstall UninstallCmd `cmd:"" help:"Remove exactly the registrations install added."`
 	Validate  ValidateCmd  `cmd:"" help:"Check AEP JSONL against AEP-0001 (envelope, order, references, terminals) and the payload schemas (capture levels)."`
