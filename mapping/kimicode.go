@@ -49,6 +49,7 @@ const (
 	kimiForeground = "kimi.fg"
 	kimiDenied     = "kimi.denied:"
 	kimiCallRun    = "kimi.call:"
+	kimiSubRun     = "kimi.sub.run"
 )
 
 func mapKimiCode(m Moment, st *State) ([]Draft, error) {
@@ -108,14 +109,16 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if kimiForegroundAgent(raw, tool) {
 			kimiCalls(st, kimiForeground, call, true)
 		}
-		if run := currentRun(st); run != "" && call != "" {
-			st.Set(kimiCallRun+call, run)
+		d := toolRequested(raw, tool, call, "tool_input")
+		d.Run = kimiRun(st)
+		if d.Run != "" && call != "" {
+			st.Set(kimiCallRun+call, d.Run)
 		}
-		return inRun(st, toolRequested(raw, tool, call, "tool_input")), nil
+		return []Draft{d}, nil
 	case "PostToolUse":
 		d := toolCompleted(raw, tool, call, "tool_output")
 		d.Run = kimiCallDone(st, call)
-		return inRun(st, d), nil
+		return kimiInRun(st, d), nil
 	case "PostToolUseFailure":
 		run := kimiCallDone(st, call)
 		if _, denied := st.Get(kimiDenied + call); denied && call != "" {
@@ -127,20 +130,26 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		msg := firstNonEmpty(Str(raw, "error"), Str(raw, "error.message"))
 		d := toolFailed(tool, call, errType, msg)
 		d.Run = run
-		return inRun(st, d), nil
+		return kimiInRun(st, d), nil
 	case "PermissionRequest":
-		return inRun(st, kimiPermissionRequest(raw, st, tool, call)), nil
+		return kimiInRun(st, kimiPermissionRequest(raw, st, tool, call)), nil
 	case "PermissionResult":
-		return inRun(st, kimiPermissionResult(raw, st, tool, call)...), nil
+		return kimiInRun(st, kimiPermissionResult(raw, st, tool, call)...), nil
 	case "SubagentStart":
 		// The subagent's prompt has no field on delegation.* and does not
 		// ride; 2.1.0 sends the parent's session id (older versions none:
 		// the unknown lane).
-		kimiCount(st, kimiSubOpen, 1)
+		if kimiCount(st, kimiSubOpen, 1) == 1 || currentRun(st) != "" {
+			st.Set(kimiSubRun, currentRun(st))
+		}
 		return inRun(st, Draft{Type: "delegation.subagent.started", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
 	case "SubagentStop":
-		if kimiCount(st, kimiSubOpen, -1) < kimiCount(st, kimiSubEnded, 0) {
+		open := kimiCount(st, kimiSubOpen, -1)
+		if open < kimiCount(st, kimiSubEnded, 0) {
 			kimiCount(st, kimiSubEnded, -1)
+		}
+		if open == 0 {
+			st.Del(kimiSubRun)
 		}
 		return inRun(st, Draft{Type: "delegation.subagent.stopped", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
 	case "TaskStarted":
@@ -218,6 +227,32 @@ func kimiSubagentTurnEnd(st *State) bool {
 	}
 	kimiCount(st, kimiSubEnded, 1)
 	return true
+}
+
+// kimiRun is the run a tool or approval moment belongs to: the open run,
+// else, while a subagent runs, the run that delegated to it (a background
+// subagent goes on acting after its parent's turn ended, and its moments
+// carry nothing naming it).
+func kimiRun(st *State) string {
+	if run := currentRun(st); run != "" {
+		return run
+	}
+	if kimiCount(st, kimiSubOpen, 0) == 0 {
+		return ""
+	}
+	run, _ := st.Get(kimiSubRun)
+	return run
+}
+
+// kimiInRun is inRun with kimiRun's run.
+func kimiInRun(st *State, ds ...Draft) []Draft {
+	r := kimiRun(st)
+	for i := range ds {
+		if ds[i].Run == "" {
+			ds[i].Run = r
+		}
+	}
+	return ds
 }
 
 // kimiCallDone forgets a finished call and returns the run its request was

@@ -32,7 +32,11 @@ func kimiCode() *Agent {
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
+				// Kimi fires PostToolUse with the call's abort signal and
+				// does not wait for it: the Agent call's is often killed
+				// (or never spawned) as the turn ends, so the vendor may
+				// give that call no outcome.
+				Facts: truth.Facts{Turns: 1, Sessions: 1, Subagents: 1, OpenTools: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"subagent": {calls(call("Agent", obj{"prompt": "SCENARIO:sub print the directory", "description": "check dir", "subagent_type": "coder"})), say("The subagent finished.")},
 					"sub":      {calls(call("Bash", obj{"command": "pwd"})), say("Here is the directory.")},
