@@ -44,12 +44,16 @@ test:
 # (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those. The
 # OpenCode and Kilo servers (AGENT=opencode|kilocode) are recorded through
 # the stream bridge by busrecord.
+# Every stage runs even when an earlier one found a false record; the
+# target fails at the end if any did.
 real:
-	$(if $(PEER),,$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents)
-	$(if $(PEER),,bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)))
-	$(if $(AGENT),,$(GO) build -o bin/realtees ./internal/realagents/tees/cmd/realtees)
-	$(if $(AGENT),,bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)))
-	$(if $(PEER),,$(GO) run ./internal/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)))
+	@rc=0; \
+	$(if $(PEER),,$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents && \
+	  bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	$(if $(AGENT),,$(GO) build -o bin/realtees ./internal/realagents/tees/cmd/realtees && \
+	  bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	$(if $(PEER),,$(GO) run ./internal/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	exit $$rc
 
 bench: build
 	$(GO) run ./internal/bench -bin $(BIN)
