@@ -35,6 +35,12 @@ type Agent struct {
 	Setup func(r *Run) error
 	// Scenarios are the sessions recorded for it.
 	Scenarios []Scenario
+	// Unsignalled, when set, counts the tool calls a recording's firings
+	// give no outcome for, and that count is the recorded scenario's
+	// OpenTools: for an agent that runs its outcome hooks without waiting
+	// for them and loses some (Kimi Code kills a PostToolUse whose call's
+	// work is over), how many it lost varies from run to run.
+	Unsignalled func(fs []Firing) int
 }
 
 // Scenario is one scripted session.
@@ -242,14 +248,20 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	}
 	fx := Fixture{
 		Dir:      filepath.Join(h.Fixtures, a.Name, "recorded", s.Name),
-		Scenario: scenarioFile(a, s),
+		Scenario: scenarioFile(a, s, fs),
 		Firings:  fs,
 		Stream:   ss,
 	}
 	return fx, nil
 }
 
-// scenarioFile is the description a recorded scenario carries.
-func scenarioFile(a *Agent, s *Scenario) ScenarioFile {
-	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: s.Facts}
+// scenarioFile is the description a recorded scenario carries, its facts
+// completed from the firings fs where the agent's own outcome hooks are
+// not reliable (Agent.Unsignalled).
+func scenarioFile(a *Agent, s *Scenario, fs []Firing) ScenarioFile {
+	f := s.Facts
+	if a.Unsignalled != nil {
+		f.OpenTools = a.Unsignalled(fs)
+	}
+	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f}
 }

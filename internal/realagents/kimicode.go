@@ -9,6 +9,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/internal/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/internal/truth"
+	"github.com/tidwall/gjson"
 )
 
 // nodeRuntime is the Node the Node-22 CLIs (Kimi Code) run on: the npm
@@ -24,19 +25,16 @@ func kimiCode() *Agent {
 	}
 	return &Agent{
 		Name: "kimi-code", Package: "@moonshot-ai/kimi-code", Version: "2.1.0", Bin: "kimi",
-		API:   fakemodel.ChatCompletions,
-		Setup: kimiSetup,
+		API:         fakemodel.ChatCompletions,
+		Unsignalled: kimiUnsignalled,
+		Setup:       kimiSetup,
 		Scenarios: []Scenario{
 			toolsScenario("kimi -p", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, registered,
 				kimiHeadless("SCENARIO:tools run the commands")...),
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",
-				// Kimi fires PostToolUse with the call's abort signal and
-				// does not wait for it: the Agent call's is often killed
-				// (or never spawned) as the turn ends, so the vendor may
-				// give that call no outcome.
-				Facts: truth.Facts{Turns: 1, Sessions: 1, Subagents: 1, OpenTools: 1},
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
 					"subagent": {calls(call("Agent", obj{"prompt": "SCENARIO:sub print the directory", "description": "check dir", "subagent_type": "coder"})), say("The subagent finished.")},
 					"sub":      {calls(call("Bash", obj{"command": "pwd"})), say("Here is the directory.")},
@@ -135,7 +133,7 @@ func kimiCode() *Agent {
 			{
 				Name: "interactive", Mode: "tmux",
 				Description: "kimi TUI (--auto): a prompt queued behind a running turn, Esc during a long command, /compact, /exit",
-				Facts:       truth.Facts{Turns: 3, Sessions: 1, Interrupts: 1, Compactions: 1, OpenTools: 1, Ended: 1},
+				Facts:       truth.Facts{Turns: 3, Sessions: 1, Interrupts: 1, Compactions: 1, Ended: 1},
 				Model: kimiCompacts(fakemodel.Turns(map[string][]fakemodel.Reply{
 					"first":  {calls(call("Bash", obj{"command": "sleep 4"})), say("First done.")},
 					"queued": {calls(call("Bash", obj{"command": "echo queued"})), say("Queued done.")},
@@ -238,4 +236,40 @@ func kimiWriteConfig(r *Run, hooks bool) error {
 		return err
 	}
 	return r.Register(true)
+}
+
+// kimiUnsignalled counts the tool calls Kimi Code's firings give no
+// outcome for: a PreToolUse with neither a PostToolUse, a
+// PostToolUseFailure nor a rejecting PermissionResult for its call. Kimi
+// fires the outcome hooks with the call's abort signal and does not wait
+// for them, so one whose call's work is over by then is killed before it
+// reads its input (often the last call of a turn, or a foreground Agent
+// call), and an interrupted call has none at all.
+func kimiUnsignalled(fs []Firing) int {
+	var calls []string
+	done := map[string]bool{}
+	for _, f := range fs {
+		in := gjson.ParseBytes(f.Input)
+		id := in.Get("tool_call_id").String()
+		if id == "" {
+			continue
+		}
+		switch in.Get("hook_event_name").String() {
+		case "PreToolUse":
+			calls = append(calls, id)
+		case "PostToolUse", "PostToolUseFailure":
+			done[id] = true
+		case "PermissionResult":
+			if in.Get("decision").String() == "rejected" {
+				done[id] = true
+			}
+		}
+	}
+	n := 0
+	for _, id := range calls {
+		if !done[id] {
+			n++
+		}
+	}
+	return n
 }

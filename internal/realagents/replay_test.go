@@ -102,3 +102,67 @@ func TestReplaySignalled(t *testing.T) {
 		t.Error(p)
 	}
 }
+
+// TestRecordedUnsignalled: for an agent whose outcome hooks are not
+// reliable (Agent.Unsignalled), each recorded scenario states the facts the
+// harness would write for its firings: the scenario's own, with OpenTools
+// counted from what the firings left without an outcome.
+func TestRecordedUnsignalled(t *testing.T) {
+	fxs, err := LoadFixtures(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents := map[string]*Agent{}
+	for _, a := range Agents() {
+		if a.Unsignalled != nil {
+			agents[a.Name] = a
+		}
+	}
+	checked := 0
+	for _, fx := range fxs {
+		a := agents[fx.Scenario.Agent]
+		if a == nil {
+			continue
+		}
+		for i := range a.Scenarios {
+			s := &a.Scenarios[i]
+			if s.Name != fx.Scenario.Name {
+				continue
+			}
+			checked++
+			if want := scenarioFile(a, s, fx.Firings).Facts; fx.Scenario.Facts != want {
+				t.Errorf("%s/%s: recorded facts %+v, want %+v", a.Name, s.Name, fx.Scenario.Facts, want)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no recorded scenario of an agent with Unsignalled")
+	}
+}
+
+func TestKimiUnsignalled(t *testing.T) {
+	f := func(hook, call string, more ...string) Firing {
+		in := fmt.Sprintf(`{"hook_event_name":%q,"tool_call_id":%q`, hook, call)
+		for _, m := range more {
+			in += "," + m
+		}
+		return Firing{Input: json.RawMessage(in + "}")}
+	}
+	tests := []struct {
+		name string
+		fs   []Firing
+		want int
+	}{
+		{"every call answered", []Firing{f("PreToolUse", "a"), f("PostToolUse", "a"), f("PreToolUse", "b"), f("PostToolUseFailure", "b")}, 0},
+		{"the last call's outcome lost", []Firing{f("PreToolUse", "a"), f("PostToolUse", "a"), f("PreToolUse", "b"), f("Stop", "")}, 1},
+		{"a rejection is an outcome", []Firing{f("PreToolUse", "a"), f("PermissionResult", "a", `"decision":"rejected"`)}, 0},
+		{"an approval is not", []Firing{f("PreToolUse", "a"), f("PermissionResult", "a", `"decision":"approved"`)}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := kimiUnsignalled(tt.fs); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
