@@ -629,7 +629,16 @@ func (p busProfile) reusedCall(st *State, call, msg string) {
 		return
 	}
 	if v, ok := st.Get(busToolKey(call)); ok {
-		if toolStateMsg(v) == msg {
+		switch toolStateMsg(v) {
+		case msg:
+			return
+		case "":
+			// The plugin's tool hook saw the call first (Kilo fires
+			// tool.execute.before before the call's first part; the hook
+			// names no message): the same call, under this message.
+			parts := strings.SplitN(v, ":", 3)
+			parts[1] = msg
+			st.Set(busToolKey(call), strings.Join(parts, ":"))
 			return
 		}
 		st.Del(busToolKey(call))

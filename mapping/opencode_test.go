@@ -1,0 +1,92 @@
+package mapping_test
+
+import (
+	"testing"
+
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// ocLine is a plugin forwarder bus line of session s.
+func ocLine(typ, props string) string {
+	return `{"kind":"bus","event":{"type":"` + typ + `","properties":` + props + `}}`
+}
+
+func ocPart(msg, call, status string) string {
+	return ocLine("message.part.updated", `{"sessionID":"s","part":{"type":"tool","tool":"bash","callID":"`+call+
+		`","messageID":"`+msg+`","sessionID":"s","state":{"status":"`+status+`","input":{"command":"ls"}}}}`)
+}
+
+func ocHook(kind, call string) string {
+	return `{"kind":"` + kind + `","input":{"tool":"bash","sessionID":"s","callID":"` + call + `"},"output":{"args":{"command":"ls"},"output":"ok"}}`
+}
+
+// TestBusPluginToolOrders holds the plugin table to one tool.requested
+// and one terminal per call whichever of the tool hooks and the call's
+// parts comes first: OpenCode 1.18.33 sends the running part before
+// tool.execute.before, Kilo 7.7.7 the hook first (recorded in
+// fixtures/{opencode,kilocode}/recorded/*/plugin.jsonl); a call id a later
+// message reuses is still a new call.
+func TestBusPluginToolOrders(t *testing.T) {
+	start := []string{
+		ocLine("session.created", `{"sessionID":"s","info":{"id":"s"}}`),
+		ocLine("message.updated", `{"sessionID":"s","info":{"id":"msg_1","role":"user","sessionID":"s"}}`),
+	}
+	idle := ocLine("session.idle", `{"sessionID":"s"}`)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"part first (OpenCode)", []string{ocPart("msg_2", "c1", "running"), ocHook("tool.before", "c1"),
+			ocHook("tool.after", "c1"), ocPart("msg_2", "c1", "completed")},
+			"tool.requested tool.completed"},
+		{"hook first (Kilo)", []string{ocHook("tool.before", "c1"), ocPart("msg_2", "c1", "running"),
+			ocHook("tool.after", "c1"), ocPart("msg_2", "c1", "completed")},
+			"tool.requested tool.completed"},
+		{"hook closes before any part", []string{ocHook("tool.before", "c1"), ocHook("tool.after", "c1"),
+			ocPart("msg_2", "c1", "completed")},
+			"tool.requested tool.completed"},
+		{"a later message reuses the id", []string{ocHook("tool.before", "c1"), ocPart("msg_2", "c1", "running"),
+			ocPart("msg_2", "c1", "completed"), ocPart("msg_3", "c1", "running"), ocHook("tool.before", "c1"),
+			ocPart("msg_3", "c1", "completed")},
+			"tool.requested tool.completed tool.requested tool.completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := append(append(append([]string(nil), start...), tc.lines...), idle)
+			var tools []fed
+			for _, e := range feed(t, "kilocode", mapping.Primary, false, lines...) {
+				if e.Type == "tool.requested" || e.Type == "tool.completed" || e.Type == "tool.failed" {
+					tools = append(tools, e)
+				}
+			}
+			if got := types(tools); got != tc.want {
+				t.Errorf("tool events %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBusPluginServerExited: the forwarder's end of pipe (the server
+// exited) cancels the turn it cut, by shutdown, and leaves a finished one
+// alone; the next server's turn is a run of its own.
+func TestBusPluginServerExited(t *testing.T) {
+	user := func(id string) string {
+		return ocLine("message.updated", `{"sessionID":"s","info":{"id":"`+id+`","role":"user","sessionID":"s"}}`)
+	}
+	end := `{"kind":"end","session":"s","reason":"shutdown"}`
+	evs := feed(t, "opencode", mapping.Primary, false,
+		ocLine("session.created", `{"sessionID":"s","info":{"id":"s"}}`), user("msg_1"), end,
+		user("msg_2"), ocLine("session.idle", `{"sessionID":"s"}`), end)
+	var runs []fed
+	for _, e := range evs {
+		if e.Type == "run.started" || e.Type == "run.cancelled" || e.Type == "run.finished" {
+			runs = append(runs, e)
+		}
+	}
+	if got := types(runs); got != "run.started run.cancelled run.started run.finished" {
+		t.Fatalf("runs %q", got)
+	}
+	if runs[1].Data["by"] != "shutdown" || runs[1].Run != "msg_1" || runs[2].Run != "msg_2" {
+		t.Errorf("runs %+v", runs)
+	}
+}
