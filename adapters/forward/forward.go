@@ -52,7 +52,22 @@ type Forwarder struct {
 	Deltas bool
 	// MaxLine bounds one line; MaxBatch the moments handed over at once.
 	MaxLine, MaxBatch int
+	// Session, when set, reads a moment's session ("" for none): the
+	// forwarder remembers the sessions its input named (at most
+	// MaxSessions, the first seen) for Ended.
+	Session func(mapping.Moment) string
+	// Ended, when set, gives the moments the end of the input means for
+	// those sessions: the plugin writes until the agent process exits, so
+	// the end of its pipe is the end of that process (OpenCode and Kilo:
+	// every turn still open was cut with the server).
+	Ended func(sessions []string) []mapping.Moment
+
+	sessions []string
+	seen     map[string]bool
 }
+
+// MaxSessions bounds the sessions one forwarder remembers for Ended.
+const MaxSessions = 4096
 
 // Stats says what one Run did.
 type Stats struct {
@@ -96,6 +111,9 @@ func (f *Forwarder) Run(r io.Reader) (Stats, error) {
 	if err != nil {
 		f.fail(shim.Failure{Stage: "read", Error: fmt.Sprintf("read: %v", err)})
 	}
+	if f.Ended != nil && len(f.sessions) > 0 {
+		f.emit(f.Ended(f.sessions), &st)
+	}
 	return st, err
 }
 
@@ -122,15 +140,40 @@ func (f *Forwarder) take(batch []line, st *Stats) {
 			f.fail(shim.Failure{Stage: "parse", Bytes: len(l.data), Error: err.Error()})
 		}
 		for _, m := range got {
-			if f.Nonce != nil {
-				m.Nonce = f.Nonce()
-			}
-			m.Mode, m.Deltas = f.Mode, f.Deltas
+			f.note(m)
 			ms = append(ms, m)
 		}
 	}
+	f.emit(ms, st)
+}
+
+// note remembers the moment's session for Ended.
+func (f *Forwarder) note(m mapping.Moment) {
+	if f.Session == nil || len(f.sessions) >= MaxSessions {
+		return
+	}
+	s := f.Session(m)
+	if s == "" || f.seen[s] {
+		return
+	}
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[s] = true
+	f.sessions = append(f.sessions, s)
+}
+
+// emit gives the moments the channel's posture and a nonce each, and
+// hands them to the emitter.
+func (f *Forwarder) emit(ms []mapping.Moment, st *Stats) {
 	if len(ms) == 0 {
 		return
+	}
+	for i := range ms {
+		if f.Nonce != nil {
+			ms[i].Nonce = f.Nonce()
+		}
+		ms[i].Mode, ms[i].Deltas = f.Mode, f.Deltas
 	}
 	st.Moments += len(ms)
 	res, err := f.Handle(ms)

@@ -274,3 +274,41 @@ func TestTurnsOver(t *testing.T) {
 		})
 	}
 }
+
+// TestForwarderServerExited: at the end of the plugin's pipe (the server
+// exited) the forwarder hands the table one shutdown end per session the
+// pipe named, in first-seen order, with the channel's posture; lines
+// naming no session add none.
+func TestForwarderServerExited(t *testing.T) {
+	v, _ := mapping.Lookup("opencode")
+	in := strings.Join([]string{
+		`{"kind":"bus","event":{"type":"session.created","properties":{"sessionID":"s1","info":{"id":"s1"}}}}`,
+		`{"kind":"bus","event":{"type":"plugin.added","properties":{"id":"x"}}}`,
+		`{"kind":"tool.before","input":{"tool":"bash","sessionID":"s2","callID":"c"},"output":{"args":{}}}`,
+		`{"kind":"bus","event":{"type":"session.idle","properties":{"sessionID":"s1"}}}`,
+	}, "\n")
+	c := &collect{}
+	fw := &forward.Forwarder{Decode: Decode, Handle: c.handle, Name: "opencode", Nonce: func() string { return "n" },
+		Mode: mapping.Primary, Ended: ServerExited,
+		Session: func(m mapping.Moment) string {
+			if _, s := v.Identify(m); s != mapping.UnknownSession {
+				return s
+			}
+			return ""
+		}}
+	if _, err := fw.Run(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	var ends []string
+	for _, m := range c.ms {
+		if m.Facts.Kind == mapping.KindEnd {
+			if m.Facts.Reason != "shutdown" || m.Nonce != "n" || m.Mode != mapping.Primary {
+				t.Errorf("end moment %+v", m)
+			}
+			ends = append(ends, m.Facts.Session)
+		}
+	}
+	if strings.Join(ends, ",") != "s1,s2" {
+		t.Errorf("ends for %v, want s1,s2", ends)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 //go:embed plugin/aep-hook.js
@@ -49,4 +51,20 @@ func Plugin(prof Profile, bin string) []byte {
 // ~/.config/kilo): every *.js file in it is loaded at start.
 func PluginDir(configDir string) string {
 	return filepath.Join(configDir, "plugin")
+}
+
+// ServerExited are the moments the end of the plugin's pipe means for the
+// sessions it named: the plugin writes until its server process exits
+// (it is loaded once per process and never closes the pipe itself), and
+// a turn does not outlive its server, so each session's turn still open
+// then was cut by the shutdown. The table closes it as the stream
+// bridge's catch-up closes a turn it finds cut after a restart (cancelled
+// by shutdown; one that had finished its answer finishes); an idle
+// session has nothing open and gets nothing.
+func ServerExited(sessions []string) []mapping.Moment {
+	out := make([]mapping.Moment, 0, len(sessions))
+	for _, s := range sessions {
+		out = append(out, endMoment(s, "shutdown"))
+	}
+	return out
 }

@@ -49,6 +49,17 @@ func (c *ForwardCmd) Run(s *Streams) error {
 		Mode:   mapping.Mode(c.Mode),
 		Deltas: c.Deltas,
 	}
+	if _, ok := opencode.Profiles[c.Vendor]; ok && f.Mode == mapping.Primary {
+		// The pipe ends when the server exits: close the turns it cut
+		// (as companion, the stream bridge's catch-up does).
+		f.Session = func(m mapping.Moment) string {
+			if _, s := v.Identify(m); s != mapping.UnknownSession {
+				return s
+			}
+			return ""
+		}
+		f.Ended = opencode.ServerExited
+	}
 	f.Run(s.In)
 	return nil
 }
