@@ -116,6 +116,7 @@ const (
 	busTurnOwner = "oc.turns"    // the vendor states turn boundaries (Kilo)
 	busTodos     = "oc.todos"    // the last todo snapshot (see todoItem)
 	busTodoSeq   = "oc.todo.seq" // the last synthesized todo label
+	busAnswered  = "oc.answered" // the newest user message an answer in a run replied to
 )
 
 func busToolKey(call string) string   { return "oc.tool:" + call }
@@ -511,11 +512,16 @@ func (p busProfile) message(info []byte, st *State, name string, live bool) []Dr
 		st.Set(busLastUser, id)
 		return p.openRun(st, id, "")
 	case "assistant":
+		opened := p.queuedTurn(info, st)
 		if currentRun(st) != "" {
 			p.noteAssistant(info, st)
+			prev, _ := st.Get(busAnswered)
+			if parent := Str(info, "parentID"); parent > prev {
+				st.Set(busAnswered, parent)
+			}
 		}
 		if !live {
-			return nil
+			return opened
 		}
 		d := Data("role", "assistant")
 		lv := map[string]redact.Level{"role": redact.Metadata}
@@ -525,12 +531,36 @@ func (p busProfile) message(info []byte, st *State, name string, live bool) []Dr
 				lv[k] = redact.Metadata
 			}
 		}
-		return inRun(st, p.machinery(name, d, lv))
+		return append(opened, inRun(st, p.machinery(name, d, lv))...)
 	}
 	if !live {
 		return nil
 	}
 	return inRun(st, p.machinery(name, Data("role", Str(info, "role")), extLevels(redact.Metadata, "role")))
+}
+
+// queuedTurn opens the run of a prompt that arrived while an earlier turn
+// ran and that the server answers as a turn of its own once that one is
+// over (Kilo queues it: idle, then a new answer): an assistant message
+// answering the newest user message, with no run open and that message's
+// turn never run nor answered inside another. Where the vendor states its turns (Kilo's
+// session.turn.open on the stream), they open it instead; the plugin
+// channel never sees those.
+func (p busProfile) queuedTurn(info []byte, st *State) []Draft {
+	if currentRun(st) != "" {
+		return nil
+	}
+	if _, vendorTurns := st.Get(busTurnOwner); vendorTurns {
+		return nil
+	}
+	parent := Str(info, "parentID")
+	newest, _ := st.Get(busLastUser)
+	last, _ := st.Get(stateLastRun)
+	answered, _ := st.Get(busAnswered)
+	if parent == "" || parent != newest || parent <= last || parent <= answered {
+		return nil // answered inside a run already (OpenCode steers in one loop)
+	}
+	return p.openRun(st, parent, "")
 }
 
 // noteAssistant keeps what an assistant message says about its turn: how

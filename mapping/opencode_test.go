@@ -1,6 +1,7 @@
 package mapping_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -88,5 +89,44 @@ func TestBusPluginServerExited(t *testing.T) {
 	}
 	if runs[1].Data["by"] != "shutdown" || runs[1].Run != "msg_1" || runs[2].Run != "msg_2" {
 		t.Errorf("runs %+v", runs)
+	}
+}
+
+// TestBusQueuedTurn: a prompt sent while a turn runs, which the server
+// answers as a turn of its own after that turn's idle (Kilo 7.7.7 queues
+// it; its plugin channel has no session.turn.* events), is a run of its
+// own; an answer re-sent after idle for a turn already run opens nothing.
+func TestBusQueuedTurn(t *testing.T) {
+	msg := func(id, role, parent string) string {
+		return ocLine("message.updated", `{"sessionID":"s","info":{"id":"`+id+`","role":"`+role+`","parentID":"`+parent+`","sessionID":"s"}}`)
+	}
+	idle := ocLine("session.idle", `{"sessionID":"s"}`)
+	created := ocLine("session.created", `{"sessionID":"s","info":{"id":"s"}}`)
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"queued prompt (Kilo)", []string{created, msg("msg_1", "user", ""), msg("msg_2", "assistant", "msg_1"),
+			msg("msg_3", "user", ""), idle, msg("msg_4", "assistant", "msg_3"), idle},
+			"run.started:msg_1 run.finished:msg_1 run.started:msg_3 run.finished:msg_3"},
+		{"steered in one loop (OpenCode)", []string{created, msg("msg_1", "user", ""), msg("msg_2", "assistant", "msg_1"),
+			msg("msg_3", "user", ""), msg("msg_4", "assistant", "msg_3"), idle, msg("msg_4", "assistant", "msg_3")},
+			"run.started:msg_1 run.finished:msg_1"},
+		{"answer re-sent after idle", []string{created, msg("msg_1", "user", ""), msg("msg_2", "assistant", "msg_1"),
+			idle, msg("msg_2", "assistant", "msg_1")},
+			"run.started:msg_1 run.finished:msg_1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []string
+			for _, e := range feed(t, "kilocode", mapping.Primary, false, tc.lines...) {
+				if e.Type == "run.started" || e.Type == "run.finished" || e.Type == "run.cancelled" {
+					runs = append(runs, e.Type+":"+e.Run)
+				}
+			}
+			if got := strings.Join(runs, " "); got != tc.want {
+				t.Errorf("runs %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
