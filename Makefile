@@ -43,7 +43,7 @@ test:
 # encoder server) are recorded too unless AGENT is given; PEER=name
 # (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those. The
 # OpenCode and Kilo servers (AGENT=opencode|kilocode) are recorded through
-# the stream bridge by busrecord.
+# the stream bridge and aep-hook's forwarder plugin by busrecord.
 # Every stage runs even when an earlier one found a false record; the
 # target fails at the end if any did.
 real:

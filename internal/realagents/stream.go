@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/internal/truth"
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -130,9 +131,16 @@ func RecordForward(args []string, stdin io.Reader, stderr io.Writer) int {
 	cmd.Wait()
 	if rec != nil {
 		rec.Close()
+		// The harness waits for this mark before it reads the file
+		// (the agent may have exited with lines still in the pipe).
+		os.WriteFile(rec.Name()+DoneSuffix, nil, 0o644)
 	}
 	return 0
 }
+
+// DoneSuffix marks a forwarded stream file whose recorder has read its
+// pipe to the end: <file>.done.
+const DoneSuffix = ".done"
 
 // collectStream reads what the run's recorders saved: the forwarded lines
 // (dir/stream/*.jsonl, one pipe each, in start order) and the bridge
@@ -197,6 +205,18 @@ func replayStream(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Re
 	switch vendor.Transport {
 	case mapping.TransportPi:
 		for _, p := range replayPipes(bin, vendor.Name, env, fx.Stream) {
+			bad("%s", p)
+		}
+	case mapping.TransportOpenCode:
+		// The OpenCode / Kilo plugin: the forward verb's word is the
+		// server's (kilo), the table the plugin's (kilocode).
+		word := ""
+		for _, p := range opencode.Profiles {
+			if p.Plugin == vendor.Name {
+				word = p.Name
+			}
+		}
+		for _, p := range replayPipes(bin, word, env, fx.Stream) {
 			bad("%s", p)
 		}
 	case mapping.TransportKimiWeb:

@@ -13,4 +13,13 @@
 //
 // Recorder is the other half: a reverse proxy in front of a real server
 // that writes the tape while `aep-hook follow` reads through it.
+//
+// The plugin channel is recorded in the same sessions: each server loads
+// aep-hook's forwarder plugin, placed by `aep-hook install`'s own plan in
+// its configuration folder's plugin/ (where opencode-ai 1.18.33 and Kilo
+// 7.7.7 load it from), starting the harness recorder in place of
+// `aep-hook forward`; the lines it forwarded are kept as plugin.jsonl
+// beside the tape. ReplayPlugin feeds them to the real `aep-hook forward
+// opencode|kilo` process and holds the record to the same facts, or to
+// the tape's plugin facts where the plugin honestly sees less.
 package bus

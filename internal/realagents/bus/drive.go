@@ -56,6 +56,23 @@ type Scenario struct {
 	Script func() fakemodel.Script
 	// Drive runs the session through the server's REST API.
 	Drive func(d *Driver) error
+	// Plugin holds, by Server.Agent ("*": both), the facts aep-hook's
+	// plugin channel can honestly meet where the plugin cannot see all
+	// the stream does; PluginWhy says what it cannot see.
+	Plugin    map[string]truth.Facts
+	PluginWhy string
+}
+
+// pluginFacts are the facts the plugin record of agent's recording is
+// held to (stream: the stream's).
+func (sc Scenario) pluginFacts(agent string, stream truth.Facts) *truth.Facts {
+	if f, ok := sc.Plugin[agent]; ok {
+		return &f
+	}
+	if f, ok := sc.Plugin["*"]; ok {
+		return &f
+	}
+	return &stream
 }
 
 // password is the server password every recording uses.
@@ -282,6 +299,22 @@ func (d *Driver) reconnected(before int64) error {
 	return nil
 }
 
+// watching waits until the driver's own watch has opened its stream.
+func (d *Driver) watching() error {
+	deadline := time.AfterFunc(time.Minute, func() { d.mu.Lock(); d.cond.Broadcast(); d.mu.Unlock() })
+	defer deadline.Stop()
+	begin := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.opens == 0 {
+		if time.Since(begin) >= time.Minute {
+			return errors.New("the driver's watch did not reach the server within 1m")
+		}
+		d.cond.Wait()
+	}
+	return nil
+}
+
 // watch reads the server's own /event into the driver until ctx ends,
 // reconnecting across restarts.
 func (d *Driver) watch(ctx context.Context) {
@@ -370,6 +403,14 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), prof.PasswordEnv+"="+password,
 		"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "KILO_DISABLE_MODELS_FETCH=1", "KILO_DISABLE_AUTOUPDATE=1")
+	// aep-hook's plugin, placed as `aep-hook install` places it, forwards
+	// to the harness recorder (which pipes on into aep-hook forward).
+	plugDir := filepath.Join(tmp, "plugin")
+	env = append(env, realagents.EnvRecordDir+"="+plugDir, realagents.EnvAEPHook+"="+h.AEPHook,
+		"AEP_HOME="+filepath.Join(tmp, "aep-plugin"), "AEP_HOST=rec")
+	if err := placePlugin(h, srv, home, proj, env); err != nil {
+		return nil, err
+	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var server *exec.Cmd
 	start := func() error {
@@ -394,6 +435,7 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 				server.Process.Kill()
 				<-done
 			}
+			server = nil
 		}
 	}
 	if err := start(); err != nil {
@@ -433,6 +475,15 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	d.stop, d.start = stop, start
 	d.connects = func() int64 { return runner.Stats().Connects }
 	go d.watch(ctx)
+	// Both streams follow the server before the session exists: the
+	// server replays nothing, and a bridge that connects after
+	// session.created never sees the session start.
+	if err := d.reconnected(0); err != nil {
+		return nil, err
+	}
+	if err := d.watching(); err != nil {
+		return nil, err
+	}
 	started := time.Now()
 	if _, err := d.Session(); err != nil {
 		return nil, err
@@ -444,12 +495,29 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	if derr != nil {
 		return nil, fmt.Errorf("%s/%s: %w", srv.Agent, sc.Name, derr)
 	}
+	// The server's exit closes the plugin's pipe: every forwarder then
+	// reads to the end.
+	stop()
 	t := Tape{Agent: srv.Agent, Vendor: srv.Vendor, Version: srv.Version, Scenario: sc.Name,
 		Description: sc.Description, RecordedAt: time.Now().UTC().Add(time.Minute), Facts: sc.Facts}
 	if f, ok := sc.Differs[srv.Agent]; ok {
 		t.Facts = f
 	}
+	t.Plugin = sc.pluginFacts(srv.Agent, t.Facts)
+	if *t.Plugin != t.Facts {
+		t.PluginWhy = sc.PluginWhy
+	}
 	if err := rec.Save(t); err != nil {
+		return nil, err
+	}
+	lines, err := collectPlugin(plugDir, rec.Rewrite)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: plugin: %w", srv.Agent, sc.Name, err)
+	}
+	if len(lines) == 0 {
+		return nil, fmt.Errorf("%s/%s: the plugin forwarded nothing (not loaded? see the server log)", srv.Agent, sc.Name)
+	}
+	if err := savePlugin(dir, lines); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(h.Log, "recorded %s/%s in %v\n", srv.Agent, sc.Name, time.Since(started).Round(time.Second))
@@ -458,6 +526,10 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 		return nil, err
 	}
 	res := Replay(tp, filepath.Join(tmp, "replay"), nil)
+	pres := ReplayPlugin(h.AEPHook, tp, filepath.Join(tmp, "replay-plugin"), nil)
+	for _, p := range pres.Problems {
+		res.Problems = append(res.Problems, "plugin: "+p)
+	}
 	if len(res.Problems) > 0 {
 		return res.Problems, nil
 	}

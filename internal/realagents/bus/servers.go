@@ -191,7 +191,12 @@ func scenarios() []Scenario {
 			Drive:  func(d *Driver) error { return turn(d, "SCENARIO:ctxerr fail please") }},
 		{Name: "retry_forever", Description: "every model call of the turn fails (HTTP 500, which the server retries without end): retry statuses, the turn never ends while recorded",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, OpenRuns: 1},
-			Model: map[string][]fakemodel.Reply{"error": {{Status: 500}}},
+			// The plugin's pipe outlives the stream tape: the recording
+			// ends by stopping the server (SIGTERM) mid-retry, and the
+			// forwarder closes the turn that cut.
+			Plugin:    map[string]truth.Facts{"*": {Turns: 1, Sessions: 1, Interrupts: 1}},
+			PluginWhy: "the recording ends by stopping the server (SIGTERM) while the turn still retries: the plugin's pipe ends with the server, and aep-hook forward closes the cut turn as cancelled by shutdown (the stream tape ends before the stop)",
+			Model:     map[string][]fakemodel.Reply{"error": {{Status: 500}}},
 			Drive: func(d *Driver) error {
 				if err := d.Prompt("SCENARIO:error fail please"); err != nil {
 					return err

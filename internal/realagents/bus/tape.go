@@ -29,6 +29,11 @@ type Tape struct {
 	AllDirectories bool `json:"all_directories,omitempty"`
 	// Facts are what really happened, for the truth checker.
 	Facts truth.Facts `json:"facts"`
+	// Plugin are the facts the plugin channel's record (plugin.jsonl) is
+	// held to: Facts, unless the scenario says the plugin cannot see
+	// them all, and PluginWhy why.
+	Plugin    *truth.Facts `json:"plugin,omitempty"`
+	PluginWhy string       `json:"plugin_why,omitempty"`
 	// Exchanges are the bridge's requests and the server's answers, in
 	// order.
 	Exchanges []Exchange `json:"exchanges"`

@@ -2,9 +2,12 @@
 // (`make real` runs it): it installs each pinned server from the npm
 // registry, drives every scenario against a fake model through the real
 // stream bridge, writes the tapes under fixtures/<agent>/recorded/ and
-// replays each into the truth checker.
+// replays each into the truth checker. Each server also runs aep-hook's
+// forwarder plugin, placed as `aep-hook install` places it, forwarding to
+// this binary (`busrecord forward VENDOR`: the harness recorder, which
+// pipes on into aep-hook forward); its lines are kept beside the tape.
 //
-//	busrecord [-agent opencode|kilocode] [-scenario NAME] [-root DIR]
+//	busrecord [-agent opencode|kilocode] [-scenario NAME] [-root DIR] [-bin AEP-HOOK]
 package main
 
 import (
@@ -19,11 +22,34 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "forward" {
+		os.Exit(realagents.RecordForward(os.Args[2:], os.Stdin, os.Stderr))
+	}
 	agent := flag.String("agent", "", "only this agent (opencode, kilocode)")
 	scenario := flag.String("scenario", "", "only this scenario")
 	root := flag.String("root", ".", "the repository root")
+	bin := flag.String("bin", "", "the aep-hook binary (default: build one for this run)")
 	flag.Parse()
 	h := &realagents.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Log: os.Stdout}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "busrecord:", err)
+		os.Exit(1)
+	}
+	h.Self = self
+	// A binary of its own: the cache's bin/aep-hook is rebuilt by any
+	// other checkout's `make real` meanwhile, and the plugin's forwarders
+	// and the replays must run this tree's.
+	own, err := os.MkdirTemp("", "busrecord-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "busrecord:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(own)
+	if h.AEPHook, err = realagents.Binary(*root, *bin, own, "aep-hook"); err != nil {
+		fmt.Fprintln(os.Stderr, "busrecord:", err)
+		os.Exit(1)
+	}
 	bad := 0
 	for _, srv := range bus.Servers() {
 		if *agent != "" && *agent != srv.Agent {
@@ -49,6 +75,7 @@ func main() {
 		bad += total - passed
 	}
 	if bad > 0 {
+		os.RemoveAll(own)
 		os.Exit(1)
 	}
 }
