@@ -80,7 +80,8 @@ func busVendor(p busProfile, name, summary string) Vendor {
 //     (Kilo ends a turn "superseded" for a prompt queued meanwhile: the
 //     run is cancelled and the next turn opens one).
 //     session.idle closes the run: cancelled when its assistant message was
-//     aborted, failed when it ended in an error, else finished with the
+//     aborted or closed with neither a finish nor an error (cut: Kilo at
+//     SIGTERM), failed when it ended in an error, else finished with the
 //     summed usage. A second idle finds nothing open.
 //   - Tools: message.part.updated tool parts, paired by callID: running
 //     (or the first outcome) requests, completed completes, error fails
@@ -426,7 +427,7 @@ func (p busProfile) closeRun(st *State, reason string) []Draft {
 	outcome, _ := st.Get(busOutcome)
 	finish, _ := st.Get(busFinish)
 	switch {
-	case reason == "shutdown" && outcome == "" && (finish == "" || finish == "tool-calls"):
+	case reason == "shutdown" && (outcome == "" || outcome == "cut") && (finish == "" || finish == "tool-calls"):
 		outcome = "shutdown"
 	case reason != "" && reason != "shutdown" && outcome == "":
 		switch r := SnakeCase(reason); r {
@@ -442,7 +443,9 @@ func (p busProfile) closeRun(st *State, reason string) []Draft {
 	ds = append(ds, p.failOpenTools(st, run, outcome)...)
 	sessionRuns.end(st, "")
 	switch {
-	case outcome == "abort":
+	case outcome == "abort" || outcome == "cut":
+		// cut: the answer ended unfinished, for a cause the server does
+		// not say; cancelled, with no claim of by whom.
 		ds = append(ds, Draft{Type: "run.cancelled", Run: run, Data: map[string]any{}})
 	case outcome == "shutdown":
 		ds = append(ds, Draft{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown")})
@@ -573,9 +576,19 @@ func (p busProfile) noteAssistant(info []byte, st *State) {
 			st.Set(busOutcome, "error:"+name)
 		}
 	}
-	st.Set(busFinish, Str(info, "finish"))
+	finish := Str(info, "finish")
+	st.Set(busFinish, finish)
 	if !gjson.GetBytes(info, "time.completed").Exists() {
 		return
+	}
+	switch outcome, _ := st.Get(busOutcome); {
+	case finish == "" && outcome == "" && Str(info, "error.name") == "":
+		// Closed with neither a finish nor an error: the answer was cut
+		// (Kilo marks it so when SIGTERM stops a turn mid-retry, then
+		// goes idle). A later answer of the turn that finishes undoes it.
+		st.Set(busOutcome, "cut")
+	case finish != "" && outcome == "cut":
+		st.Del(busOutcome)
 	}
 	// Each completed assistant message counts once: keyed by its id.
 	id := Str(info, "id")

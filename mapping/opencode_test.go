@@ -130,3 +130,46 @@ func TestBusQueuedTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestBusCutAnswer: an assistant answer the server closes with neither a
+// finish nor an error was cut (Kilo 7.7.7 marks it so when SIGTERM stops a
+// turn mid-retry, then goes idle): the idle cancels the run, claiming no
+// cause; an answer that finishes is a finished run, and a later finished
+// answer of the same turn undoes the cut.
+func TestBusCutAnswer(t *testing.T) {
+	asst := func(id, finish string) string {
+		f := ""
+		if finish != "" {
+			f = `,"finish":"` + finish + `"`
+		}
+		return ocLine("message.updated", `{"sessionID":"s","info":{"id":"`+id+`","role":"assistant","parentID":"msg_1","sessionID":"s","time":{"created":1,"completed":2}`+f+`}}`)
+	}
+	for _, tc := range []struct {
+		name, want string
+		answers    []string
+	}{
+		{"cut", "run.cancelled", []string{asst("msg_2", "")}},
+		{"finished", "run.finished", []string{asst("msg_2", "stop")}},
+		{"cut, then finished", "run.finished", []string{asst("msg_2", ""), asst("msg_3", "stop")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, vendor := range []string{"kilocode", "opencode"} {
+				lines := append([]string{ocLine("session.created", `{"sessionID":"s","info":{"id":"s"}}`),
+					ocLine("message.updated", `{"sessionID":"s","info":{"id":"msg_1","role":"user","sessionID":"s"}}`)},
+					tc.answers...)
+				lines = append(lines, ocLine("session.idle", `{"sessionID":"s"}`))
+				var end []fed
+				for _, e := range feed(t, vendor, mapping.Primary, false, lines...) {
+					if e.Type == "run.cancelled" || e.Type == "run.finished" || e.Type == "run.failed" {
+						end = append(end, e)
+					}
+				}
+				if got := types(end); got != tc.want {
+					t.Errorf("%s: terminal %q, want %q", vendor, got, tc.want)
+				} else if tc.want == "run.cancelled" && len(end[0].Data) != 0 {
+					t.Errorf("%s: %v claims a cause", vendor, end[0].Data)
+				}
+			}
+		})
+	}
+}
