@@ -1,6 +1,8 @@
 package realagents
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,12 +47,19 @@ func (h *Harness) Install(a *Agent) error {
 }
 
 // Binary is the aep-hook binary a harness runs: bin when given, else one
-// built from the repository at root into the cache as name.
+// built from the repository at root into the cache as name, suffixed by
+// the checkout (another checkout's `make real` meanwhile builds its own
+// and never replaces this one's mid-run).
 func Binary(root, bin, cache, name string) (string, error) {
 	if bin != "" {
 		return bin, nil
 	}
-	out := filepath.Join(cache, "bin", name)
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	out := filepath.Join(cache, "bin", name+"-"+hex.EncodeToString(sum[:4]))
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/aep-hook")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -28,7 +28,7 @@ func main() {
 	agent := flag.String("agent", "", "only this agent (opencode, kilocode)")
 	scenario := flag.String("scenario", "", "only this scenario")
 	root := flag.String("root", ".", "the repository root")
-	bin := flag.String("bin", "", "the aep-hook binary (default: build one for this run)")
+	bin := flag.String("bin", "", "the aep-hook binary (default: build one into the cache for this checkout)")
 	flag.Parse()
 	h := &realagents.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Log: os.Stdout}
 	self, err := os.Executable()
@@ -37,16 +37,9 @@ func main() {
 		os.Exit(1)
 	}
 	h.Self = self
-	// A binary of its own: the cache's bin/aep-hook is rebuilt by any
-	// other checkout's `make real` meanwhile, and the plugin's forwarders
-	// and the replays must run this tree's.
-	own, err := os.MkdirTemp("", "busrecord-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "busrecord:", err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(own)
-	if h.AEPHook, err = realagents.Binary(*root, *bin, own, "aep-hook"); err != nil {
+	// The plugin's forwarders and the replays run this tree's aep-hook
+	// (Binary keeps one per checkout).
+	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook"); err != nil {
 		fmt.Fprintln(os.Stderr, "busrecord:", err)
 		os.Exit(1)
 	}
@@ -75,7 +68,6 @@ func main() {
 		bad += total - passed
 	}
 	if bad > 0 {
-		os.RemoveAll(own)
 		os.Exit(1)
 	}
 }
