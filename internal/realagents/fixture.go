@@ -138,7 +138,7 @@ func LoadFixture(dir string) (Fixture, error) {
 	if err := json.Unmarshal(b, &fx.Scenario); err != nil {
 		return fx, fmt.Errorf("fixture %s: %s: %w", dir, scenarioJSON, err)
 	}
-	if fx.Stream, err = readStream(filepath.Join(dir, streamFile)); err != nil {
+	if fx.Stream, err = ReadStreamLines(filepath.Join(dir, streamFile)); err != nil {
 		return fx, fmt.Errorf("fixture %s: %w", dir, err)
 	}
 	f, err := os.Open(filepath.Join(dir, firingsFile))
@@ -180,7 +180,7 @@ func (fx Fixture) Save() error {
 		return err
 	}
 	if len(fx.Stream) > 0 {
-		return saveStream(fx.Dir, fx.Stream)
+		return WriteStreamLines(filepath.Join(fx.Dir, streamFile), fx.Stream)
 	}
 	var buf bytes.Buffer
 	for _, fi := range fx.Firings {

@@ -21,8 +21,15 @@ func (r *Run) Register(hooks bool) error {
 	}
 	e := installer.Env{Home: r.Home, Dir: r.Work, Binary: r.H.Self, Program: r.Recorder(),
 		Getenv: r.Getenv, Now: time.Now}
+	return Install(a, e, !hooks)
+}
+
+// Install applies the installer's own plan for agent a in e at the user's
+// scope (its uninstall plan when remove is set), as `aep-hook install`
+// does.
+func Install(a installer.Agent, e installer.Env, remove bool) error {
 	plan := installer.PlanInstall
-	if !hooks {
+	if remove {
 		plan = installer.PlanUninstall
 	}
 	cs, err := plan(a, e, installer.User)

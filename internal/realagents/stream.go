@@ -50,8 +50,8 @@ type HTTPExchange struct {
 // streamFile is the stream fixture inside fixtures/<agent>/recorded/<scenario>/.
 const streamFile = "stream.jsonl"
 
-// readStream reads StreamLines from path; a missing file holds none.
-func readStream(path string) ([]StreamLine, error) {
+// ReadStreamLines reads StreamLines from path; a missing file holds none.
+func ReadStreamLines(path string) ([]StreamLine, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -76,8 +76,8 @@ func readStream(path string) ([]StreamLine, error) {
 	return out, sc.Err()
 }
 
-// saveStream writes lines as dir's stream.jsonl.
-func saveStream(dir string, lines []StreamLine) error {
+// WriteStreamLines writes lines to path, one JSON object a line.
+func WriteStreamLines(path string, lines []StreamLine) error {
 	var buf bytes.Buffer
 	for _, l := range lines {
 		b, err := json.Marshal(l)
@@ -87,7 +87,7 @@ func saveStream(dir string, lines []StreamLine) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	return os.WriteFile(filepath.Join(dir, streamFile), buf.Bytes(), 0o644)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // RecordForward is the recorder registered in place of `aep-hook forward`
@@ -169,7 +169,7 @@ func collectStream(dir string, rw *Rewriter) ([]StreamLine, error) {
 			out = append(out, sl)
 		}
 	}
-	ws, err := readStream(filepath.Join(dir, "ws.jsonl"))
+	ws, err := ReadStreamLines(filepath.Join(dir, "ws.jsonl"))
 	if err != nil {
 		return nil, err
 	}

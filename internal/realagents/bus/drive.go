@@ -517,7 +517,7 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	if len(lines) == 0 {
 		return nil, fmt.Errorf("%s/%s: the plugin forwarded nothing (not loaded? see the server log)", srv.Agent, sc.Name)
 	}
-	if err := savePlugin(dir, lines); err != nil {
+	if err := realagents.WriteStreamLines(filepath.Join(dir, PluginFile), lines); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(h.Log, "recorded %s/%s in %v\n", srv.Agent, sc.Name, time.Since(started).Round(time.Second))

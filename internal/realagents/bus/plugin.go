@@ -42,17 +42,7 @@ func placePlugin(h *realagents.Harness, srv Server, home, proj string, env []str
 		}
 		return ""
 	}
-	e := installer.Env{Home: home, Dir: proj, Binary: h.Self, Getenv: getenv, Now: time.Now}
-	cs, err := installer.PlanInstall(a, e, installer.User)
-	if err != nil {
-		return err
-	}
-	for _, c := range cs {
-		if _, err := installer.Apply(c, e.Now()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return realagents.Install(a, installer.Env{Home: home, Dir: proj, Binary: h.Self, Getenv: getenv, Now: time.Now}, false)
 }
 
 // collectPlugin reads what the recorders the plugin started saved under
@@ -96,38 +86,13 @@ func collectPlugin(dir string, rewrite func([]byte) []byte) ([]realagents.Stream
 	return out, nil
 }
 
-// savePlugin writes lines as dir's plugin.jsonl.
-func savePlugin(dir string, lines []realagents.StreamLine) error {
-	var buf bytes.Buffer
-	for _, l := range lines {
-		b, err := json.Marshal(l)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	return os.WriteFile(filepath.Join(dir, PluginFile), buf.Bytes(), 0o644)
-}
-
 // loadPlugin reads a tape's plugin.jsonl.
 func loadPlugin(t *Tape) ([]realagents.StreamLine, error) {
-	b, err := os.ReadFile(filepath.Join(t.Dir(), PluginFile))
-	if err != nil {
-		return nil, err
+	lines, err := realagents.ReadStreamLines(filepath.Join(t.Dir(), PluginFile))
+	if err == nil && len(lines) == 0 {
+		err = fmt.Errorf("%s: no plugin lines", filepath.Join(t.Dir(), PluginFile))
 	}
-	var out []realagents.StreamLine
-	for n, l := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		var sl realagents.StreamLine
-		if err := json.Unmarshal(l, &sl); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", PluginFile, n+1, err)
-		}
-		out = append(out, sl)
-	}
-	return out, nil
+	return lines, err
 }
 
 // ReplayPlugin replays a tape's plugin record through the aep-hook binary
