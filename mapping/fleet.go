@@ -119,8 +119,10 @@ func openRun(m Moment, st *State) ([]Draft, string) {
 func closeRun(m Moment, st *State) string { return sessionRuns.end(st, m.Nonce) }
 
 // inRun sets the open run on drafts that carry none.
-func inRun(st *State, ds ...Draft) []Draft {
-	r := currentRun(st)
+func inRun(st *State, ds ...Draft) []Draft { return withRun(currentRun(st), ds) }
+
+// withRun gives run r to every draft of ds that names none.
+func withRun(r string, ds []Draft) []Draft {
 	for i := range ds {
 		if ds[i].Run == "" {
 			ds[i].Run = r

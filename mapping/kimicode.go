@@ -245,15 +245,7 @@ func kimiRun(st *State) string {
 }
 
 // kimiInRun is inRun with kimiRun's run.
-func kimiInRun(st *State, ds ...Draft) []Draft {
-	r := kimiRun(st)
-	for i := range ds {
-		if ds[i].Run == "" {
-			ds[i].Run = r
-		}
-	}
-	return ds
-}
+func kimiInRun(st *State, ds ...Draft) []Draft { return withRun(kimiRun(st), ds) }
 
 // kimiCallDone forgets a finished call and returns the run its request was
 // in: a background subagent's call can end after its parent's turn did.
