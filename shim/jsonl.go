@@ -85,11 +85,17 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 			return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
 		}
 	}
-	defer f.Close()
 	locked := lerr == nil
-	if locked {
-		defer unlockFile(f)
-	}
+	closed := false
+	defer func() {
+		if closed {
+			return // closing released the lock
+		}
+		if locked {
+			unlockFile(f)
+		}
+		f.Close()
+	}()
 	end, err := logEnd(f)
 	if err != nil {
 		return &LostError{len(lines), fmt.Errorf("log stat: %w", err)}
@@ -142,6 +148,7 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 		fresh = nil
 		written += n
 	}
+	closed = true
 	if err := f.Close(); err != nil {
 		return &LostError{0, fmt.Errorf("log close: %w", err)}
 	}
