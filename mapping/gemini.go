@@ -18,7 +18,12 @@ func Gemini() Vendor {
 		Summary:  "Gemini CLI command hooks (settings.json), observe-only",
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      resumable("session_id", mapGemini),
-		Reply:    replyEmptyObject,
+		// Gemini CLI counts any JSON object a hook prints as that hook's
+		// output: "{}" to BeforeToolSelection made it send the model
+		// toolConfig {mode AUTO, allowedFunctionNames []} (0.61.0, seen in
+		// the recorded tools scenario's model requests). An empty stdout
+		// is no output at all, on every event.
+		Reply: func(string) []byte { return nil },
 	}
 }
 
