@@ -15,17 +15,12 @@ func claudeCode() *Agent {
 		API:   fakemodel.Anthropic,
 		Setup: claudeSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "claude -p: one prompt, a shell command that succeeds, one that fails, then an answer",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
-					calls(call("Bash", obj{"command": "echo hello", "description": "Say hello"})),
-					calls(call("Bash", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
-					say("One worked, one failed."),
-				}}),
-				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:tools run two commands", "--permission-mode", "bypassPermissions")...),
-			},
+			toolsScenario("claude -p", "one prompt, a shell command that succeeds, one that fails, then an answer", truth.Facts{Turns: 1, Sessions: 1, Ended: 1}, []fakemodel.Reply{
+				calls(call("Bash", obj{"command": "echo hello", "description": "Say hello"})),
+				calls(call("Bash", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
+				say("One worked, one failed."),
+			}, registered,
+				claudeHeadless("SCENARIO:tools run two commands", "--permission-mode", "bypassPermissions")...),
 			{
 				Name: "denied", Mode: "headless",
 				Description: "claude -p in the default permission mode: the shell command needs a permission nobody can give, so it is denied (no PostToolUse; PostToolBatch lists it)",

@@ -26,7 +26,7 @@ func cline() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: clineSetup,
 		Scenarios: []Scenario{
-			clineHub(toolsScenario("cline --json", truth.Facts{Turns: 1}, toolsTurn, registered,
+			clineHub(toolsScenario("cline --json", "a command that succeeds, one that fails, a missing file", truth.Facts{Turns: 1}, toolsTurn, registered,
 				"--json", "SCENARIO:tools run the commands")),
 			{
 				Name: "subagent", Mode: "headless",

@@ -17,17 +17,12 @@ func codex() *Agent {
 		API:   fakemodel.Responses,
 		Setup: codexSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "codex exec: one prompt, a shell command that succeeds, one that fails, then an answer",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
-					calls(call("exec_command", obj{"cmd": "echo hello", "yield_time_ms": 1000})),
-					calls(call("exec_command", obj{"cmd": "ls /nonexistent-dir", "yield_time_ms": 1000})),
-					say("One worked, one failed."),
-				}}),
-				Drive: headless(3*time.Minute, codexExec("SCENARIO:tools run two commands")...),
-			},
+			toolsScenario("codex exec", "one prompt, a shell command that succeeds, one that fails, then an answer", truth.Facts{Turns: 1, Sessions: 1, Ended: 1}, []fakemodel.Reply{
+				calls(call("exec_command", obj{"cmd": "echo hello", "yield_time_ms": 1000})),
+				calls(call("exec_command", obj{"cmd": "ls /nonexistent-dir", "yield_time_ms": 1000})),
+				say("One worked, one failed."),
+			}, registered,
+				codexExec("SCENARIO:tools run two commands")...),
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "codex exec: spawn_agent delegates to a subagent (its UserPromptSubmit carries the parent's session_id, its own turn_id and an agent_id) that runs a command; the parent waits for it and answers",

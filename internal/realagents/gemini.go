@@ -13,17 +13,12 @@ func geminiCLI() *Agent {
 		API:   fakemodel.Gemini,
 		Setup: geminiSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "gemini -p --yolo: one prompt, a shell command that succeeds, one that fails, then an answer (PreCompress fires before every model call; nothing is compacted)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
-					calls(call("run_shell_command", obj{"command": "echo hello", "description": "Say hello"})),
-					calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
-					say("One worked, one failed."),
-				}}),
-				Drive: headless(3*time.Minute, "-p", "SCENARIO:tools run two commands", "--yolo", "--skip-trust"),
-			},
+			toolsScenario("gemini -p --yolo", "one prompt, a shell command that succeeds, one that fails, then an answer (PreCompress fires before every model call; nothing is compacted)", truth.Facts{Turns: 1, Sessions: 1, Ended: 1}, []fakemodel.Reply{
+				calls(call("run_shell_command", obj{"command": "echo hello", "description": "Say hello"})),
+				calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
+				say("One worked, one failed."),
+			}, registered,
+				"-p", "SCENARIO:tools run two commands", "--yolo", "--skip-trust"),
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the run has no terminal (nothing says why it stopped)",

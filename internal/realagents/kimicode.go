@@ -29,7 +29,7 @@ func kimiCode() *Agent {
 		Unsignalled: kimiUnsignalled,
 		Setup:       kimiSetup,
 		Scenarios: []Scenario{
-			toolsScenario("kimi -p", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, registered,
+			toolsScenario("kimi -p", "a command that succeeds, one that fails, a missing file", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, registered,
 				kimiHeadless("SCENARIO:tools run the commands")...),
 			{
 				Name: "subagent", Mode: "headless",

@@ -19,11 +19,11 @@ import (
 // registration config writes (or removes): one prompt running turn, driven
 // by the agent's args, then driven again without the hooks; the model
 // requests of both must be identical (sameModelRequests). how names the
-// headless command for the description.
-func toolsScenario(how string, facts truth.Facts, turn []fakemodel.Reply, config func(r *Run, hooks bool) error, args ...string) Scenario {
+// headless command and what the turn's calls, for the description.
+func toolsScenario(how, what string, facts truth.Facts, turn []fakemodel.Reply, config func(r *Run, hooks bool) error, args ...string) Scenario {
 	return Scenario{
 		Name: "tools", Mode: "headless",
-		Description: how + ": a command that succeeds, one that fails, a missing file; then the same prompt " +
+		Description: how + ": " + what + "; then the same prompt " +
 			"without the hooks registered: the model requests must be identical (" + modelRequestsFile + ")",
 		Facts: facts,
 		Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": turn}),
@@ -88,17 +88,24 @@ func sameModelRequests(r *Run, config func(r *Run, hooks bool) error, drive func
 }
 
 // sessionIDRE finds the ids a session mints that differ between two
-// otherwise identical sessions: session and call ids, clock times and
-// measured durations.
-var sessionIDRE = regexp.MustCompile(`Wall time: [0-9.]+ seconds|session_[0-9a-f-]{36}|call_[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+Z?|[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?`)
+// otherwise identical sessions: session, conversation and call ids (UUIDs
+// in any form, the fake model's call ids, Gemini's clock-stamped call ids),
+// Codex's output chunk ids, process ids, clock times and measured
+// durations.
+var sessionIDRE = regexp.MustCompile(`Wall time: [0-9.]+ seconds|Chunk ID: [0-9a-f]+|PGID: [0-9]+|_[0-9]{13}_[0-9]+|unix_ms[^0-9]{1,4}[0-9]{10,}|session_[0-9a-f-]{36}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(call|toolu|fc)_[0-9]+|[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+Z?|[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?`)
 
 // requestDigests digests each request body with the session's minted ids
-// replaced.
+// replaced, a JSON body in one key order (Codex orders its client metadata
+// differently from run to run).
 func requestDigests(reqs []fakemodel.Request) []string {
 	out := make([]string, len(reqs))
 	for i, q := range reqs {
-		body := sessionIDRE.ReplaceAllString(string(q.Body), "ID")
-		sum := sha256.Sum256([]byte(body))
+		body := []byte(sessionIDRE.ReplaceAllString(string(q.Body), "ID"))
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			body, _ = json.Marshal(v)
+		}
+		sum := sha256.Sum256(body)
 		out[i] = hex.EncodeToString(sum[:8])
 	}
 	return out

@@ -13,18 +13,13 @@ func qwenCode() *Agent {
 		API:   fakemodel.ChatCompletions,
 		Setup: qwenSetup,
 		Scenarios: []Scenario{
-			{
-				Name: "tools", Mode: "headless",
-				Description: "qwen -p --yolo: one prompt, a shell command that succeeds, one that fails, then an answer (UserPromptSubmit fires before every model round)",
-				// Headless -p never fires SessionEnd.
-				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 0},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
-					calls(call("run_shell_command", obj{"command": "echo hello", "description": "Say hello"})),
-					calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
-					say("One worked, one failed."),
-				}}),
-				Drive: headless(3*time.Minute, "-p", "SCENARIO:tools run two commands", "--yolo"),
-			},
+			// Headless -p never fires SessionEnd.
+			toolsScenario("qwen -p --yolo", "one prompt, a shell command that succeeds, one that fails, then an answer (UserPromptSubmit fires before every model round)", truth.Facts{Turns: 1, Sessions: 1, Ended: 0}, []fakemodel.Reply{
+				calls(call("run_shell_command", obj{"command": "echo hello", "description": "Say hello"})),
+				calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
+				say("One worked, one failed."),
+			}, registered,
+				"-p", "SCENARIO:tools run two commands", "--yolo"),
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "qwen -p --yolo: the agent tool delegates to a general-purpose subagent that runs a command (its hooks carry agent_id); the parent answers",
