@@ -86,6 +86,9 @@ type Run struct {
 	Env []string
 	// Notes collects what the driver observed, for the log.
 	Notes []string
+	// Unregistered is set while Register has removed the recorder (the
+	// second drive of a model-request check): nothing is recorded then.
+	Unregistered bool
 }
 
 // AgentBin is the installed agent command.

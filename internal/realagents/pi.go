@@ -32,8 +32,9 @@ func piAgent() *Agent {
 		Scenarios: []Scenario{
 			{
 				Name: "tools", Mode: "rpc",
-				Description: "pi --mode rpc: a command that succeeds, one that fails, a missing file; then the session closes",
-				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
+				Description: "pi --mode rpc: a command that succeeds, one that fails, a missing file; then the session closes; " +
+					"then the same prompt without the extension: the model requests must be identical (" + modelRequestsFile + ")",
+				Facts: truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
 					calls(call("bash", obj{"command": "echo hello"})),
 					calls(call("bash", obj{"command": "ls /nonexistent-dir"})),
@@ -41,8 +42,10 @@ func piAgent() *Agent {
 					say("One worked, two failed."),
 				}}),
 				Drive: func(r *Run) error {
-					return piSession(r, nil, func(p *piRPC) error {
-						return p.prompt("SCENARIO:tools run the commands", 1)
+					return sameModelRequests(r, registered, func() error {
+						return piSession(r, nil, func(p *piRPC) error {
+							return p.prompt("SCENARIO:tools run the commands", 1)
+						})
 					})
 				},
 			},
@@ -259,6 +262,9 @@ func piSession(r *Run, ui func(gjson.Result) map[string]any, drive func(*piRPC) 
 	}
 	os.WriteFile(filepath.Join(r.Dir, "pi-rpc.jsonl"), []byte(strings.Join(p.records(), "\n")+"\n"), 0o644)
 	// The forwarder reads what pi wrote before it exited.
+	if r.Unregistered {
+		return derr // no extension: nothing forwarded
+	}
 	if err := p.waitForwarded("session_shutdown", 1, 30*time.Second); err != nil && derr == nil {
 		derr = err
 	}
@@ -342,8 +348,34 @@ func (p *piRPC) prompt(text string, n int) error {
 	return p.waitForwarded("agent_settled", n, 2*time.Minute)
 }
 
+// forwarded counts the bus events of type typ the extension forwarded
+// (pi's own RPC stream's while the extension is removed).
+func (p *piRPC) forwarded(typ string) int {
+	c := 0
+	if p.r.Unregistered {
+		for _, rec := range p.records() {
+			if gjson.Get(rec, "type").String() == typ {
+				c++
+			}
+		}
+		return c
+	}
+	paths, _ := filepath.Glob(filepath.Join(p.r.Dir, "stream", "*.jsonl"))
+	for _, path := range paths {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if gjson.Get(l, "event.type").String() == typ {
+				c++
+			}
+		}
+	}
+	return c
+}
+
 // waitForwarded waits until the extension forwarded the bus event typ n
-// times (n 0: as many as were forwarded so far settle, briefly).
+// times (n 0: as many as were forwarded so far settle, briefly); with the
+// extension removed (Run.Unregistered), until pi's own RPC stream carried
+// it n times.
 func (p *piRPC) waitForwarded(typ string, n int, timeout time.Duration) error {
 	if n == 0 {
 		time.Sleep(300 * time.Millisecond)
@@ -351,16 +383,7 @@ func (p *piRPC) waitForwarded(typ string, n int, timeout time.Duration) error {
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		c := 0
-		paths, _ := filepath.Glob(filepath.Join(p.r.Dir, "stream", "*.jsonl"))
-		for _, path := range paths {
-			b, _ := os.ReadFile(path)
-			for _, l := range strings.Split(string(b), "\n") {
-				if gjson.Get(l, "event.type").String() == typ {
-					c++
-				}
-			}
-		}
+		c := p.forwarded(typ)
 		if c >= n {
 			return nil
 		}

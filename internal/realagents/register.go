@@ -21,7 +21,11 @@ func (r *Run) Register(hooks bool) error {
 	}
 	e := installer.Env{Home: r.Home, Dir: r.Work, Binary: r.H.Self, Program: r.Recorder(),
 		Getenv: r.Getenv, Now: time.Now}
-	return Install(a, e, !hooks)
+	if err := Install(a, e, !hooks); err != nil {
+		return err
+	}
+	r.Unregistered = !hooks
+	return nil
 }
 
 // Install applies the installer's own plan for agent a in e at the user's
