@@ -139,8 +139,9 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		// The subagent's prompt has no field on delegation.* and does not
 		// ride; 2.1.0 sends the parent's session id (older versions none:
 		// the unknown lane).
-		if kimiCount(st, kimiSubOpen, 1) == 1 || currentRun(st) != "" {
-			st.Set(kimiSubRun, currentRun(st))
+		kimiCount(st, kimiSubOpen, 1)
+		if run := currentRun(st); run != "" {
+			st.Set(kimiSubRun, run) // the delegating run, for kimiRun
 		}
 		return inRun(st, Draft{Type: "delegation.subagent.started", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
 	case "SubagentStop":
