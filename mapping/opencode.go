@@ -679,10 +679,11 @@ func (p busProfile) reusedCall(st *State, call, msg string) {
 			// The plugin's tool hook saw the call first (Kilo fires
 			// tool.execute.before before the call's first part; the hook
 			// names no message): the same call, under this message.
-			parts := strings.SplitN(v, ":", 3)
-			parts[1] = msg
-			st.Set(busToolKey(call), strings.Join(parts, ":"))
-			return
+			if parts := strings.SplitN(v, ":", 3); len(parts) >= 2 {
+				parts[1] = msg
+				st.Set(busToolKey(call), strings.Join(parts, ":"))
+				return
+			}
 		}
 		st.Del(busToolKey(call))
 	}
