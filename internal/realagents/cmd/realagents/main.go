@@ -47,15 +47,23 @@ func main() {
 	}
 	a2a := (&a2atape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}).Harness()
 	oc := (&openclawtape.Recording{Cache: h.Cache, AEPHook: h.AEPHook, Fixtures: h.Fixtures, Log: os.Stdout}).Harness()
+	// A scenario that fails to record keeps its earlier recording (it is
+	// said, and fails the run); every recording is replayed either way, so
+	// the per-agent figures are always printed.
+	recorded := true
+	record := func(err error) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "realagents:", err)
+			recorded = false
+		}
+	}
 	switch os.Args[1] {
 	case "record":
 		if *agent == "" || *agent == "openclaw" {
 			// The OpenClaw gateway records tapes of its own (openclawtape).
-			if err := oc.RecordAll(*scenario); err != nil {
-				fail(err)
-			}
+			record(oc.RecordAll(*scenario))
 			if *agent == "openclaw" {
-				if !oc.ReplayAll() {
+				if !oc.ReplayAll() || !recorded {
 					os.Exit(1)
 				}
 				return
@@ -63,19 +71,15 @@ func main() {
 		}
 		if *agent == "" || *agent == "a2a" {
 			// The A2A channels record tapes of their own (a2atape).
-			if err := a2a.RecordAll(*scenario); err != nil {
-				fail(err)
-			}
+			record(a2a.RecordAll(*scenario))
 			if *agent == "a2a" {
-				if !a2a.ReplayAll() {
+				if !a2a.ReplayAll() || !recorded {
 					os.Exit(1)
 				}
 				return
 			}
 		}
-		if err := h.RecordAll(*agent, *scenario); err != nil {
-			fail(err)
-		}
+		record(h.RecordAll(*agent, *scenario))
 		fallthrough
 	case "replay":
 		ok := true
@@ -86,12 +90,12 @@ func main() {
 			ok = oc.ReplayAll() && ok
 		}
 		if *agent == "a2a" || *agent == "openclaw" {
-			if !ok {
+			if !ok || !recorded {
 				os.Exit(1)
 			}
 			return
 		}
-		if !h.ReplayAll(*agent, *scenario) || !ok {
+		if !h.ReplayAll(*agent, *scenario) || !ok || !recorded {
 			os.Exit(1)
 		}
 	default:
