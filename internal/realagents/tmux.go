@@ -136,6 +136,7 @@ func Pause(d time.Duration) Step {
 
 // PressedUntilGone presses key until the pane no longer shows text (an
 // interrupt key the agent may miss while it is busy), at most five times.
+// Not for a dialog's answer: the next dialog may show the same text.
 func PressedUntilGone(key, text string) Step {
 	return func(t *Tmux) error {
 		for range 5 {
