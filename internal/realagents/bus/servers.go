@@ -216,13 +216,9 @@ func scenarios() []Scenario {
 			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
 			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}, "hello": {say("hello again")}},
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+				if err := midReply(d); err != nil {
 					return err
 				}
-				if _, err := d.Wait("message.part.updated", 3*time.Minute); err != nil {
-					return err
-				}
-				time.Sleep(2 * time.Second) // the model stream hangs: the turn is mid-reply
 				if err := d.Restart(); err != nil {
 					return err
 				}
@@ -232,13 +228,9 @@ func scenarios() []Scenario {
 			Facts: truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1},
 			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}, "hello": {say("hello again")}},
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+				if err := midReply(d); err != nil {
 					return err
 				}
-				if _, err := d.Wait("message.part.updated", 3*time.Minute); err != nil {
-					return err
-				}
-				time.Sleep(2 * time.Second) // the model stream hangs: the turn is mid-reply
 				d.HoldBridge()
 				if err := d.RestartServer(); err != nil {
 					return err
@@ -249,4 +241,17 @@ func scenarios() []Scenario {
 				return d.ReleaseBridge()
 			}},
 	}
+}
+
+// midReply prompts the "slow" turn, whose model stream hangs, and returns
+// once the turn is mid-reply: the moment the restart scenarios cut.
+func midReply(d *Driver) error {
+	if err := d.Prompt("SCENARIO:slow talk"); err != nil {
+		return err
+	}
+	if _, err := d.Wait("message.part.updated", 3*time.Minute); err != nil {
+		return err
+	}
+	time.Sleep(2 * time.Second) // nothing shows the hang itself
+	return nil
 }
