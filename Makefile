@@ -48,18 +48,18 @@ test:
 # target fails at the end if any did.
 real:
 	@rc=0; \
-	$(if $(PEER),,$(GO) build -o bin/realagents ./internal/realagents/cmd/realagents && \
+	$(if $(PEER),,$(GO) build -o bin/realagents ./harness/realagents/cmd/realagents && \
 	  bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
-	$(if $(AGENT),,$(GO) build -o bin/realtees ./internal/realagents/tees/cmd/realtees && \
+	$(if $(AGENT),,$(GO) build -o bin/realtees ./harness/realagents/tees/cmd/realtees && \
 	  bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
-	$(if $(PEER),,$(GO) run ./internal/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	$(if $(PEER),,$(GO) run ./harness/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	exit $$rc
 
 bench: build
-	$(GO) run ./internal/bench -bin $(BIN)
+	$(GO) run ./harness/bench -bin $(BIN)
 
 demo: build
-	$(GO) run ./internal/demo -bin $(BIN)
+	$(GO) run ./harness/demo -bin $(BIN)
 
 # Every fuzz target, briefly (FUZZTIME each); seeds already run in `make test`.
 fuzz:

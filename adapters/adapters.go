@@ -9,7 +9,7 @@
 //
 // This file is the one place a JSON input line becomes moments for a
 // transport that is not live: `aep-hook map` and the conformance harness
-// (internal/pins) call Decode, which asks the table's transport adapter,
+// (harness/pins) call Decode, which asks the table's transport adapter,
 // so a pin's input reaches its table with the same facts the live adapter
 // would give it.
 //

@@ -24,10 +24,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/track"
 	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
-	"github.com/aep-hook/aep-hook/track"
 )
 
 // ScopeReport is one agent's registration at one scope.

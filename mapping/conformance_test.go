@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -41,7 +41,7 @@ func TestConformance(t *testing.T) {
 					diffs := pins.Run(c)
 					if why, ok := pins.Disagrees(v.Name, c.Name); ok {
 						if len(diffs) == 0 {
-							t.Errorf("the pin now passes; drop it from internal/pins/disagree.go (%s)", why)
+							t.Errorf("the pin now passes; drop it from harness/pins/disagree.go (%s)", why)
 						}
 						followed = append(followed, c.Name)
 						return

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/aep-hook/aep-hook/adapters"
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 )

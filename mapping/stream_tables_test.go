@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/tmpfs"
+	"github.com/aep-hook/aep-hook/harness/tmpfs"
 )
 
 // freeBytes is what a file system has left.

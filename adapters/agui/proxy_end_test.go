@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/aep-hook/aep-hook/adapters/agui"
-	"github.com/aep-hook/aep-hook/internal/sinktest"
+	"github.com/aep-hook/aep-hook/harness/sinktest"
 )
 
 // TestProxyClosesInterruptedRun: a run whose stream ends without

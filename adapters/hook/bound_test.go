@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aep-hook/aep-hook/harness/sinktest"
 	"github.com/aep-hook/aep-hook/internal/jsonbound"
-	"github.com/aep-hook/aep-hook/internal/sinktest"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )

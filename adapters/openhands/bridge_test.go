@@ -12,9 +12,9 @@ import (
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/openhands"
-	"github.com/aep-hook/aep-hook/internal/ohstub"
-	"github.com/aep-hook/aep-hook/internal/realagents"
-	"github.com/aep-hook/aep-hook/internal/truth"
+	"github.com/aep-hook/aep-hook/harness/ohstub"
+	"github.com/aep-hook/aep-hook/harness/realagents"
+	"github.com/aep-hook/aep-hook/harness/truth"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/aep-hook/aep-hook/adapters/openhands"
-	"github.com/aep-hook/aep-hook/internal/streamfuzz"
+	"github.com/aep-hook/aep-hook/harness/streamfuzz"
 )
 
 // FuzzDecode feeds arbitrary event lines to Decode and what decodes to the

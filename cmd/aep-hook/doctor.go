@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/track"
 	"github.com/aep-hook/aep-hook/doctor"
 	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
-	"github.com/aep-hook/aep-hook/track"
 )
 
 // DoctorCmd is `aep-hook doctor`: is every agent wired, trusted and

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -89,7 +89,7 @@ func TestMapVerbPins(t *testing.T) {
 				diffs := pins.Compare(1, s.Expected, lines, nil)
 				if why, ok := pins.Disagrees(v.Name, c.Name); ok {
 					if len(diffs) == 0 {
-						t.Errorf("the pin now passes; drop it from internal/pins/disagree.go (%s)", why)
+						t.Errorf("the pin now passes; drop it from harness/pins/disagree.go (%s)", why)
 					}
 					return
 				}

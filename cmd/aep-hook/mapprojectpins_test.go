@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 )
 
 // TestMapVerbProjectPins runs every entry of the project's own Annex A pins

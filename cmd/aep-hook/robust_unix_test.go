@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/aep-hook/aep-hook/internal/tmpfs"
+	"github.com/aep-hook/aep-hook/harness/tmpfs"
 	"github.com/aep-hook/aep-hook/shim"
 )
 

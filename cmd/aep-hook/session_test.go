@@ -13,7 +13,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/redact"
 
-	"github.com/aep-hook/aep-hook/internal/pins"
+	"github.com/aep-hook/aep-hook/harness/pins"
 )
 
 // update rewrites the demo goldens: go test ./cmd/aep-hook -run TestDemoSessions -update

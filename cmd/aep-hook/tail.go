@@ -3,9 +3,9 @@ package main
 import (
 	"os"
 
-	"github.com/aep-hook/aep-hook/attrmatch"
+	"github.com/aep-hook/aep-hook/consumer/attrmatch"
+	"github.com/aep-hook/aep-hook/consumer/tail"
 	"github.com/aep-hook/aep-hook/shim"
-	"github.com/aep-hook/aep-hook/tail"
 )
 
 // TailCmd is `aep-hook tail`: the live timeline across every agent's logs.

@@ -5,8 +5,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/aep-hook/aep-hook/consumer/tail"
 	"github.com/aep-hook/aep-hook/internal/printable"
-	"github.com/aep-hook/aep-hook/tail"
 )
 
 // TimelineCmd is `aep-hook timeline FILE...`: a human-readable view of AEP

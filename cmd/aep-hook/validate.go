@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/aep-hook/aep-hook/consumer/validate"
 	"github.com/aep-hook/aep-hook/internal/printable"
-	"github.com/aep-hook/aep-hook/validate"
 )
 
 // ValidateCmd is `aep-hook validate FILE...`: AEP-0001 envelope and stream

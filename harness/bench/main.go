@@ -1,0 +1,366 @@
+// Command bench is `make bench`: it prints every figure beside a baseline
+// measured in the same run, and the ratio, because ratios are stable on a
+// noisy machine and absolute times are not.
+//
+//  1. Whole-process hook latency per hook vendor (p50/p99 over interleaved
+//     runs) against the floor of any Go hook: a minimal program that reads
+//     stdin and writes {}. `aep-hook version` beside it shows what the
+//     binary's own start-up adds to every hook.
+//  2. Every Go benchmark BenchmarkFoo with a sibling BenchmarkFooBaseline
+//     (and the named pairs below), side by side.
+//  3. The speed goals (issue 17), each a ratio against its baseline from the
+//     same run: the hook p50 against the floor (worst vendor), the OTLP
+//     receiver against pdata decoding, the ACP tee against a plain pipe on
+//     a burst, the tee's drops at 5,000 messages/s and what it adds to a
+//     message's round trip. The goal benchmarks run apart, with counts of
+//     their own (AEP_BENCH_GOALS=1 enables them).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/harness/pins"
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// namedPairs are benchmark pairs whose baseline is not named FooBaseline.
+var namedPairs = map[string]string{
+	"PipelineMixed1MB": "SinglePassMixed1MB",
+}
+
+const floorSrc = `package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() {
+	io.ReadAll(os.Stdin)
+	os.Stdout.Write([]byte("{}"))
+}
+`
+
+func main() {
+	bin := flag.String("bin", "bin/aep-hook", "the aep-hook binary to measure")
+	n := flag.Int("n", 150, "runs per command and vendor")
+	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
+	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
+	flag.Parse()
+	if err := run(*bin, *n, *benchtime, *skipGo); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin string, n int, benchtime string, skipGo bool) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "aep-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	floor := filepath.Join(tmp, "floor")
+	os.WriteFile(filepath.Join(tmp, "floor.go"), []byte(floorSrc), 0o600)
+	if out, err := exec.Command("go", "build", "-o", floor, filepath.Join(tmp, "floor.go")).CombinedOutput(); err != nil {
+		return fmt.Errorf("build floor: %v\n%s", err, out)
+	}
+	fmt.Println("== hook process latency (interleaved runs; floor = a Go program that reads stdin and writes {})")
+	fmt.Printf("%-22s %10s %10s %10s %10s %8s %8s\n", "command", "p50", "p99", "floor p50", "floor p99", "p50 x", "p99 x")
+	home := filepath.Join(tmp, "home")
+	payloads := vendorPayloads()
+	names := make([]string, 0, len(payloads))
+	for name := range payloads {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	first := true
+	worst, worstName := 0.0, ""
+	for _, name := range names {
+		p := payloads[name]
+		hook := []string{name}
+		if p.hook != "" {
+			hook = append(hook, p.hook)
+		}
+		cmds := []command{
+			{name: "floor", argv: []string{floor}, in: p.input},
+			{name: name, argv: append([]string{bin}, hook...), in: p.input},
+		}
+		if first {
+			cmds = append(cmds, command{name: "version", argv: []string{bin, "version"}})
+		}
+		res := interleave(cmds, n, home)
+		fl := res["floor"]
+		if first {
+			v := res["version"]
+			printRow("aep-hook version", v, fl)
+			first = false
+		}
+		if x := printRow("hook "+name, res[name], fl); x > worst {
+			worst, worstName = x, name
+		}
+	}
+	if err := redactFigures(bin, floor, tmp, n); err != nil {
+		return err
+	}
+	if err := robustFigures(bin, tmp, n); err != nil {
+		return err
+	}
+	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
+	if !skipGo {
+		err = goBench(benchtime) // reported after the goals
+		goals = append(goals, goalBenches()...)
+	}
+	fmt.Println()
+	fmt.Println("== goals (issue 17)")
+	for _, g := range goals {
+		g.print()
+	}
+	return err
+}
+
+type command struct {
+	name string
+	argv []string
+	in   []byte
+}
+
+// interleave runs each command n times, round-robin, and returns sorted
+// durations per command.
+func interleave(cmds []command, n int, home string) map[string][]time.Duration {
+	out := map[string][]time.Duration{}
+	env := append(os.Environ(), "AEP_HOME="+home)
+	for i := 0; i < n; i++ {
+		for _, c := range cmds {
+			cmd := exec.Command(c.argv[0], c.argv[1:]...)
+			cmd.Env = env
+			cmd.Stdin = bytes.NewReader(c.in)
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", c.name, err)
+			}
+			out[c.name] = append(out[c.name], time.Since(start))
+		}
+	}
+	for _, d := range out {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	}
+	return out
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	return d[min(len(d)-1, int(float64(len(d))*p))]
+}
+
+// printRow prints one command's row and returns its p50 ratio.
+func printRow(name string, d, floor []time.Duration) float64 {
+	p50, p99, f50, f99 := pct(d, 0.5), pct(d, 0.99), pct(floor, 0.5), pct(floor, 0.99)
+	x := float64(p50) / float64(f50)
+	fmt.Printf("%-22s %10s %10s %10s %10s %7.2fx %7.2fx\n", name, round(p50), round(p99), round(f50), round(f99),
+		x, float64(p99)/float64(f99))
+	return x
+}
+
+// goal is one speed goal and the figure measured for it.
+type goal struct {
+	name         string
+	value, limit float64
+	below        bool // met when value <= limit (else value >= limit)
+	unit         string
+	missing      bool
+}
+
+func (g goal) print() {
+	if g.missing {
+		fmt.Printf("%-62s %10s   (not measured)\n", g.name, "-")
+		return
+	}
+	met := g.value >= g.limit
+	op := ">="
+	if g.below {
+		met, op = g.value <= g.limit, "<="
+	}
+	verdict := "MET"
+	if !met {
+		verdict = "NOT MET"
+	}
+	fmt.Printf("%-62s %9.3g%s   goal %s %g%s: %s\n", g.name, g.value, g.unit, op, g.limit, g.unit, verdict)
+}
+
+// goalBench is a goal benchmark: the package, the benchmark, its count and
+// the reported metric that is the goal's figure.
+type goalBench struct {
+	pkg, bench, count, metric string
+	goal                      goal
+}
+
+var goalBenchList = []goalBench{
+	{"./adapters/otlp/", "ReceiverProtoRatio", "40x", "of-decode",
+		goal{name: "OTLP receiver throughput / pdata decoding alone", limit: 0.5}},
+	{"./adapters/acp/", "AcpTeeRatio", "15x", "of-pipe",
+		goal{name: "ACP tee throughput / plain pipe, burst (median of pairs)", limit: 0.9}},
+	{"./adapters/acp/", "AcpTeePaced", "1x", "dropped-lines/op",
+		goal{name: "ACP observer drops at 5,000 msg/s for 2 s", limit: 0, below: true}},
+	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
+		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"}},
+}
+
+// goalBenches runs the goal benchmarks one at a time and reads their
+// figures.
+func goalBenches() []goal {
+	var out []goal
+	for _, gb := range goalBenchList {
+		g := gb.goal
+		g.missing = true
+		cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^Benchmark"+gb.bench+"$", "-benchtime", gb.count, gb.pkg)
+		cmd.Env = append(os.Environ(), "AEP_BENCH_GOALS=1")
+		cmd.Stderr = os.Stderr
+		b, err := cmd.Output()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", gb.bench, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.HasPrefix(line, "Benchmark"+gb.bench+"-") && !strings.HasPrefix(line, "Benchmark"+gb.bench+" ") {
+				continue
+			}
+			f := strings.Fields(line)
+			for i := 1; i < len(f); i++ {
+				if f[i] == gb.metric {
+					if v, err := strconv.ParseFloat(f[i-1], 64); err == nil {
+						g.value, g.missing = v, false
+					}
+				}
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func round(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+
+type payload struct {
+	hook  string
+	input []byte
+}
+
+// vendorPayloads picks one tool-request moment per hook vendor from its pins
+// (Codex gets a 2 KB PreToolUse), falling back to the first pinned entry.
+func vendorPayloads() map[string]payload {
+	out := map[string]payload{}
+	cmd := strings.Repeat("x", 1900)
+	out["codex"] = payload{input: []byte(`{"hook_event_name":"PreToolUse","session_id":"bench","turn_id":"t1","tool_name":"shell","tool_use_id":"call_1","tool_input":{"command":"echo ` + cmd + `"}}`)}
+	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
+	for _, v := range mapping.Vendors() {
+		if v.Transport != mapping.TransportHook || v.Name == "codex" || !ok {
+			continue
+		}
+		cases, _, err := pins.LoadPins(dir, v.Name)
+		if err != nil || len(cases) == 0 {
+			continue
+		}
+		pick := cases[0]
+		for _, c := range cases {
+			if strings.Contains(strings.ToLower(c.Name), "pretooluse") || strings.Contains(strings.ToLower(c.Name), "pre_tool") || strings.Contains(strings.ToLower(c.Name), "tool_call") {
+				pick = c
+				break
+			}
+		}
+		s := pick.Steps[0]
+		out[v.Name] = payload{hook: s.Hook, input: s.Input}
+	}
+	return out
+}
+
+var benchLine = regexp.MustCompile(`^Benchmark(\S+?)(-\d+)?\s+(\d+)\s+([\d.]+) ns/op(.*)$`)
+
+type result struct {
+	pkg     string
+	nsop    float64
+	extra   string
+	present bool
+}
+
+// goBench runs the packages' Go benchmarks and prints the pairs.
+func goBench(benchtime string) error {
+	fmt.Println()
+	fmt.Println("== go test -bench (pairs: figure beside its baseline from the same run)")
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", benchtime, "./...")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	results := map[string]result{}
+	var order []string
+	pkg := ""
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if p, ok := strings.CutPrefix(line, "pkg: "); ok {
+			pkg = p
+			continue
+		}
+		if strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "FAIL") || strings.Contains(line, "_test.go:") {
+			fmt.Fprintln(os.Stderr, line)
+		}
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		ns, _ := strconv.ParseFloat(m[4], 64)
+		key := pkg + "." + m[1]
+		results[key] = result{pkg: pkg, nsop: ns, extra: strings.TrimSpace(m[5]), present: true}
+		order = append(order, key)
+	}
+	done := map[string]bool{}
+	fmt.Printf("%-58s %14s %14s %8s\n", "benchmark", "ns/op", "baseline", "ratio")
+	for _, key := range order {
+		if done[key] {
+			continue
+		}
+		r := results[key]
+		pkgName, name := key[:strings.LastIndex(key, ".")], key[strings.LastIndex(key, ".")+1:]
+		baseName := name + "Baseline"
+		if b, ok := namedPairs[strings.Split(name, "/")[0]]; ok {
+			baseName = strings.Replace(name, strings.Split(name, "/")[0], b, 1)
+		}
+		short := filepath.Base(pkgName) + "." + name
+		if strings.HasSuffix(name, "Baseline") || isNamedBaseline(name) {
+			continue
+		}
+		if b, ok := results[pkgName+"."+baseName]; ok {
+			done[pkgName+"."+baseName] = true
+			fmt.Printf("%-58s %14.0f %14.0f %7.2fx  %s\n", short, r.nsop, b.nsop, r.nsop/b.nsop, r.extra)
+		} else {
+			fmt.Printf("%-58s %14.0f %14s %8s  %s\n", short, r.nsop, "-", "-", r.extra)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("go test -bench: %w", err)
+	}
+	return nil
+}
+
+func isNamedBaseline(name string) bool {
+	for _, b := range namedPairs {
+		if strings.Split(name, "/")[0] == b {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,180 @@
+package realagents
+
+import (
+	"time"
+
+	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/harness/truth"
+)
+
+const claudeKey = "sk-ant-api03-fakefakefakefakefakefakefakefakefakefakefakefake-fakefakeAA"
+
+func claudeCode() *Agent {
+	return &Agent{
+		Name: "claude-code", Package: "@anthropic-ai/claude-code", Version: "2.1.328", Bin: "claude",
+		API:   fakemodel.Anthropic,
+		Setup: claudeSetup,
+		Scenarios: []Scenario{
+			toolsScenario("claude -p", "one prompt, a shell command that succeeds, one that fails, then an answer", truth.Facts{Turns: 1, Sessions: 1, Ended: 1}, []fakemodel.Reply{
+				calls(call("Bash", obj{"command": "echo hello", "description": "Say hello"})),
+				calls(call("Bash", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
+				say("One worked, one failed."),
+			}, registered,
+				claudeHeadless("SCENARIO:tools run two commands", "--permission-mode", "bypassPermissions")...),
+			{
+				Name: "denied", Mode: "headless",
+				Description: "claude -p in the default permission mode: the shell command needs a permission nobody can give, so it is denied (no PostToolUse; PostToolBatch lists it)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"denied": {
+					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
+					say("It was denied."),
+				}}),
+				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:denied create a file")...),
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "claude -p: the Agent tool starts an async subagent whose tool calls (agent_id) go on after the parent's Stop; its completion comes back as a <task-notification> turn",
+				Facts:       truth.Facts{Turns: 1, AgentTurns: 1, Sessions: 1, Ended: 1, Subagents: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"parent": {
+						calls(call("Agent", obj{"description": "Look around", "prompt": "SCENARIO:child run one command", "subagent_type": "general-purpose"})),
+						say("The subagent is done."),
+					},
+					"child": {
+						calls(call("Bash", obj{"command": "echo from-the-child", "description": "Say hello"})),
+						say("Child done."),
+					},
+				}),
+				Drive: headless(3*time.Minute, claudeHeadless("SCENARIO:parent delegate", "--permission-mode", "bypassPermissions")...),
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "claude -p: the model API answers 400; StopFailure fires (and -p sends it SIGTERM about 50 ms in)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
+				Model:       failing,
+				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:fail hello")...),
+			},
+			{
+				Name: "queued", Mode: "headless",
+				Description: "claude -p --input-format stream-json with two user messages at once: the second is queued into the running turn (same prompt_id)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"queued": {
+					calls(call("Bash", obj{"command": "sleep 3", "description": "Wait"})),
+					say("First answer."),
+				}}),
+				Drive: func(r *Run) error {
+					in := `{"type":"user","message":{"role":"user","content":"SCENARIO:queued first"}}` + "\n" +
+						`{"type":"user","message":{"role":"user","content":"and a second thing"}}` + "\n"
+					_, err := r.Exec(3*time.Minute, in, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+						"--verbose", "--permission-mode", "bypassPermissions")
+					return err
+				},
+			},
+			{
+				Name: "resume-compact", Mode: "headless",
+				Description: "claude -p with --session-id, then /compact in a resumed -p run, then one more prompt in another resumed run: two resumes of an ended session, one compaction",
+				Facts:       truth.Facts{Turns: 2, Sessions: 3, Ended: 3, Compactions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"resume": {
+					calls(call("Bash", obj{"command": "echo first", "description": "Say first"})),
+					say("First."),
+				}}),
+				Drive: func(r *Run) error {
+					const sid = "5e55a000-0000-4000-8000-000000000001"
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:resume hello", "--session-id", sid, "--permission-mode", "bypassPermissions")...); err != nil {
+						return err
+					}
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("/compact", "--resume", sid)...); err != nil {
+						return err
+					}
+					_, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:again one more", "--resume", sid)...)
+					return err
+				},
+			},
+			{
+				Name: "dialog", Mode: "tmux",
+				Description: "claude TUI, default permission mode: one turn runs two shell commands, the first allowed in the permission dialog (Yes), the second denied (No, which is Esc: it ends the turn with no Stop and the call with no outcome hook); then one more prompt and /exit",
+				// The No ends the turn like an interrupt; the denied call gets
+				// no hook at all (no PostToolUse, no PostToolBatch).
+				Facts: truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, OpenTools: 1, Answers: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"dialog": {
+						calls(call("Bash", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
+						calls(call("Bash", obj{"command": "touch denied-file", "description": "Create the denied file"})),
+						say("One allowed, one denied."),
+					},
+					"after": {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:dialog make two files"),
+					Fired("PermissionRequest", 1), Screen("Do you want"), Pause(time.Second), Pressed("Enter"),
+					Fired("PermissionRequest", 2), Screen("Do you want"), Pause(time.Second), Pressed("Escape"),
+					Screen(claudeReady),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "question", Mode: "tmux",
+				Description: "claude TUI: the model asks an AskUserQuestion with two options; the human picks the second in the dialog and submits",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"question": {
+					calls(call("AskUserQuestion", obj{"questions": []obj{{
+						"question": "Which color should the file be?", "header": "Color", "multiSelect": false,
+						"options": []obj{{"label": "Red", "description": "A warm color"}, {"label": "Blue", "description": "A cool color"}},
+					}}})),
+					say("Blue it is."),
+				}}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:question ask me"),
+					Screen("Which color"), Pause(time.Second), Pressed("Down"), Pause(500*time.Millisecond), Pressed("Enter"),
+					Fired("Stop", 1),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "interrupt-compact", Mode: "tmux",
+				Description: "claude TUI: the first turn is interrupted with Esc while the model is still answering; a second prompt finishes; /compact compacts; /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, Compactions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow":  {{Hang: true}},
+					"after": {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:slow think hard"), Fired("UserPromptSubmit", 1), Screen("esc to interrupt"),
+					PressedUntilGone("Escape", "esc to interrupt"),
+					// Interrupted before any answer, Claude puts the prompt back
+					// into the input box: clear it.
+					Pause(time.Second), Pressed("C-u"), Screen(claudeReady),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1),
+					Typed("/compact"), Fired("PostCompact", 1), Screen(claudeReady),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+		},
+	}
+}
+
+// claudeHeadless is `claude -p PROMPT` with stream-json output.
+func claudeHeadless(prompt string, extra ...string) []string {
+	return append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose"}, extra...)
+}
+
+func claudeSetup(r *Run) error {
+	r.Setenv("ANTHROPIC_BASE_URL", r.Model.URL)
+	r.Setenv("ANTHROPIC_API_KEY", claudeKey)
+	r.Setenv("DISABLE_TELEMETRY", "1")
+	r.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	r.Setenv("DISABLE_AUTOUPDATER", "1")
+	r.Setenv("IS_SANDBOX", "1")
+	if err := r.Register(true); err != nil {
+		return err
+	}
+	return r.WriteJSON(".claude.json", obj{
+		"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
+		"customApiKeyResponses": obj{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
+		"projects":              obj{r.Work: obj{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
+	})
+}
+
+// claudeReady is what the TUI shows when it waits for a prompt.
+const claudeReady = "for shortcuts"

@@ -1,0 +1,395 @@
+package realagents
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/harness/truth"
+)
+
+// pi drives @earendil-works/pi-coding-agent in RPC mode (`pi --mode rpc`),
+// the extension `aep-hook plugin pi` prints placed in its extensions folder
+// as `aep-hook install pi` places it, with the harness recorder in place of
+// `aep-hook forward pi`. Approvals and questions come from small extensions
+// the scenarios load (pi has neither of its own), answered over RPC's
+// extension UI protocol.
+func piAgent() *Agent {
+	return &Agent{
+		Name: "pi", Package: "@earendil-works/pi-coding-agent", Version: "1.6.0", Bin: "pi",
+		API:   fakemodel.ChatCompletions,
+		Setup: piSetup,
+		Scenarios: []Scenario{
+			{
+				Name: "tools", Mode: "rpc",
+				Description: "pi --mode rpc: a command that succeeds, one that fails, a missing file; then the session closes; " +
+					"then the same prompt without the extension: the model requests must be identical (" + modelRequestsFile + ")",
+				Facts: truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {
+					calls(call("bash", obj{"command": "echo hello"})),
+					calls(call("bash", obj{"command": "ls /nonexistent-dir"})),
+					calls(call("read", obj{"path": "missing.txt"})),
+					say("One worked, two failed."),
+				}}),
+				Drive: func(r *Run) error {
+					return sameModelRequests(r, registered, func() error {
+						return piSession(r, nil, func(p *piRPC) error {
+							return p.prompt("SCENARIO:tools run the commands", 1)
+						})
+					})
+				},
+			},
+			{
+				Name: "approvals", Mode: "rpc",
+				Description: "pi --mode rpc with a gate extension asking before rm: blocked once, allowed once (two prompts)",
+				Facts:       truth.Facts{Runs: 2, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"deny":  {calls(call("bash", obj{"command": "rm -f gone.txt"})), say("It was blocked.")},
+					"allow": {calls(call("bash", obj{"command": "rm -f gone.txt"})), say("Removed.")},
+				}),
+				Drive: func(r *Run) error {
+					answers := []string{"Block", "Allow"}
+					ui := func(req gjson.Result) map[string]any {
+						a := answers[0]
+						answers = answers[1:]
+						return map[string]any{"value": a}
+					}
+					return piSession(r, ui, func(p *piRPC) error {
+						if err := p.prompt("SCENARIO:deny remove the file", 1); err != nil {
+							return err
+						}
+						return p.prompt("SCENARIO:allow remove the file", 2)
+					}, "-e", r.piExtension("gate.js", piGateExtension))
+				},
+			},
+			{
+				Name: "question", Mode: "rpc",
+				Description: "pi --mode rpc with an ask_user tool extension: the model asks, the human picks an option",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"question": {
+					calls(call("ask_user", obj{"question": "Which env?", "options": []string{"dev", "prod"}})),
+					say("Deploying to dev."),
+				}}),
+				Drive: func(r *Run) error {
+					ui := func(req gjson.Result) map[string]any { return map[string]any{"value": "dev"} }
+					return piSession(r, ui, func(p *piRPC) error {
+						return p.prompt("SCENARIO:question ask me", 1)
+					}, "-e", r.piExtension("ask.js", piAskExtension))
+				},
+			},
+			{
+				Name: "abort", Mode: "rpc",
+				Description: "pi --mode rpc: a long command, aborted over RPC while it runs",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Interrupts: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"abort": {
+					calls(call("bash", obj{"command": "sleep 30"})), say("Slept."),
+				}}),
+				Drive: func(r *Run) error {
+					return piSession(r, nil, func(p *piRPC) error {
+						if err := p.send(obj{"type": "prompt", "message": "SCENARIO:abort take long"}); err != nil {
+							return err
+						}
+						if err := p.waitForwarded("tool_execution_start", 1, time.Minute); err != nil {
+							return err
+						}
+						time.Sleep(500 * time.Millisecond)
+						if err := p.send(obj{"type": "abort"}); err != nil {
+							return err
+						}
+						return p.waitForwarded("agent_settled", 1, time.Minute)
+					})
+				},
+			},
+			{
+				Name: "retry", Mode: "rpc",
+				Description: "pi --mode rpc: the model API answers 500 once; pi retries on its own and the retry succeeds",
+				Facts:       truth.Facts{Runs: 2, Sessions: 1, Failures: 1, Ended: 1},
+				Model:       failingOnce("retry", 500, say("Worked the second time.")),
+				Drive: func(r *Run) error {
+					return piSession(r, nil, func(p *piRPC) error {
+						return p.prompt("SCENARIO:retry try it", 1)
+					})
+				},
+			},
+			{
+				Name: "compact-model", Mode: "rpc",
+				Description: "pi --mode rpc: a turn, /compact, a thinking-level change and a model change over RPC, a second turn",
+				Facts:       truth.Facts{Runs: 2, Sessions: 1, Compactions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("bash", obj{"command": "echo one"})), say("First done.")},
+					"second": {say("Second done.")},
+				}),
+				Drive: func(r *Run) error {
+					return piSession(r, nil, func(p *piRPC) error {
+						if err := p.prompt("SCENARIO:first go", 1); err != nil {
+							return err
+						}
+						if err := p.call(obj{"type": "compact"}, 2*time.Minute); err != nil {
+							return err
+						}
+						if err := p.call(obj{"type": "set_thinking_level", "level": "high"}, time.Minute); err != nil {
+							return err
+						}
+						if err := p.call(obj{"type": "set_model", "provider": "fake", "modelId": "fake-model-2"}, time.Minute); err != nil {
+							return err
+						}
+						return p.prompt("SCENARIO:second again", 2)
+					})
+				},
+			},
+		},
+	}
+}
+
+// piSetup installs the Node pi needs, configures the fake provider, and
+// places the extension through `aep-hook install pi`'s own plan, its
+// forwarder being the harness recorder (`<harness> forward pi`).
+func piSetup(r *Run) error {
+	if err := r.useNodeRuntime(); err != nil {
+		return err
+	}
+	r.Setenv("PI_OFFLINE", "1")
+	models := obj{"providers": obj{"fake": obj{
+		"baseUrl": r.Model.URL + "/v1", "api": "openai-completions", "apiKey": "sk-fake-pi",
+		"models": []obj{{"id": "fake-model", "reasoning": true}, {"id": "fake-model-2", "reasoning": true}},
+	}}}
+	if err := r.WriteJSON(".pi/agent/models.json", models); err != nil {
+		return err
+	}
+	settings := obj{"defaultProvider": "fake", "defaultModel": "fake-model", "retry": obj{"enabled": true, "baseDelayMs": 200},
+		"compaction": obj{"keepRecentTokens": 10}}
+	if err := r.WriteJSON(".pi/agent/settings.json", settings); err != nil {
+		return err
+	}
+	return r.Register(true)
+}
+
+// piExtension writes a scenario's own extension into the run and returns
+// its path.
+func (r *Run) piExtension(name, text string) string {
+	p := filepath.Join(r.Dir, "ext", name)
+	r.WriteFile(p, text)
+	return p
+}
+
+// piGateExtension asks before any bash command that removes files and
+// blocks unless the answer is Allow: the shape of pi's permission-gate
+// example, over the extension UI.
+const piGateExtension = `export default function (pi) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "bash" || !/\brm\b/.test(event.input.command)) return undefined;
+    const choice = await ctx.ui.select("Allow " + event.input.command + "?", ["Allow", "Block"]);
+    return choice === "Allow" ? undefined : { block: true, reason: "Blocked by user" };
+  });
+}
+`
+
+// piAskExtension is a question tool over the extension UI.
+const piAskExtension = `export default function (pi) {
+  pi.registerTool({
+    name: "ask_user", label: "Ask", description: "Ask the user a question with options.",
+    parameters: { type: "object", properties: { question: { type: "string" }, options: { type: "array", items: { type: "string" } } }, required: ["question", "options"] },
+    async execute(id, params, signal, onUpdate, ctx) {
+      const answer = await ctx.ui.select(params.question, params.options);
+      return { content: [{ type: "text", text: "The user answered: " + answer }], details: { answer } };
+    },
+  });
+}
+`
+
+// piRPC is one pi process in RPC mode.
+type piRPC struct {
+	r    *Run
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	ui   func(req gjson.Result) map[string]any
+	mu   sync.Mutex
+	recs []string // every stdout record
+	done chan struct{}
+	n    int
+}
+
+// piSession starts pi in RPC mode (with extra arguments), runs drive, then
+// closes pi's input and waits for it to shut down.
+func piSession(r *Run, ui func(gjson.Result) map[string]any, drive func(*piRPC) error, args ...string) error {
+	cmd := exec.Command(r.AgentBin(), append([]string{"--mode", "rpc", "--offline"}, args...)...)
+	cmd.Dir, cmd.Env = r.Work, r.Env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	logf, err := os.Create(filepath.Join(r.Dir, "pi-stderr.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p := &piRPC{r: r, cmd: cmd, in: in, ui: ui, done: make(chan struct{})}
+	go p.read(out)
+	derr := drive(p)
+	if derr == nil {
+		// Let the last loop's settlement reach the forwarder before exit.
+		derr = p.waitForwarded("agent_settled", 0, 0)
+	}
+	in.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		if derr == nil {
+			derr = fmt.Errorf("pi did not exit after its input closed")
+		}
+	}
+	os.WriteFile(filepath.Join(r.Dir, "pi-rpc.jsonl"), []byte(strings.Join(p.records(), "\n")+"\n"), 0o644)
+	// The forwarder reads what pi wrote before it exited.
+	if r.Unregistered {
+		return derr // no extension: nothing forwarded
+	}
+	if err := p.waitForwarded("session_shutdown", 1, 30*time.Second); err != nil && derr == nil {
+		derr = err
+	}
+	return derr
+}
+
+// read keeps pi's stdout records and answers extension UI requests.
+func (p *piRPC) read(out io.Reader) {
+	defer close(p.done)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		rec := sc.Text()
+		p.mu.Lock()
+		p.recs = append(p.recs, rec)
+		p.mu.Unlock()
+		g := gjson.Parse(rec)
+		if g.Get("type").String() == "extension_ui_request" {
+			switch g.Get("method").String() {
+			case "select", "confirm", "input", "editor":
+				resp := map[string]any{"cancelled": true}
+				if p.ui != nil {
+					resp = p.ui(g)
+				}
+				resp["type"], resp["id"] = "extension_ui_response", g.Get("id").String()
+				p.send(resp)
+			}
+		}
+	}
+}
+
+func (p *piRPC) records() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.recs...)
+}
+
+// send writes one command.
+func (p *piRPC) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err = p.in.Write(append(b, '\n'))
+	return err
+}
+
+// call sends a command with an id and waits for its response.
+func (p *piRPC) call(v obj, timeout time.Duration) error {
+	p.mu.Lock()
+	p.n++
+	id := fmt.Sprintf("h%d", p.n)
+	p.mu.Unlock()
+	v["id"] = id
+	if err := p.send(v); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, rec := range p.records() {
+			g := gjson.Parse(rec)
+			if g.Get("type").String() == "response" && g.Get("id").String() == id {
+				if !g.Get("success").Bool() {
+					return fmt.Errorf("pi %s: %s", v["type"], g.Get("error").String())
+				}
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("pi %s: no response within %s", v["type"], timeout)
+}
+
+// prompt sends a prompt and waits until the n-th loop settled.
+func (p *piRPC) prompt(text string, n int) error {
+	if err := p.call(obj{"type": "prompt", "message": text}, time.Minute); err != nil {
+		return err
+	}
+	return p.waitForwarded("agent_settled", n, 2*time.Minute)
+}
+
+// forwarded counts the bus events of type typ the extension forwarded
+// (pi's own RPC stream's while the extension is removed).
+func (p *piRPC) forwarded(typ string) int {
+	c := 0
+	if p.r.Unregistered {
+		for _, rec := range p.records() {
+			if gjson.Get(rec, "type").String() == typ {
+				c++
+			}
+		}
+		return c
+	}
+	paths, _ := filepath.Glob(filepath.Join(p.r.Dir, "stream", "*.jsonl"))
+	for _, path := range paths {
+		b, _ := os.ReadFile(path)
+		for _, l := range strings.Split(string(b), "\n") {
+			if gjson.Get(l, "event.type").String() == typ {
+				c++
+			}
+		}
+	}
+	return c
+}
+
+// waitForwarded waits until the extension forwarded the bus event typ n
+// times (n 0: as many as were forwarded so far settle, briefly); with the
+// extension removed (Run.Unregistered), until pi's own RPC stream carried
+// it n times.
+func (p *piRPC) waitForwarded(typ string, n int, timeout time.Duration) error {
+	if n == 0 {
+		time.Sleep(300 * time.Millisecond)
+		return nil
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		c := p.forwarded(typ)
+		if c >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pi forwarded %s %d times, want %d, within %s", typ, c, n, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

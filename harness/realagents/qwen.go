@@ -1,0 +1,125 @@
+package realagents
+
+import (
+	"time"
+
+	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/harness/truth"
+)
+
+func qwenCode() *Agent {
+	return &Agent{
+		Name: "qwen-code", Package: "@qwen-code/qwen-code", Version: "0.24.4", Bin: "qwen",
+		API:   fakemodel.ChatCompletions,
+		Setup: qwenSetup,
+		Scenarios: []Scenario{
+			// Headless -p never fires SessionEnd.
+			toolsScenario("qwen -p --yolo", "one prompt, a shell command that succeeds, one that fails, then an answer (UserPromptSubmit fires before every model round)", truth.Facts{Turns: 1, Sessions: 1, Ended: 0}, []fakemodel.Reply{
+				calls(call("run_shell_command", obj{"command": "echo hello", "description": "Say hello"})),
+				calls(call("run_shell_command", obj{"command": "ls /nonexistent-dir", "description": "List a missing dir"})),
+				say("One worked, one failed."),
+			}, registered,
+				"-p", "SCENARIO:tools run two commands", "--yolo"),
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "qwen -p --yolo: the agent tool delegates to a general-purpose subagent that runs a command (its hooks carry agent_id); the parent answers",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1, AgentTurns: truth.Any},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Marker == "child" && req.Round == 0:
+						return calls(call("run_shell_command", obj{"command": "echo from-the-child", "description": "Say hello"}))
+					case fakemodel.Marker(req.Human) == "parent" && req.Round == 0 && !req.Side():
+						// Only the human's prompt delegates: the subagent's
+						// completion notice comes back as an unmarked user message.
+						return calls(call("agent", obj{"description": "Look around", "prompt": "SCENARIO:child run one command", "subagent_type": "general-purpose"}))
+					}
+					return say("Done.")
+				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:parent delegate", "--yolo"),
+			},
+			{
+				Name: "api-error", Mode: "headless",
+				Description: "qwen -p: the model API answers 400; headless Qwen fires no StopFailure, so the run has no terminal (and -p no SessionEnd)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, OpenRuns: 1},
+				Model:       failing,
+				Drive:       headless(2*time.Minute, "-p", "SCENARIO:fail hello", "--yolo"),
+			},
+			{
+				Name: "compact", Mode: "headless",
+				Description: "qwen -p --yolo: the first answer reports a prompt of 190000 tokens, so Qwen compacts its context automatically before the next model round",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Compactions: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Side():
+						// The summary request holds the whole history: its
+						// usage must say so, or Qwen judges the compaction
+						// inflated and drops it.
+						return fakemodel.Reply{Text: qwenSnapshot, InputTokens: 190000}
+					case req.Marker == "big" && req.Round == 0:
+						return fakemodel.Reply{Calls: []fakemodel.ToolCall{call("run_shell_command", obj{"command": "echo big", "description": "Say big"})}, InputTokens: 190000}
+					}
+					return say("Done after compaction.")
+				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:big fill the context", "--yolo"),
+			},
+			{
+				Name: "approval-tui", Mode: "tmux",
+				Description: "qwen TUI in its default (auto) approval mode, the classifier unavailable: two shell commands, the first allowed in Qwen's confirmation dialog (Yes, allow once), the second refused (Esc); then /quit",
+				// PermissionRequest comes before PreToolUse and names no call.
+				// The refused call fires no PreToolUse, and the turn no Stop:
+				// it ends like an interrupt.
+				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"approval": {
+					calls(call("run_shell_command", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
+					calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"})),
+					say("One made, one refused."),
+				}}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Typed("SCENARIO:approval make two files"), Fired("PermissionRequest", 1), Screen("Yes, allow once"), Pause(time.Second), Pressed("Enter"),
+					Fired("PostToolUse", 1),
+					Fired("PermissionRequest", 2), Screen("Yes, allow once"), Pause(time.Second), Pressed("Escape"),
+					Fired("PostToolBatch", 2), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1),
+				),
+			},
+			{
+				Name: "compress-tui", Mode: "tmux",
+				Description: "qwen TUI: one turn whose answer reports a large prompt, then /compress (manual compaction), then /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Compactions: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return fakemodel.Reply{Text: qwenSnapshot, InputTokens: 50000}
+					}
+					return fakemodel.Reply{Text: "A large answer.", InputTokens: 50000}
+				},
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Typed("SCENARIO:large say something"), Fired("Stop", 1), Screen(qwenReady),
+					Typed("/compress"), Fired("PostCompact", 1), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+		},
+	}
+}
+
+// qwenSnapshot is a compaction summary in the shape Qwen Code asks for.
+const qwenSnapshot = "<analysis>Short.</analysis><state_snapshot>The user asked for a large answer; it was given.</state_snapshot>"
+
+// qwenReady is what the Qwen Code TUI shows when it waits for a prompt.
+const qwenReady = "Type your message"
+
+func qwenSetup(r *Run) error {
+	r.Setenv("OPENAI_BASE_URL", r.Model.URL+"/v1")
+	r.Setenv("OPENAI_API_KEY", "sk-fake-qwen")
+	r.Setenv("OPENAI_MODEL", "fake-model")
+	if err := r.WriteJSON(".qwen/settings.json", obj{
+		"security": obj{"auth": obj{"selectedType": "openai"}, "folderTrust": obj{"enabled": false}},
+		"model":    obj{"name": "fake-model"},
+		"tools":    obj{"todoWrite": obj{"enabled": true}},
+		"privacy":  obj{"usageStatisticsEnabled": false},
+	}); err != nil {
+		return err
+	}
+	return r.Register(true)
+}
