@@ -12,7 +12,7 @@ import (
 // rules and the AEP-0002 payload schemas with their capture levels.
 type ValidateCmd struct {
 	Files    []string `arg:"" optional:"" help:"AEP JSONL files (default: stdin). Per-session rules span all of them." type:"path"`
-	Complete bool     `help:"The input holds whole sessions: a cause or subject naming no event seen is a violation, not a warning."`
+	Complete bool     `help:"The input holds whole sessions: a cause or subject naming no event seen is a violation, not a warning, and a run that never closed is warned about."`
 	Quiet    bool     `help:"Print violations only, not warnings."`
 }
 
@@ -39,6 +39,7 @@ func (c *ValidateCmd) Run(s *Streams) error {
 			return exitError{code: 2, msg: err.Error()}
 		}
 	}
+	v.Finish()
 	warnings := 0
 	for _, p := range v.Problems() {
 		if p.Warning {

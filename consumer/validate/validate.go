@@ -3,6 +3,7 @@ package validate
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,34 +20,62 @@ import (
 type Problem struct {
 	File    string
 	Line    int
-	Rule    string // e.g. "AEP-0001 §5.2"
+	Rule    string // where the rule is stated, e.g. "AEP-0001 §5.2"
 	Message string
 	Warning bool // reported, but not a violation (an unresolved reference in a partial log)
+	// Says is what the rule says, in a few words ("session-scoped events
+	// carry session and seq").
+	Says string
 }
 
+// String is the problem on one line: file:line: kind: message [rule: what
+// it says].
 func (p Problem) String() string {
 	kind := "violation"
 	if p.Warning {
 		kind = "warning"
 	}
-	return fmt.Sprintf("%s:%d: %s: %s [%s]", p.File, p.Line, kind, p.Message, p.Rule)
+	r := p.Rule
+	if p.Says != "" {
+		r += ": " + p.Says
+	}
+	return fmt.Sprintf("%s:%d: %s: %s [%s]", p.File, p.Line, kind, p.Message, r)
 }
 
 // Validator checks a stream of events; per-session rules (order,
 // references, terminals) span every line fed to one Validator.
 type Validator struct {
 	// Complete says the input holds whole sessions: a cause or subject
-	// that names no event seen is a violation, not a warning.
+	// that names no event seen is a violation, not a warning, and Finish
+	// warns about the runs that never closed.
 	Complete bool
 
 	schema   *Schema
 	foreign  *regexp.Regexp
 	sessions map[sessionKey]*session
+	// ids holds, per emitter (source), each id's first line and a digest of
+	// its event: an id is unique per source (AEP-0001 §5.1 #2).
+	ids map[sourceID]seenID
+	// views are the sessions as their consumers see them (bare session
+	// name): the ids of foreign-emitter events addressed to them (commands,
+	// attention.routed), which a sequenced event's cause may name, and the
+	// form requests their answers and commands are checked against.
+	views    map[string]*view
 	problems []Problem
 	events   int
+	finished bool
 }
 
 type sessionKey struct{ source, session string }
+
+type sourceID struct{ source, id string }
+
+// seenID is where an id was first used and what it held.
+type seenID struct {
+	file   string
+	line   int
+	digest [16]byte
+}
 
 // session is what the stream rules remember of one (source, session).
 type session struct {
@@ -55,9 +84,38 @@ type session struct {
 	positions          map[[2]int64]string // (epoch, seq) -> id
 	ids                map[string]string   // id -> type
 	runEnd             map[string]string   // run -> terminal id
+	runSeen            map[string]where    // run -> its first event
+	runOrder           []string            // runs in first-seen order
 	attnEnd            map[string]string   // request id -> terminal id
 	pending            map[string]bool     // open attention requests
+	acks               map[string]ack      // command id -> its ack
 	ended              string              // session.ended id
+}
+
+// where is a line of the input.
+type where struct {
+	file string
+	line int
+}
+
+// ack is the one ack decision recorded for a command.
+type ack struct{ id, typ string }
+
+// view is one bare session name across emitters.
+type view struct {
+	foreign map[string]string // id -> type of foreign-emitter events
+	forms   map[string]form   // attention.requested id -> its form
+}
+
+// form is a kind:"form" request's fields, by id.
+type form map[string]formField
+
+// formField is what the values rule needs of one field_spec.
+type formField struct {
+	typ     string
+	multi   bool
+	other   bool
+	choices map[string]bool
 }
 
 // New returns a Validator over the embedded schema.
@@ -75,7 +133,8 @@ func New() (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("foreign-emitter pattern: %w", err)
 	}
-	return &Validator{schema: s, foreign: re, sessions: map[sessionKey]*session{}}, nil
+	return &Validator{schema: s, foreign: re, sessions: map[sessionKey]*session{},
+		ids: map[sourceID]seenID{}, views: map[string]*view{}}, nil
 }
 
 // Revision names the schema revision checked against.
@@ -96,6 +155,52 @@ func (v *Validator) Violations() int {
 		}
 	}
 	return n
+}
+
+// Finish ends the input. For Complete input it warns about every run that
+// never reached a terminal: zero terminals is legal (AEP-0002 §2 convention
+// 5), but in a whole session it means the agent, or the adapter, stopped
+// reporting. It adds nothing on a second call.
+func (v *Validator) Finish() {
+	if v.finished || !v.Complete {
+		v.finished = true
+		return
+	}
+	v.finished = true
+	keys := make([]sessionKey, 0, len(v.sessions))
+	for k := range v.sessions {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := v.sessions[keys[i]], v.sessions[keys[j]]
+		return a.firstSeen().before(b.firstSeen())
+	})
+	for _, k := range keys {
+		s := v.sessions[k]
+		for _, run := range s.runOrder {
+			if _, ended := s.runEnd[run]; ended {
+				continue
+			}
+			w := s.runSeen[run]
+			v.problems = append(v.problems, Problem{File: w.file, Line: w.line, Rule: rOpenRun.cite, Says: rOpenRun.says, Warning: true,
+				Message: fmt.Sprintf("run %s of session %s never closed: no run.finished, run.failed or run.cancelled", run, k.session)})
+		}
+	}
+}
+
+// firstSeen is where the session's first run was seen.
+func (s *session) firstSeen() where {
+	if len(s.runOrder) == 0 {
+		return where{}
+	}
+	return s.runSeen[s.runOrder[0]]
+}
+
+func (w where) before(o where) bool {
+	if w.file != o.file {
+		return w.file < o.file
+	}
+	return w.line < o.line
 }
 
 // maxLine bounds one event line.
@@ -124,11 +229,11 @@ func (v *Validator) Line(file string, line int, raw []byte) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&ev); err != nil || ev == nil {
-		c.fail("AEP-0001 §5", "not a JSON object: an event is one JSON object per line")
+		c.fail(rEvent, "not a JSON object: an event is one JSON object per line")
 		return
 	}
 	if dec.More() {
-		c.fail("AEP-0003 §3.1", "more than one JSON value on the line")
+		c.fail(rJSONL, "more than one JSON value on the line")
 	}
 	v.events++
 	c.envelope(ev)
@@ -147,12 +252,12 @@ type check struct {
 	registered *typeSpec
 }
 
-func (c *check) add(rule, format string, warn bool, a ...any) {
-	c.v.problems = append(c.v.problems, Problem{File: c.file, Line: c.line, Rule: rule, Message: fmt.Sprintf(format, a...), Warning: warn})
+func (c *check) add(r rule, format string, warn bool, a ...any) {
+	c.v.problems = append(c.v.problems, Problem{File: c.file, Line: c.line, Rule: r.cite, Says: r.says,
+		Message: fmt.Sprintf(format, a...), Warning: warn})
 }
 
-func (c *check) fail(rule, format string, a ...any) { c.add(rule, format, false, a...) }
-func (c *check) warn(rule, format string, a ...any) { c.add(rule, format, true, a...) }
+func (c *check) fail(r rule, format string, a ...any) { c.add(r, format, false, a...) }
 
 var coreAttrs = []string{"aep", "id", "type", "subject", "time", "source", "agent", "session", "run", "step",
 	"seq", "epoch", "cause", "traceparent", "severity", "capture", "data"}
@@ -187,10 +292,10 @@ func (c *check) str(ev map[string]any, k string) (string, bool) {
 	s, isStr := v.(string)
 	switch {
 	case !isStr:
-		c.fail("AEP-0001 §5.1", "%s must be a string, not %s", k, jsonType(v))
+		c.fail(attrRules[k], "%s must be a string, not %s", k, jsonType(v))
 		return "", false
 	case s == "":
-		c.fail("AEP-0001 §5.1", "%s must not be empty", k)
+		c.fail(attrRules[k], "%s must not be empty", k)
 		return "", false
 	}
 	return s, true
@@ -200,33 +305,33 @@ func (c *check) str(ev map[string]any, k string) (string, bool) {
 func (c *check) envelope(ev map[string]any) {
 	for k, val := range ev {
 		if val == nil {
-			c.fail("AEP-0001 §5.1", "%s is null: absent optional attributes are omitted, never null", k)
+			c.fail(rNull, "%s is null: absent optional attributes are omitted, never null", k)
 			continue
 		}
 		if isCore(k) {
 			continue
 		}
 		if !patterns().extName.MatchString(k) {
-			c.fail("AEP-0001 §5.4", "attribute %q is neither a core attribute nor a legal extension name ([a-z0-9]{1,20})", k)
+			c.fail(rExtName, "attribute %q is neither a core attribute nor a legal extension name ([a-z0-9]{1,20})", k)
 			continue
 		}
 		switch x := val.(type) {
 		case string, bool:
 		case json.Number:
 			if !isInteger(x) {
-				c.fail("AEP-0001 §5.4", "extension attribute %s must be a string, integer or boolean, not a fraction", k)
+				c.fail(rExtValue, "extension attribute %s must be a string, integer or boolean, not a fraction", k)
 			}
 		default:
-			c.fail("AEP-0001 §5.4", "extension attribute %s must be a string, integer or boolean, not %s", k, jsonType(val))
+			c.fail(rExtValue, "extension attribute %s must be a string, integer or boolean, not %s", k, jsonType(val))
 		}
 	}
 	for _, k := range []string{"aep", "id", "type", "time", "source", "agent"} {
 		if _, ok := ev[k]; !ok {
-			c.fail("AEP-0001 §5.1", "missing required attribute %s", k)
+			c.fail(rRequired, "missing required attribute %s", k)
 		}
 	}
 	if a, ok := ev["aep"]; ok && a != "0.1" {
-		c.fail("AEP-0001 §11", "aep is %v; this validator checks AEP 0.1", a)
+		c.fail(attrRules["aep"], "aep is %v; this validator checks AEP 0.1", a)
 	}
 	c.str(ev, "id")
 	c.str(ev, "agent")
@@ -235,39 +340,39 @@ func (c *check) envelope(ev map[string]any) {
 	}
 	if t, ok := c.str(ev, "time"); ok {
 		if _, err := time.Parse(time.RFC3339Nano, t); err != nil || !hasZone(t) {
-			c.fail("AEP-0001 §5.1", "time %q is not an RFC 3339 timestamp with a timezone", t)
+			c.fail(attrRules["time"], "time %q is not an RFC 3339 timestamp with a timezone", t)
 		}
 	}
 	if s, ok := c.str(ev, "source"); ok {
 		if u, err := url.Parse(s); err != nil || u.Scheme == "" {
-			c.fail("AEP-0001 §5.1", "source %q is not a URI", s)
+			c.fail(attrRules["source"], "source %q is not a URI", s)
 		}
 	}
 	for _, k := range []string{"seq", "epoch"} {
 		if x, ok := ev[k]; ok {
 			n, isNum := x.(json.Number)
 			if !isNum || !isInteger(n) || strings.HasPrefix(n.String(), "-") {
-				c.fail("AEP-0001 §5.1", "%s must be an integer >= 0, not %v", k, x)
+				c.fail(attrRules[k], "%s must be an integer >= 0, not %v", k, x)
 			}
 		}
 	}
 	if tp, ok := c.str(ev, "traceparent"); ok && !patterns().traceparent.MatchString(tp) {
-		c.fail("AEP-0001 §5.1", "traceparent %q is not a W3C Trace Context value", tp)
+		c.fail(attrRules["traceparent"], "traceparent %q is not a W3C Trace Context value", tp)
 	}
 	if sv, ok := c.str(ev, "severity"); ok && !contains(c.v.schema.severity, sv) {
-		c.fail("AEP-0001 §8.1", "severity %q is not one of %s", sv, strings.Join(c.v.schema.severity, ", "))
+		c.fail(rSeverity, "severity %q is not one of %s", sv, strings.Join(c.v.schema.severity, ", "))
 	}
 	c.capture = levelOf("metadata")
 	if cp, ok := c.str(ev, "capture"); ok {
 		if l := levelOf(cp); l < 0 || !contains(c.v.schema.capture, cp) {
-			c.fail("AEP-0001 §8.2", "capture %q is not one of %s", cp, strings.Join(c.v.schema.capture, ", "))
+			c.fail(rCaptureSet, "capture %q is not one of %s", cp, strings.Join(c.v.schema.capture, ", "))
 		} else {
 			c.capture = l
 		}
 	}
 	if d, ok := ev["data"]; ok {
 		if _, isObj := d.(map[string]any); !isObj {
-			c.fail("AEP-0001 §5.1", "data must be an object, not %s", jsonType(d))
+			c.fail(attrRules["data"], "data must be an object, not %s", jsonType(d))
 		}
 	}
 	typ, ok := c.str(ev, "type")
@@ -285,16 +390,16 @@ func (c *check) typeRules(ev map[string]any) {
 	switch {
 	case cat == "x":
 		if !patterns().vendorType.MatchString(typ) {
-			c.fail("AEP-0001 §6", "vendor type %q must be x.{vendor}.{category}.{rest}", typ)
+			c.fail(rTypeName, "vendor type %q must be x.{vendor}.{category}.{rest}", typ)
 		}
 	case !patterns().typeName.MatchString(typ):
-		c.fail("AEP-0001 §6", "type %q must be lowercase {category}.{rest} tokens of [a-z0-9_]", typ)
+		c.fail(rTypeName, "type %q must be lowercase {category}.{rest} tokens of [a-z0-9_]", typ)
 	case !c.v.schema.categories[cat]:
-		c.fail("AEP-0002 §3", "type %q: %q is not a registered category (vendor types go under x.{vendor}.)", typ, cat)
+		c.fail(rCategory, "type %q: %q is not a registered category (vendor types go under x.{vendor}.)", typ, cat)
 	default:
 		spec, ok := c.v.schema.types[typ]
 		if !ok {
-			c.fail("AEP-0001 §10", "type %q is not a registered core type; use x.{vendor}.%s for a vendor extension", typ, typ)
+			c.fail(rCoreType, "type %q is not a registered core type; use x.{vendor}.%s for a vendor extension", typ, typ)
 		} else {
 			c.registered = spec
 		}
@@ -306,24 +411,28 @@ func (c *check) typeRules(ev map[string]any) {
 		c.scoped = "agent"
 		for _, k := range []string{"session", "run", "step", "seq"} {
 			if _, ok := ev[k]; ok {
-				c.fail("AEP-0001 §5.2", "agent-scoped %s must not carry %s", typ, k)
+				c.fail(rAgentScope, "agent-scoped %s must not carry %s", typ, k)
 			}
 		}
 	case c.v.foreign.MatchString(typ):
 		c.scoped = "foreign"
+		r := rCommand
+		if typ == "attention.routed" {
+			r = rRouted
+		}
 		if !hasSession {
-			c.fail("AEP-0001 §5.2", "%s (a foreign-emitter session event) must carry session", typ)
+			c.fail(r, "%s (a foreign-emitter session event) must carry session", typ)
 		}
 		if hasSeq {
-			c.fail("AEP-0001 §5.2", "%s (a foreign-emitter session event) must omit seq", typ)
+			c.fail(r, "%s (a foreign-emitter session event) must omit seq", typ)
 		}
 	default:
 		c.scoped = "session"
 		if !hasSession {
-			c.fail("AEP-0001 §5.2", "session-scoped %s must carry session", typ)
+			c.fail(rSessionScope, "session-scoped %s must carry session", typ)
 		}
 		if !hasSeq {
-			c.fail("AEP-0001 §5.2", "session-scoped %s must carry seq", typ)
+			c.fail(rSessionScope, "session-scoped %s must carry seq", typ)
 		}
 	}
 }
@@ -333,7 +442,7 @@ func (c *check) typeRules(ev map[string]any) {
 func (c *check) payload(ev map[string]any) {
 	data, _ := ev["data"].(map[string]any)
 	if c.capture == 0 && len(data) > 0 {
-		c.fail("AEP-0001 §8.2", "capture none is the envelope only, but data has %d member(s)", len(data))
+		c.fail(rCaptureNone, "capture none is the envelope only, but data has %d member(s)", len(data))
 		return
 	}
 	if c.registered == nil || !c.registered.schema {
@@ -344,10 +453,11 @@ func (c *check) payload(ev map[string]any) {
 
 // object checks an object's members against f.
 func (c *check) object(path string, obj map[string]any, f *field) {
+	schema := payloadRule(c.typ, c.registered)
 	for _, name := range f.order {
 		m := f.props[name]
 		if _, ok := obj[name]; !ok && m.required {
-			c.fail("AEP-0002 §5", "%s.%s is required in %s", path, name, c.typ)
+			c.fail(schema, "%s.%s is required in %s", path, name, c.typ)
 		}
 	}
 	keys := make([]string, 0, len(obj))
@@ -366,7 +476,7 @@ func (c *check) object(path string, obj map[string]any, f *field) {
 		if got, _ := json.Marshal(obj[w.key]); string(got) == w.value {
 			for _, r := range w.require {
 				if _, ok := obj[r]; !ok {
-					c.fail("AEP-0002 §5.2", "%s.%s is required when %s is %s", path, r, w.key, w.value)
+					c.fail(rFieldSpec, "%s.%s is required when %s is %s", path, r, w.key, w.value)
 				}
 			}
 		}
@@ -375,33 +485,34 @@ func (c *check) object(path string, obj map[string]any, f *field) {
 
 // value checks one present member.
 func (c *check) value(path string, val any, f *field) {
+	schema := payloadRule(c.typ, c.registered)
 	if f.capture > c.capture {
-		c.fail("AEP-0001 §8.2(a)", "%s is %s-level content in an event whose capture is %s", path,
+		c.fail(rCaptureField, "%s is %s-level content in an event whose capture is %s", path,
 			captureLevels[f.capture], captureLevels[c.capture])
 		return
 	}
 	if len(f.types) > 0 && !typeOK(val, f.types) {
-		c.fail("AEP-0002 §5", "%s must be %s, not %s", path, strings.Join(f.types, " or "), jsonType(val))
+		c.fail(schema, "%s must be %s, not %s", path, strings.Join(f.types, " or "), jsonType(val))
 		return
 	}
 	if len(f.enum) > 0 {
 		got, _ := json.Marshal(val)
 		if !contains(f.enum, string(got)) {
-			c.fail("AEP-0002 §5", "%s is %s, not one of %s", path, got, strings.Join(f.enum, ", "))
+			c.fail(schema, "%s is %s, not one of %s", path, got, strings.Join(f.enum, ", "))
 		}
 	}
 	if n, ok := val.(json.Number); ok {
 		x, _ := n.Float64()
 		if f.min != nil && x < *f.min {
-			c.fail("AEP-0002 §5", "%s is %s, below the minimum %v", path, n, *f.min)
+			c.fail(schema, "%s is %s, below the minimum %v", path, n, *f.min)
 		}
 		if f.max != nil && x > *f.max {
-			c.fail("AEP-0002 §5", "%s is %s, above the maximum %v", path, n, *f.max)
+			c.fail(schema, "%s is %s, above the maximum %v", path, n, *f.max)
 		}
 	}
 	if s, ok := val.(string); ok && f.format == "date-time" {
 		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			c.fail("AEP-0002 §5", "%s %q is not an RFC 3339 date-time", path, s)
+			c.fail(schema, "%s %q is not an RFC 3339 date-time", path, s)
 		}
 	}
 	switch x := val.(type) {
@@ -418,68 +529,131 @@ func (c *check) value(path string, val any, f *field) {
 	}
 }
 
+// identity checks that (source, id) names one event: a second event under
+// the same id from the same emitter must be a redelivery of the first,
+// unchanged (AEP-0001 §5.1 #2, §7.4). It reports whether ev is such a
+// redelivery, which the stream rules have already seen.
+func (c *check) identity(ev map[string]any) (redelivery bool) {
+	src, _ := ev["source"].(string)
+	id, _ := ev["id"].(string)
+	if src == "" || id == "" {
+		return false
+	}
+	b, _ := json.Marshal(ev) // map keys sorted: the same event gives the same bytes
+	sum := sha256.Sum256(b)
+	var d [16]byte
+	copy(d[:], sum[:])
+	k := sourceID{src, id}
+	prev, seen := c.v.ids[k]
+	if !seen {
+		c.v.ids[k] = seenID{file: c.file, line: c.line, digest: d}
+		return false
+	}
+	if prev.digest != d {
+		c.fail(rIDUnique, "id %s of %s was already used by a different event (%s:%d)", id, src, prev.file, prev.line)
+	}
+	return true
+}
+
 // stream checks the per-session rules: (epoch, seq) order, references,
-// terminals (AEP-0001 §7, §10; AEP-0002 §2, §7).
+// terminals (AEP-0001 §7, §10; AEP-0002 §2, §7; AEP-0004 §3).
 func (c *check) stream(ev map[string]any) {
+	if c.identity(ev) {
+		return // a redelivery (or a reused id, reported): already checked
+	}
 	sess, _ := ev["session"].(string)
 	src, _ := ev["source"].(string)
 	id, _ := ev["id"].(string)
 	if sess == "" || c.typ == "" {
 		return
 	}
+	vw := c.v.views[sess]
+	if vw == nil {
+		vw = &view{foreign: map[string]string{}, forms: map[string]form{}}
+		c.v.views[sess] = vw
+	}
+	if c.scoped == "foreign" {
+		if id != "" {
+			vw.foreign[id] = c.typ
+		}
+		if c.typ == "control.attention.respond" {
+			c.values(ev, vw)
+		}
+		return
+	}
 	k := sessionKey{src, sess}
 	s := c.v.sessions[k]
 	if s == nil {
 		s = &session{positions: map[[2]int64]string{}, ids: map[string]string{}, runEnd: map[string]string{},
-			attnEnd: map[string]string{}, pending: map[string]bool{}}
+			runSeen: map[string]where{}, attnEnd: map[string]string{}, pending: map[string]bool{}, acks: map[string]ack{}}
 		c.v.sessions[k] = s
 	}
-	if prev, seen := s.ids[id]; seen && id != "" {
-		if prev != c.typ {
-			c.fail("AEP-0001 §7", "id %s was already used by a %s in this session", id, prev)
+	c.order(ev, s, id)
+	cause, hasCause := ev["cause"].(string)
+	if hasCause {
+		_, seen := s.ids[cause]
+		if !seen {
+			_, seen = vw.foreign[cause]
 		}
-		return // a redelivery: already checked
+		if !seen {
+			c.ref(rCause, "cause %s names no earlier event of this session", cause)
+		}
 	}
-	if c.scoped == "session" {
-		c.order(ev, s, id)
-	}
-	if cause, ok := ev["cause"].(string); ok {
-		if _, seen := s.ids[cause]; !seen {
-			c.ref("AEP-0001 §5.1", "cause %s names no earlier event of this session", cause)
+	if run, _ := ev["run"].(string); run != "" {
+		if _, ok := s.runSeen[run]; !ok {
+			s.runSeen[run] = where{c.file, c.line}
+			s.runOrder = append(s.runOrder, run)
 		}
 	}
 	subject, _ := ev["subject"].(string)
 	switch c.typ {
-	case "attention.answered", "attention.resolved", "attention.timeout", "attention.routed":
+	case "attention.answered", "attention.resolved", "attention.timeout":
 		switch t, seen := s.ids[subject]; {
 		case subject == "":
-			c.fail("AEP-0002 §7.1", "%s must set subject to the attention.requested id", c.typ)
+			c.fail(rSubject, "%s must set subject to the attention.requested id", c.typ)
 		case !seen:
-			c.ref("AEP-0002 §7.1", "%s subject %s names no attention.requested of this session", c.typ, subject)
+			c.ref(rSubject, "%s subject %s names no attention.requested of this session", c.typ, subject)
 		case t != "attention.requested":
-			c.fail("AEP-0002 §7.1", "%s subject %s is a %s, not an attention.requested", c.typ, subject, t)
+			c.fail(rSubject, "%s subject %s is a %s, not an attention.requested", c.typ, subject, t)
+		}
+		if c.typ == "attention.answered" {
+			c.values(ev, vw)
 		}
 		if c.typ == "attention.resolved" || c.typ == "attention.timeout" {
 			if prev, ok := s.attnEnd[subject]; ok && subject != "" {
-				c.fail("AEP-0002 §7", "attention request %s already reached its terminal (%s)", subject, prev)
+				c.fail(rAttnEnd, "attention request %s already reached its terminal (%s)", subject, prev)
 			}
 			s.attnEnd[subject] = id
 			delete(s.pending, subject)
 		}
 	case "attention.requested":
 		s.pending[id] = true
+		if f, ok := formOf(ev); ok {
+			vw.forms[id] = f
+		}
+	case "control.accepted", "control.rejected":
+		switch prev, acked := s.acks[cause]; {
+		case !hasCause:
+			c.fail(rAckCause, "%s must set cause to the id of the command it acknowledges", c.typ)
+		case acked && prev.typ != c.typ:
+			c.fail(rAck, "command %s was already acknowledged %s (%s): a conflicting second decision", cause, strings.TrimPrefix(prev.typ, "control."), prev.id)
+		case acked:
+			c.fail(rAck, "command %s was already acknowledged (%s): a second ack event, not a redelivery of the first", cause, prev.id)
+		default:
+			s.acks[cause] = ack{id: id, typ: c.typ}
+		}
 	case "run.finished", "run.failed", "run.cancelled":
 		run, _ := ev["run"].(string)
 		if run == "" {
-			c.fail("AEP-0002 §2", "%s must carry the run it ends", c.typ)
+			c.fail(rRunNamed, "%s must carry the run it ends", c.typ)
 		} else if prev, ok := s.runEnd[run]; ok {
-			c.fail("AEP-0002 §2 (5)", "run %s already reached a terminal (%s): one terminal per run", run, prev)
+			c.fail(rRunEnd, "run %s already reached a terminal (%s): one terminal per run", run, prev)
 		} else {
 			s.runEnd[run] = id
 		}
 	case "session.ended":
 		if s.ended != "" {
-			c.fail("AEP-0002 §2 (5)", "session already ended (%s): one session.ended per session", s.ended)
+			c.fail(rSessionEnd, "session already ended (%s): one session.ended per session", s.ended)
 		}
 		s.ended = id
 		if len(s.pending) > 0 {
@@ -488,11 +662,116 @@ func (c *check) stream(ev map[string]any) {
 				ids = append(ids, p)
 			}
 			sort.Strings(ids)
-			c.fail("AEP-0002 §7.2", "session.ended with attention request(s) still pending: %s", strings.Join(ids, ", "))
+			c.fail(rPendingEnd, "session.ended with attention request(s) still pending: %s", strings.Join(ids, ", "))
 		}
 	}
 	if id != "" {
 		s.ids[id] = c.typ
+	}
+}
+
+// formOf reads a kind:"form" request's fields.
+func formOf(ev map[string]any) (form, bool) {
+	data, _ := ev["data"].(map[string]any)
+	if kind, _ := data["kind"].(string); kind != "form" {
+		return nil, false
+	}
+	fields, _ := data["fields"].([]any)
+	f := form{}
+	for _, x := range fields {
+		m, _ := x.(map[string]any)
+		id, _ := m["id"].(string)
+		if id == "" {
+			continue
+		}
+		ff := formField{choices: map[string]bool{}}
+		ff.typ, _ = m["type"].(string)
+		ff.multi, _ = m["multi"].(bool)
+		ff.other, _ = m["other"].(bool)
+		choices, _ := m["choices"].([]any)
+		for _, ch := range choices {
+			cm, _ := ch.(map[string]any)
+			if cid, ok := cm["id"].(string); ok {
+				ff.choices[cid] = true
+			}
+		}
+		f[id] = ff
+	}
+	return f, true
+}
+
+// values checks answer.values against the form request the event answers
+// (its subject): every key names a field, every value has the field's type,
+// a select takes its choices' ids (free text only where other is true), and
+// free text (a string field's value, an other answer) is redacted-level
+// content (AEP-0002 §5.3, AEP-0006).
+func (c *check) values(ev map[string]any, vw *view) {
+	data, _ := ev["data"].(map[string]any)
+	answer, _ := data["answer"].(map[string]any)
+	vals, ok := answer["values"].(map[string]any)
+	if !ok {
+		return
+	}
+	subject, _ := ev["subject"].(string)
+	f, known := vw.forms[subject]
+	if !known {
+		return // the request is not in the input, or is not a form
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	freeText := func(k string) {
+		if c.capture < levelOf("redacted") {
+			c.fail(rValuesCapture, "data.answer.values.%s is free text in an event whose capture is %s", k, captureLevels[c.capture])
+		}
+	}
+	for _, k := range keys {
+		fs, ok := f[k]
+		if !ok {
+			c.fail(rValues, "data.answer.values.%s names no field of the form %s", k, subject)
+			continue
+		}
+		val := vals[k]
+		switch fs.typ {
+		case "string":
+			if _, ok := val.(string); !ok {
+				c.fail(rValues, "data.answer.values.%s answers a string field with %s", k, jsonType(val))
+			} else {
+				freeText(k)
+			}
+		case "number":
+			if _, ok := val.(json.Number); !ok {
+				c.fail(rValues, "data.answer.values.%s answers a number field with %s", k, jsonType(val))
+			}
+		case "boolean":
+			if _, ok := val.(bool); !ok {
+				c.fail(rValues, "data.answer.values.%s answers a boolean field with %s", k, jsonType(val))
+			}
+		case "select":
+			picks := []any{val}
+			if fs.multi {
+				arr, isArr := val.([]any)
+				if !isArr {
+					c.fail(rValues, "data.answer.values.%s answers a multi-select field with %s, not an array of choice ids", k, jsonType(val))
+					continue
+				}
+				picks = arr
+			}
+			for _, p := range picks {
+				s, isStr := p.(string)
+				switch {
+				case !isStr:
+					c.fail(rValues, "data.answer.values.%s answers a select field with %s, not a choice id", k, jsonType(p))
+				case fs.choices[s]:
+				case fs.other:
+					freeText(k)
+				default:
+					c.fail(rValues, "data.answer.values.%s is %q, not one of the field's choice ids, and the field does not allow other", k, s)
+				}
+			}
+		}
 	}
 }
 
@@ -511,11 +790,11 @@ func (c *check) order(ev map[string]any, s *session, id string) {
 	}
 	pos := [2]int64{epoch, seq}
 	if other, ok := s.positions[pos]; ok && other != id {
-		c.fail("AEP-0001 §7", "position (epoch %d, seq %d) is already event %s: two events claim one position", epoch, seq, other)
+		c.fail(rPosition, "position (epoch %d, seq %d) is already event %s: two events claim one position", epoch, seq, other)
 		return
 	}
 	if s.hasPos && (epoch < s.lastEpoch || (epoch == s.lastEpoch && seq <= s.lastSeq)) {
-		c.fail("AEP-0001 §7", "(epoch %d, seq %d) after (epoch %d, seq %d): positions never regress within a session", epoch, seq, s.lastEpoch, s.lastSeq)
+		c.fail(rRegress, "(epoch %d, seq %d) after (epoch %d, seq %d): positions never regress within a session", epoch, seq, s.lastEpoch, s.lastSeq)
 	}
 	if !s.hasPos || epoch > s.lastEpoch || (epoch == s.lastEpoch && seq > s.lastSeq) {
 		s.lastEpoch, s.lastSeq, s.hasPos = epoch, seq, true
@@ -525,8 +804,8 @@ func (c *check) order(ev map[string]any, s *session, id string) {
 
 // ref reports an unresolved reference: a violation for complete input, a
 // warning otherwise (the log may begin mid-session).
-func (c *check) ref(rule, format string, a ...any) {
-	c.add(rule, format, !c.v.Complete, a...)
+func (c *check) ref(r rule, format string, a ...any) {
+	c.add(r, format, !c.v.Complete, a...)
 }
 
 func typeOK(v any, types []string) bool {
