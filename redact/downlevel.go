@@ -18,12 +18,14 @@ import (
 // a redacted ceiling with its redacted fields as they are (their claim was
 // minted at the source) and only its full-level fields dropped. Starred
 // fields degrade structurally at metadata; an answer.values entry survives
-// there only as a number or a boolean. Members the registry does not name
-// (AEP-0002 §5.1 rule 4: metadata), and at metadata every member of a type
-// the registry has no annotations for (x.* and reserved types), are kept
-// only where they are structural: numbers, booleans, and short
-// identifier-like strings that no secret rule flags, under names that do
-// not name a credential. The capture attribute is set to the level
+// there only as a number or a boolean. A type the registry has no
+// annotations for (x.* and reserved types) loses its data wholesale when
+// the event is down-leveled below its claim (or below full, for an event
+// that claims nothing). Members the registry does not name (AEP-0002 §5.1
+// rule 4: metadata), and the members of an unannotated type kept at the
+// metadata level it claims, are kept only where they are structural:
+// numbers, booleans, and short identifier-like strings that no secret rule
+// flags, under names that do not name a credential. The capture attribute is set to the level
 // honoured (added when absent); no other attribute changes. The returned map
 // is a shallow copy; event is not modified. Errors name the offending
 // attribute, never its content.
@@ -66,6 +68,11 @@ func Downlevel(event map[string]any, ceiling Level) (map[string]any, error) {
 		delete(out, "data")
 	case !known && target == Redacted:
 		// a redacted-source x.* payload: its claim was minted at the source
+	case !known && target < src:
+		// A real down-level of a type with no capture annotations: nothing
+		// says which of its members sit at or below the new level, so the
+		// data goes whole (AEP-0001 §8.2, the conservative direction).
+		delete(out, "data")
 	case !known:
 		if d, ok := structuralValue(data, ""); ok {
 			out["data"] = d
