@@ -97,6 +97,7 @@ func run(argv []string, s Streams, getenv func(string) string) int {
 	if len(args) == 0 {
 		args = []string{"--help"}
 	}
+	args = joinNegativeLast(args)
 	ctx, err := p.Parse(args)
 	switch {
 	case p.exit != nil:

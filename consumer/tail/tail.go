@@ -2,7 +2,9 @@
 // recent events of all sessions merged by time, then (following) each new
 // line as a log grows, filtered with the AEP-0003 §6 attr-match dialect.
 // Open runs and pending attention are shown at a glance: a summary first,
-// and a marker on the lines that open or close them.
+// and a marker on the lines that open or close them; an attention
+// follow-up says what it settles. Debug-level events are hidden from the
+// human view unless asked for.
 package tail
 
 import (
@@ -16,6 +18,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -33,6 +36,9 @@ type Options struct {
 	Follow bool             // keep printing new lines until ctx ends
 	JSON   bool             // print the event lines as stored
 	Color  bool             // ANSI colours
+	// Debug shows debug-level events in the human view (they are hidden
+	// otherwise, and counted); JSON output always holds them.
+	Debug bool
 	Out    io.Writer
 	// Ready, when set, is closed once the logs are being watched (tests
 	// wait on it instead of sleeping).
@@ -49,6 +55,9 @@ type Tailer struct {
 	offsets map[string]int64
 	partial map[string][]byte
 	tr      track.Tracker
+	reqs    requests
+	width   int // the type column
+	hidden  int // debug-level events not shown
 }
 
 // Run prints the recent timeline and, with Follow, every new line until ctx
@@ -132,7 +141,8 @@ type line struct {
 }
 
 // backlog reads every log to its end, feeds the tracker, and prints the
-// last Last matching events merged by time, after the open-work summary.
+// last Last matching events merged by time, after the open-work summary;
+// the type column is as wide as their longest type (within bounds).
 func (t *Tailer) backlog() {
 	var all []line
 	for _, p := range logs(t.o.Root) {
@@ -142,19 +152,38 @@ func (t *Tailer) backlog() {
 	var shown []line
 	for _, l := range all {
 		t.tr.Add(&l.ev)
-		if t.o.Filter.MatchJSON(l.raw) {
+		t.reqs.add(&l.ev)
+		if t.o.Filter.MatchJSON(l.raw) && t.visible(&l.ev) {
 			shown = append(shown, l)
 		}
 	}
 	if t.o.Last >= 0 && len(shown) > t.o.Last {
 		shown = shown[len(shown)-t.o.Last:]
 	}
+	longest := 0
+	for _, l := range shown {
+		longest = max(longest, utf8.RuneCountInString(printable.String(l.ev.Type)))
+	}
+	t.width = typeWidth(longest)
 	if !t.o.JSON {
 		t.summary()
 	}
 	for _, l := range shown {
 		t.print(l)
 	}
+	if t.hidden > 0 {
+		fmt.Fprintf(t.o.Out, "%s\n", t.paint(dim, fmt.Sprintf("(%d debug-level event(s) not shown; --debug shows them)", t.hidden)))
+	}
+}
+
+// visible reports whether the human view shows e (debug-level events only
+// with Debug), counting those it hides.
+func (t *Tailer) visible(e *shim.Event) bool {
+	if t.o.JSON || t.o.Debug || !debug(e) {
+		return true
+	}
+	t.hidden++
+	return false
 }
 
 // readTree reads every log below dir (a folder created while following).
@@ -168,7 +197,8 @@ func (t *Tailer) readTree(dir string) {
 func (t *Tailer) read(path string) {
 	for _, l := range t.drain(path) {
 		t.tr.Add(&l.ev)
-		if t.o.Filter.MatchJSON(l.raw) {
+		t.reqs.add(&l.ev)
+		if t.o.Filter.MatchJSON(l.raw) && t.visible(&l.ev) {
 			t.print(l)
 		}
 	}
@@ -207,7 +237,7 @@ func (t *Tailer) drain(path string) []line {
 		raw := bytes.TrimSpace(b[:i])
 		b = b[i+1:]
 		var ev shim.Event
-		if len(raw) == 0 || json.Unmarshal(raw, &ev) != nil || ev.Type == "" {
+		if len(raw) == 0 || json.Unmarshal(raw, &ev) != nil || ev.Type == "" || ev.AEP == "" {
 			continue
 		}
 		out = append(out, line{raw: append([]byte(nil), raw...), ev: ev})
@@ -225,11 +255,11 @@ func (t *Tailer) summary() {
 	fmt.Fprintf(t.o.Out, "%s\n", t.paint(dim, fmt.Sprintf("open: %d run(s), %d attention request(s) pending", len(runs), len(attn))))
 	for _, o := range attn {
 		fmt.Fprintf(t.o.Out, "  %s %s %s/%s %s\n", t.paint(yellow, "WAITING"), clock(o.Time),
-			printable.String(o.Agent), printable.Clip(o.Session, 24), printable.String(o.Subject))
+			printable.String(o.Agent), shortID(o.Session, "", 24), printable.String(o.Subject))
 	}
 	for _, o := range runs {
 		fmt.Fprintf(t.o.Out, "  %s %s %s/%s run %s\n", t.paint(cyan, "RUNNING"), clock(o.Time),
-			printable.String(o.Agent), printable.Clip(o.Session, 24), printable.Clip(o.Run, 24))
+			printable.String(o.Agent), shortID(o.Session, "", 24), shortID(o.Run, o.Session, 24))
 	}
 }
 
@@ -249,12 +279,16 @@ func (t *Tailer) print(l line) {
 	case strings.HasPrefix(e.Type, "run.") && e.Type != "run.step.started" && e.Type != "run.step.finished":
 		mark = t.paint(cyan, "< ")
 	}
-	who := printable.String(e.Agent) + "/" + printable.Clip(e.Session, 16)
+	who := printable.String(e.Agent) + "/" + shortID(e.Session, "", 16)
 	if e.Run != "" {
-		who += " " + printable.Clip(e.Run, 12)
+		who += " " + shortID(e.Run, e.Session, 12)
 	}
-	fmt.Fprintf(t.o.Out, "%s %s%-32s %s %s%s\n", clock(e.Time), mark, t.paint(colorOf(e), printable.String(e.Type)),
-		t.paint(dim, who), printable.Clip(e.Subject, 40), Facts(e))
+	width := t.width
+	if width == 0 {
+		width = minTypeWidth
+	}
+	fmt.Fprintf(t.o.Out, "%s %s%s %s %s%s%s\n", clock(e.Time), mark, t.paint(colorOf(e), typeCell(e.Type, width)),
+		t.paint(dim, who), printable.Clip(e.Subject, 40), Facts(e), t.reqs.settles(e))
 }
 
 // clock is the time of day of an RFC 3339 timestamp.

@@ -140,3 +140,58 @@ func waitFor(t *testing.T, out *syncBuf, want string) {
 		}
 	}
 }
+
+// TestTailView: long types keep the columns, run ids that start with the
+// session id are told apart by what follows it, an attention follow-up
+// says what it answers, and debug-level events are hidden and counted
+// (shown with Debug, and always in JSON).
+func TestTailView(t *testing.T) {
+	root := t.TempDir()
+	const sess = "ses_4f2a9c81d0e7b3aa"
+	ev := func(id, typ, tm, run, extra string) string {
+		return strings.Replace(evLine("opencode", sess, id, typ, tm, extra), `"run":"r1"`, `"run":"`+run+`"`, 1)
+	}
+	writeLog(t, root, "opencode", sess,
+		ev("a1", "run.started", "10:00:01.000", sess+"-msg_0001", ""),
+		ev("a2", "x.opencode.session.message_part_updated_with_a_very_long_vendor_tail", "10:00:02.000", sess+"-msg_0001", `"subject":"S2"`),
+		ev("a3", "run.started", "10:00:03.000", sess+"-msg_0002", `"subject":"S3"`),
+		ev("a4", "attention.requested", "10:00:04.000", sess+"-msg_0002", `"subject":"bash","data":{"kind":"permission","prompt":"p"}`),
+		ev("a5", "attention.answered", "10:00:05.000", sess+"-msg_0002", `"subject":"a4","data":{"answer":{"option":"allow"}}`),
+		ev("a6", "x.opencode.session.status", "10:00:06.000", sess+"-msg_0002", `"subject":"DBG","severity":"debug"`))
+	var out bytes.Buffer
+	if err := Run(context.Background(), Options{Root: root, Last: -1, Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"msg_0001", "msg_0002", "x.opencode.session.mess…_a_very_long_vendor_tail",
+		"<- permission bash", "(1 debug-level event(s) not shown; --debug shows them)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "DBG") {
+		t.Errorf("a debug event shown:\n%s", got)
+	}
+	col := func(marker string) int {
+		for _, l := range strings.Split(got, "\n") {
+			if i := strings.Index(l, marker); i >= 0 {
+				return len([]rune(l[:i]))
+			}
+		}
+		t.Fatalf("no %q in:\n%s", marker, got)
+		return 0
+	}
+	if col("S2") != col("S3") {
+		t.Errorf("a long type pushed the columns:\n%s", got)
+	}
+	for _, o := range []Options{{Debug: true}, {JSON: true}} {
+		out.Reset()
+		o.Root, o.Last, o.Out = root, -1, &out
+		if err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "DBG") {
+			t.Errorf("%+v hides the debug event:\n%s", o, out.String())
+		}
+	}
+}

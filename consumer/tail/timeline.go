@@ -5,50 +5,70 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/aep-hook/aep-hook/consumer/track"
 	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
-const (
-	// maxTypeWidth bounds the type column; longer types overflow it.
-	maxTypeWidth = 48
-	// runIndent is the width of a run event's "  run N   " indentation.
-	runIndent = 10
-)
+// runIndent is the width of a run event's "  run N   " indentation.
+const runIndent = 10
+
+// TimelineOptions say what a timeline shows.
+type TimelineOptions struct {
+	// Debug shows debug-level events (hidden otherwise, and counted).
+	Debug bool
+}
+
+// TimelineStats is what a timeline read.
+type TimelineStats struct {
+	Events int // AEP events read
+	Hidden int // debug-level events not shown
+	NotAEP int // lines that are not AEP events
+}
 
 // Timeline prints one AEP JSONL log as a human-readable timeline: one line
 // per event (time, position, run number, type, subject, the structural
-// facts), the type column as wide as the log's longest type so x.* lines
-// align; what an attention follow-up settles; and at the end the runs and
-// attention requests that never closed. Every value from the log passes
-// printable.String.
-func Timeline(r io.Reader, w io.Writer) error {
+// facts), the type column as wide as the log's longest type within bounds
+// (longer types shortened in the middle) so every line keeps its columns;
+// what an attention follow-up settles; and at the end the runs and
+// attention requests that never closed. A line is an AEP event when it is
+// a JSON object with aep and type (aep is the format marker, AEP-0001
+// §5.1); other lines are named, and counted in the stats. Every value from
+// the log passes printable.String.
+func Timeline(r io.Reader, w io.Writer, o TimelineOptions) (TimelineStats, error) {
 	type entry struct {
 		ev  *shim.Event
 		bad int // the line number of a line that is not an event
 	}
+	var st TimelineStats
 	var entries []entry
-	width := 28
+	longest := 0
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for n := 1; sc.Scan(); n++ {
 		var e shim.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" || e.AEP == "" {
+			st.NotAEP++
 			entries = append(entries, entry{bad: n})
 			continue
 		}
-		width = max(width, min(maxTypeWidth, len(printable.String(e.Type))))
+		st.Events++
+		if !o.Debug && debug(&e) {
+			st.Hidden++
+		} else {
+			longest = max(longest, utf8.RuneCountInString(printable.String(e.Type)))
+		}
 		entries = append(entries, entry{ev: &e})
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		return st, err
 	}
+	width := typeWidth(longest)
 	var tr track.Tracker
+	var reqs requests
 	runs := map[string]int{}
-	requests := map[string]*shim.Event{}
 	runNo := func(run string) int {
 		if _, ok := runs[run]; !ok {
 			runs[run] = len(runs) + 1
@@ -62,6 +82,13 @@ func Timeline(r io.Reader, w io.Writer) error {
 		}
 		e := en.ev
 		tr.Add(e)
+		reqs.add(e)
+		if e.Run != "" {
+			runNo(e.Run) // numbered in order of appearance, shown or not
+		}
+		if !o.Debug && debug(e) {
+			continue
+		}
 		pos := "      "
 		if e.Seq != nil {
 			var epoch int64
@@ -72,28 +99,21 @@ func Timeline(r io.Reader, w io.Writer) error {
 		}
 		// Run events are indented under their run; the subject column
 		// lines up across both.
-		indent, pad := "", width+runIndent
+		indent, cell := "", width+runIndent
 		if e.Run != "" {
-			indent, pad = fmt.Sprintf("  run %-4d", runNo(e.Run)), width
+			indent, cell = fmt.Sprintf("  run %-4d", runNo(e.Run)), width
 		}
-		settles := ""
-		switch e.Type {
-		case "attention.requested":
-			requests[e.ID] = e
-		case "attention.answered", "attention.resolved", "attention.timeout":
-			if req, ok := requests[e.Subject]; ok {
-				kind, _ := req.Data["kind"].(string)
-				settles = "  <- " + strings.TrimSpace(printable.String(kind)+" "+printable.Clip(req.Subject, 40))
-			}
-		}
-		fmt.Fprintf(w, "  %s %s %s%-*s %s%s%s\n", clock(e.Time), pos, indent, pad,
-			printable.String(e.Type), printable.String(e.Subject), Facts(e), settles)
+		fmt.Fprintf(w, "  %s %s %s%s %s%s%s\n", clock(e.Time), pos, indent, typeCell(e.Type, cell),
+			printable.String(e.Subject), Facts(e), reqs.settles(e))
 	}
-	for _, o := range tr.Runs() {
-		fmt.Fprintf(w, "  never closed: run %d (%s), started %s\n", runNo(o.Run), printable.Clip(o.Run, 40), clock(o.Time))
+	for _, op := range tr.Runs() {
+		fmt.Fprintf(w, "  never closed: run %d (%s), started %s\n", runNo(op.Run), printable.Clip(op.Run, 40), clock(op.Time))
 	}
-	for _, o := range tr.Attention() {
-		fmt.Fprintf(w, "  never closed: attention request %s %s, raised %s\n", o.ID, printable.Clip(o.Subject, 40), clock(o.Time))
+	for _, op := range tr.Attention() {
+		fmt.Fprintf(w, "  never closed: attention request %s %s, raised %s\n", op.ID, printable.Clip(op.Subject, 40), clock(op.Time))
 	}
-	return nil
+	if st.Hidden > 0 {
+		fmt.Fprintf(w, "  (%d debug-level event(s) not shown; --debug shows them)\n", st.Hidden)
+	}
+	return st, nil
 }

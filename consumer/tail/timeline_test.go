@@ -23,8 +23,12 @@ func TestTimeline(t *testing.T) {
 		"not json\n",
 	}, "")
 	var out bytes.Buffer
-	if err := Timeline(strings.NewReader(in), &out); err != nil {
+	st, err := Timeline(strings.NewReader(in), &out, TimelineOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if st != (TimelineStats{Events: 8, NotAEP: 1}) {
+		t.Errorf("stats %+v", st)
 	}
 	got := out.String()
 	for _, want := range []string{
@@ -54,5 +58,52 @@ func TestTimeline(t *testing.T) {
 	}
 	if col("SUBJ") != col("apply_patch") || col("shell  (error") != col("apply_patch") {
 		t.Errorf("subject column not aligned:\n%s", got)
+	}
+}
+
+// TestTimelineColumns: a type longer than the column is shortened in the
+// middle so the subject column stays put; debug-level events are hidden
+// and counted unless asked for; a line without aep is not an AEP event.
+func TestTimelineColumns(t *testing.T) {
+	long := "x.opencode.session.message_part_updated_with_a_very_long_vendor_tail"
+	in := strings.Join([]string{
+		evLine("opencode", "s", "e1", "run.started", "10:00:01.000", `"subject":"SUBJ1"`),
+		evLine("opencode", "s", "e2", long, "10:00:02.000", `"subject":"SUBJ2"`),
+		evLine("opencode", "s", "e3", "x.opencode.session.status", "10:00:03.000", `"subject":"DBG","severity":"debug"`),
+		`{"type":"user","message":"a transcript line, not AEP"}` + "\n",
+	}, "")
+	var out bytes.Buffer
+	st, err := Timeline(strings.NewReader(in), &out, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if st != (TimelineStats{Events: 3, Hidden: 1, NotAEP: 1}) {
+		t.Errorf("stats %+v", st)
+	}
+	at := func(marker string) int {
+		for _, l := range strings.Split(got, "\n") {
+			if i := strings.Index(l, marker); i >= 0 {
+				return len([]rune(l[:i]))
+			}
+		}
+		t.Fatalf("no %q in:\n%s", marker, got)
+		return 0
+	}
+	if at("SUBJ1") != at("SUBJ2") {
+		t.Errorf("a long type pushed the subject column:\n%s", got)
+	}
+	for _, want := range []string{"x.opencode.session.mess…_a_very_long_vendor_tail SUBJ2", "line 4: not an AEP event",
+		"(1 debug-level event(s) not shown; --debug shows them)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "DBG") {
+		t.Errorf("a debug event shown by default:\n%s", got)
+	}
+	out.Reset()
+	if st, _ = Timeline(strings.NewReader(in), &out, TimelineOptions{Debug: true}); st.Hidden != 0 || !strings.Contains(out.String(), "DBG") {
+		t.Errorf("--debug: %+v\n%s", st, out.String())
 	}
 }
