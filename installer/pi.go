@@ -25,7 +25,7 @@ func Pi() Agent {
 		},
 		Hooks: []Hook{{Event: pi.ExtensionFile}},
 		Notes: func(_ Env, s Scope, _ string) []string {
-			n := []string{"pi loads the extension when it starts (or at /reload); it starts `aep-hook forward pi` once per pi process. Set AEP_PI_DELTAS=1 to record token deltas."}
+			n := []string{"pi loads the extension when it starts (or at /reload); it starts `aep-hook forward pi` once per pi process. Set AEP_DELTAS=1 in pi's environment to record token deltas (AEP_PI_DELTAS=1, the old name, still works)."}
 			if s == Project {
 				n = append(n, "pi loads a project's .pi/extensions only after the project is trusted.")
 			}

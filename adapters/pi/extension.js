@@ -8,8 +8,10 @@ import { spawn } from "node:child_process";
 const BIN = process.env.AEP_HOOK_BIN || "__AEP_HOOK_BIN__";
 // Extra arguments before "forward pi" (a recorder wrapping aep-hook).
 const PRE = JSON.parse(process.env.AEP_HOOK_BIN_ARGS || "[]");
-// Token and tool-output stream updates are forwarded only on request.
-const DELTAS = /^(1|true|yes|on)$/i.test(process.env.AEP_PI_DELTAS || "");
+// Token and tool-output stream updates are forwarded only on request:
+// AEP_DELTAS=1, as for the OpenCode and Kilo plugins (AEP_PI_DELTAS is its
+// old, deprecated name).
+const DELTAS = /^(1|true|yes|on)$/i.test(process.env.AEP_DELTAS || process.env.AEP_PI_DELTAS || "");
 // Bytes left unread by a stuck aep-hook before events are dropped (and counted).
 const MAX_BUFFERED = 8 << 20;
 // How many times a forwarder that exited is started again.

@@ -56,7 +56,7 @@ func parseHookArgs(args []string, getenv func(string) string) (c HookCmd, ok boo
 			return c, false
 		}
 		switch name {
-		case "no-pii", "insecure":
+		case "keep-pii", "no-pii", "insecure":
 			b := true
 			if hasVal {
 				var err error
@@ -64,8 +64,8 @@ func parseHookArgs(args []string, getenv func(string) string) (c HookCmd, ok boo
 					return c, false
 				}
 			}
-			if name == "no-pii" {
-				c.NoPII = b
+			if name != "insecure" {
+				c.KeepPII = b
 			} else {
 				c.Insecure = b
 			}

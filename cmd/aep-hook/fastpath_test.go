@@ -28,7 +28,7 @@ func TestParseHookArgs(t *testing.T) {
 				return c.Capture == "none" && reflect.DeepEqual(c.CaptureOverride, []string{"x.*=full", "tool.*=redacted"})
 			}},
 		{name: "booleans", args: []string{"--no-pii", "--insecure=false"}, env: map[string]string{"AEP_INSECURE": "1"}, ok: true,
-			want: func(c HookCmd) bool { return c.NoPII && !c.Insecure }},
+			want: func(c HookCmd) bool { return c.KeepPII && !c.Insecure }},
 		{name: "help goes to kong", args: []string{"--help"}},
 		{name: "short flag goes to kong", args: []string{"-h"}},
 		{name: "unknown flag goes to kong", args: []string{"--bogus"}},
@@ -69,6 +69,8 @@ func TestParseHookArgsMatchesKong(t *testing.T) {
 		{"--insecure=false", "--no-pii", "--secret-env", "S1", "--secret-env=S2,S3"},
 		{"--no-pii=true", "--otlp-max-capture", "full", "Stop"},
 		{"Stop", "--capture", "metadata"},
+		{"--keep-pii", "Stop"},
+		{"--keep-pii=false"},
 		{"--secret-env", "", "--out", " http://spaced , "},
 		{"--capture-override", ""},
 	}

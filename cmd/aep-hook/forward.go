@@ -21,7 +21,7 @@ type ForwardCmd struct {
 	CaptureFlags
 	Vendor string `arg:"" enum:"opencode,kilo,pi" help:"The agent whose plugin writes here: opencode, kilo or pi."`
 	Mode   string `help:"primary (the whole record: the default) or companion (only x.<agent>.* events, when aep-hook follow is the primary; OpenCode and Kilo)." enum:"primary,companion" default:"primary" env:"AEP_PLUGIN_MODE"`
-	Deltas bool   `help:"Record token deltas (the plugins send them with AEP_DELTAS=1, the pi extension with AEP_PI_DELTAS=1)."`
+	Deltas bool   `help:"Record token deltas (the plugins and the pi extension send them with AEP_DELTAS=1)."`
 }
 
 // Run records stdin until it ends. It always exits 0: the plugin never

@@ -16,7 +16,7 @@ type CaptureFlags struct {
 	Capture         string   `help:"Capture ceiling: none, metadata, redacted or full." env:"AEP_CAPTURE" placeholder:"LEVEL"`
 	CaptureOverride []string `help:"Per-category ceiling, CATEGORY_GLOB=LEVEL (repeatable); default attention.*=redacted." env:"AEP_CAPTURE_OVERRIDES" sep:"," placeholder:"GLOB=LEVEL"`
 	SecretEnv       []string `help:"Environment variable whose value is a secret to redact (repeatable)." env:"AEP_SECRET_ENV" sep:"," placeholder:"NAME"`
-	NoPII           bool     `name:"no-pii" help:"Do not redact e-mail addresses and phone numbers."`
+	KeepPII         bool     `name:"keep-pii" aliases:"no-pii" help:"Keep e-mail addresses and phone numbers: do not redact them (--no-pii is the old, deprecated name)."`
 }
 
 // config gathers the shim configuration.
@@ -27,7 +27,7 @@ func (f CaptureFlags) config(getenv func(string) string) shim.Config {
 		Capture:   f.Capture,
 		Overrides: cleanList(f.CaptureOverride),
 		SecretEnv: cleanList(f.SecretEnv),
-		NoPII:     f.NoPII,
+		NoPII:     f.KeepPII,
 	}
 }
 

@@ -21,6 +21,7 @@ type MapCmd struct {
 	Mode    string `help:"Channel posture for sidecar tables: companion or primary." enum:",companion,primary" default:""`
 	Deltas  bool   `help:"Keep token-delta moments (stream tables)."`
 	Session string `help:"Session id to assume when a moment names none." hidden:""`
+	Host    string `help:"The host in each event's source URI (default: this machine's host name, as the hooks write it)." env:"AEP_HOST" placeholder:"HOST"`
 }
 
 // maxLine bounds one input line of the map verb.
@@ -38,7 +39,7 @@ func (c *MapCmd) Run(s *Streams) error {
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
-	cfg.Host = "localhost"
+	cfg.Host = c.Host // the hooks' host, so a dry run shows the source they write
 	em := &shim.Emitter{
 		Host:     cfg.HostName(),
 		Policy:   p,

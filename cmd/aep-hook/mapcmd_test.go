@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,5 +37,32 @@ func TestMapOTLPExportRequest(t *testing.T) {
 	}
 	if want := "session.started@conv_1 tool.completed@conv_1"; strings.Join(got, " ") != want {
 		t.Errorf("events %v, want %s", got, want)
+	}
+}
+
+// TestMapHostIsTheHooks: map writes the source a hook writes: the host
+// from AEP_HOST, else this machine's host name, never a stand-in.
+func TestMapHostIsTheHooks(t *testing.T) {
+	payload := `{"hook_event_name":"SessionStart","session_id":"s1","source":"startup"}` + "\n"
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{{nil, "aep://" + url.PathEscape(host) + "/agent/codex/session/s1"}, {map[string]string{"AEP_HOST": "laptop"}, "aep://laptop/agent/codex/session/s1"}} {
+		var out, errb bytes.Buffer
+		code := run([]string{"aep-hook", "map", "codex"}, Streams{In: strings.NewReader(payload), Out: &out, Err: &errb}, func(k string) string { return tc.env[k] })
+		if code != 0 || !strings.Contains(out.String(), `"source":"`+tc.want+`"`) {
+			t.Errorf("%v: exit %d, want source %s:\n%s%s", tc.env, code, tc.want, out.String(), errb.String())
+		}
+	}
+	// A hook writes the same source.
+	home := t.TempDir()
+	r := runHook(t, hookEnv(home, t.TempDir()), []byte(payload), "codex")
+	if r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, "logs", "codex", "s1.jsonl"))
+	if !strings.Contains(string(b), `"source":"aep://test-host/agent/codex/session/s1"`) {
+		t.Errorf("the hook's log: %s", b)
 	}
 }

@@ -13,12 +13,12 @@ import (
 // plugin shipped in the binary, for the agent's plugin folder.
 type PluginCmd struct {
 	Vendor string `arg:"" enum:"opencode,kilo,pi" help:"The agent: opencode, kilo or pi."`
-	Bin    string `help:"The aep-hook path the plugin starts (default: this binary)." placeholder:"PATH"`
+	Binary string `help:"The aep-hook binary the plugin starts (default: this one, by absolute path); --bin is the old, deprecated name." aliases:"bin" placeholder:"PATH"`
 }
 
 // Run prints the plugin source.
 func (c *PluginCmd) Run(s *Streams) error {
-	bin := c.Bin
+	bin := c.Binary
 	if bin == "" {
 		bin = selfPath()
 	}

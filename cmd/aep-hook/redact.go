@@ -17,7 +17,7 @@ import (
 type RedactCmd struct {
 	Home      string   `name:"home" help:"Home directory replaced by ~ (default: the current user's)."`
 	SecretEnv []string `name:"secret-env" env:"AEP_SECRET_ENV" sep:"," help:"Environment variable whose value is a secret (repeatable)."`
-	NoPII     bool     `name:"no-pii" help:"Keep e-mail addresses and phone numbers."`
+	KeepPII   bool     `name:"keep-pii" aliases:"no-pii" help:"Keep e-mail addresses and phone numbers: do not redact them (--no-pii is the old, deprecated name)."`
 	JSON      bool     `name:"json" help:"Read one JSON value and redact its strings (credential-named keys replaced whole)."`
 }
 
@@ -27,7 +27,7 @@ func (c *RedactCmd) Run(s *Streams) error {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	p := redact.NewPipeline(redact.Options{Home: home, SecretEnv: c.SecretEnv, Getenv: os.Getenv, NoPII: c.NoPII})
+	p := redact.NewPipeline(redact.Options{Home: home, SecretEnv: c.SecretEnv, Getenv: os.Getenv, NoPII: c.KeepPII})
 	if !c.JSON {
 		in, err := io.ReadAll(s.In)
 		if err != nil {

@@ -25,7 +25,7 @@ func TestRedactCmd(t *testing.T) {
 		{"text", RedactCmd{Home: "/home/op", SecretEnv: []string{"AEP_TEST_SECRET"}},
 			"cd /home/op/x; password=hunter2; v3ry-s3cret; a@example.com <b>",
 			"cd ~/x; password=[REDACTED:secret]; [REDACTED:secret]; [REDACTED:pii] <b>"},
-		{"no pii", RedactCmd{Home: "/home/op", NoPII: true}, "a@example.com", "a@example.com"},
+		{"no pii", RedactCmd{Home: "/home/op", KeepPII: true}, "a@example.com", "a@example.com"},
 		{"json", RedactCmd{Home: "/home/op", JSON: true},
 			`{"token":"abc","n":12345678901234567890,"html":"<a&b>","cwd":"/home/op/p"}`,
 			`{"cwd":"~/p","html":"<a&b>","n":12345678901234567890,"token":"[REDACTED:secret]"}` + "\n"},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -98,6 +99,7 @@ func run(argv []string, s Streams, getenv func(string) string) int {
 		args = []string{"--help"}
 	}
 	args = joinNegativeLast(args)
+	warnDeprecated(args, s.Err)
 	ctx, err := p.Parse(args)
 	switch {
 	case p.exit != nil:
@@ -120,6 +122,27 @@ func run(argv []string, s Streams, getenv func(string) string) int {
 		return 1
 	}
 	return 0
+}
+
+// deprecatedFlags are old flag names kept working, with their new names.
+var deprecatedFlags = map[string]string{
+	"--no-pii": "--keep-pii (it keeps e-mail addresses and phone numbers; the old name said the opposite)",
+	"--bin":    "--binary (as install names it)",
+}
+
+// warnDeprecated says on w when args use an old flag name (a verb's
+// command line, never a hook's: a hook writes nothing the agent could
+// show).
+func warnDeprecated(args []string, w io.Writer) {
+	for _, a := range args {
+		if a == "--" {
+			return
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if instead, ok := deprecatedFlags[name]; ok {
+			fmt.Fprintf(w, "aep-hook: %s is deprecated; use %s\n", name, instead)
+		}
+	}
 }
 
 // parser is the kong command tree with one hook command per hook vendor.
