@@ -9,10 +9,12 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
-// Defaults for a Config's zero fields.
+// Defaults for a Config's zero fields. The listen addresses are not the
+// OTLP defaults (4318, 4317): those belong to an OpenTelemetry Collector,
+// which may run on the same machine (and receive what aep-hook ships).
 const (
-	DefaultListen          = "127.0.0.1:4318"
-	DefaultGRPCListen      = "127.0.0.1:4317"
+	DefaultListen          = "127.0.0.1:14318"
+	DefaultGRPCListen      = "127.0.0.1:14317"
 	DefaultMaxRequestBytes = 4 << 20
 	DefaultMaxConcurrent   = 32
 	DefaultDedupeWindow    = 1 << 16

@@ -14,8 +14,8 @@ import (
 // Code agent log exports and records them as AEP events.
 type OtelCmd struct {
 	CaptureFlags
-	Listen        string `help:"OTLP/HTTP listen address (/v1/logs, /healthz); empty disables HTTP." default:"127.0.0.1:4318" env:"AEP_OTEL_LISTEN"`
-	GRPC          string `name:"grpc" help:"OTLP/gRPC listen address, e.g. 127.0.0.1:4317 (only in the grpc build: make build-grpc)." env:"AEP_OTEL_GRPC" placeholder:"ADDR"`
+	Listen        string `help:"OTLP/HTTP listen address (/v1/logs, /healthz); empty disables HTTP. Not 4318, the OpenTelemetry Collector's own." default:"${otel_listen}" env:"AEP_OTEL_LISTEN"`
+	GRPC          string `name:"grpc" help:"OTLP/gRPC listen address, e.g. ${otel_grpc} (only in the grpc build: make build-grpc)." env:"AEP_OTEL_GRPC" placeholder:"ADDR"`
 	Vendor        string `help:"Vendor profile, one of ${otel_vendors}: auto picks per resource, any other names the agent." enum:"${otel_vendors}" default:"auto"`
 	Mode          string `help:"companion (only x.<vendor>.otel.* events; a hook adapter owns the core types) or primary (also the pinned core types)." enum:"companion,primary" default:"companion"`
 	MaxBody       int64  `help:"Largest request body accepted, in bytes after decompression." default:"4194304"`

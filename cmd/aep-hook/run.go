@@ -169,7 +169,8 @@ func newParser(s *Streams, getenv func(string) string) (*parser, error) {
 			}
 		}),
 		kong.Bind(s),
-		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ",")},
+		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ","),
+			"otel_listen": otlp.DefaultListen, "otel_grpc": otlp.DefaultGRPCListen},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Resolvers(envResolver(getenv)),
 	}
