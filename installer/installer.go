@@ -47,6 +47,9 @@ type Env struct {
 	Getenv   func(string) string          // the environment (vendor *_HOME variables)
 	LookPath func(string) (string, error) // finds agent binaries on PATH
 	Now      func() time.Time             // stamps backups
+	// Made is the ledger of the folders install created, which uninstall
+	// removes again once they are empty ("": none recorded).
+	Made string
 }
 
 func (e Env) getenv(k string) string {
@@ -234,19 +237,33 @@ func (a Agent) Supports(s Scope) bool {
 // Present reports whether the agent looks installed: one of its binaries
 // on PATH, or its user folder.
 func (a Agent) Present(e Env) bool {
+	p := a.Presence(e)
+	return p.Binary != "" || p.Folder != ""
+}
+
+// Presence is how an agent was found on this machine.
+type Presence struct {
+	Binary string // the first of its binaries found on PATH ("" when none)
+	Folder string // its user folder, when that exists
+}
+
+// Presence looks for the agent: its binaries on PATH and its user folder.
+func (a Agent) Presence(e Env) Presence {
+	var p Presence
 	if e.LookPath != nil {
 		for _, b := range a.Binaries {
-			if _, err := e.LookPath(b); err == nil {
-				return true
+			if path, err := e.LookPath(b); err == nil {
+				p.Binary = path
+				break
 			}
 		}
 	}
 	if a.ConfigDir != nil {
 		if st, err := os.Stat(a.ConfigDir(e)); err == nil && st.IsDir() {
-			return true
+			p.Folder = a.ConfigDir(e)
 		}
 	}
-	return false
+	return p
 }
 
 // Change is one file the installer writes, removes or leaves alone.
@@ -258,8 +275,10 @@ type Change struct {
 	Mode  fs.FileMode
 	Notes []string // what the vendor needs beyond the file
 	// NoBackup skips the backup: the old file is entirely aep-hook's own
-	// (a hook script it wrote).
+	// (a hook script it wrote, a settings file holding nothing else).
 	NoBackup bool
+	// Made is the ledger of the folders install created (Env.Made).
+	Made string
 }
 
 // Changed reports whether applying c does anything.
@@ -299,11 +318,11 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 			cs[0].Notes = append(notes, cs[0].Notes...)
 		}
 		for i := range cs {
-			cs[i].Agent = a.Name
+			cs[i].Agent, cs[i].Made = a.Name, e.Made
 		}
 		return cs, err
 	}
-	c := Change{Agent: a.Name, Path: path, Mode: 0o644, Notes: notes}
+	c := Change{Agent: a.Name, Path: path, Mode: 0o644, Notes: notes, Made: e.Made}
 	old, err := readFile(path)
 	if err != nil {
 		return nil, err
@@ -317,16 +336,40 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 	case remove && old == nil:
 	case remove:
 		c.New, err = a.Format.Uninstall(old, ours)
+		// A file left with nothing but aep-hook's hooks goes whole: there
+		// is nothing of the user's in it to back up.
+		c.NoBackup = err == nil && c.New == nil
 	default:
 		c.New, err = a.Format.Install(old, regs, ours)
 		if err == nil {
 			err = checkRegistered(a.Format, c.New, regs, ours)
 		}
+		if err == nil && old != nil {
+			// A file holding nothing but aep-hook's own registrations
+			// (install made it) has nothing of the user's to keep.
+			rest, uerr := a.Format.Uninstall(old, ours)
+			c.NoBackup = uerr == nil && rest == nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return []Change{c}, nil
+	if !remove {
+		return []Change{c}, nil
+	}
+	// Uninstall also takes the backups that hold nothing but aep-hook's
+	// own registrations; a backup of the user's own settings stays.
+	var cs []Change
+	for _, b := range backups(path) {
+		old, err := readFile(b)
+		if err != nil || old == nil {
+			continue
+		}
+		if rest, err := a.Format.Uninstall(old, ours); err == nil && rest == nil {
+			cs = append(cs, Change{Agent: a.Name, Path: b, Old: old, Mode: 0o600, NoBackup: true, Made: e.Made})
+		}
+	}
+	return append(cs, c), nil
 }
 
 // checkRegistered reads the edited file back and confirms every reg is
@@ -408,14 +451,20 @@ func Apply(c Change, now time.Time) (backup string, err error) {
 		if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return backup, err
 		}
-		// Only a file of ours is removed (a hook script, a plugin), and
-		// the folder install made for it goes too once nothing else is
-		// in it; a folder still holding anything stays.
+		// Only a file of ours is removed (a hook script, a plugin, a
+		// settings file holding nothing else), and the folders install
+		// made for it go too once nothing else is in them; a folder
+		// still holding anything stays.
 		_ = os.Remove(filepath.Dir(c.Path))
+		removeMade(c.Made, c.Path)
 		return backup, nil
 	}
+	made := missingDirs(filepath.Dir(c.Path))
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
 		return backup, err
+	}
+	if err := recordMade(c.Made, made); err != nil {
+		return backup, fmt.Errorf("record the folders made for %s: %w", c.Path, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".aep-hook-*")
 	if err != nil {

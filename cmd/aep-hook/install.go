@@ -6,20 +6,22 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/internal/printable"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // InstallCmd is `aep-hook install`: registers aep-hook in each agent's own
 // settings, merging with what is there.
 type InstallCmd struct {
-	Agents []string `arg:"" optional:"" help:"Agents to wire (default with --all: every agent found on this machine)."`
+	Agents []string `arg:"" optional:"" help:"Agents to wire, found or not (or --all: every agent found on this machine)."`
 	All    bool     `help:"Every agent found (binary on PATH or its settings folder)."`
 	Scope  string   `help:"user (every project) or project (the working directory)." default:"user" enum:"user,project"`
-	DryRun bool     `name:"dry-run" help:"Print the changes as a diff; write nothing."`
+	DryRun bool     `name:"dry-run" help:"Say what would change, with a diff of every existing settings file it would edit; write nothing."`
 	Binary string   `help:"The aep-hook binary to register (default: this one, by absolute path)." type:"path"`
 }
 
@@ -29,16 +31,26 @@ func (c *InstallCmd) Run(s *Streams) error {
 }
 
 // UninstallCmd is `aep-hook uninstall`: removes exactly the registrations
-// install added.
+// install added, and what install made for them.
 type UninstallCmd struct {
-	Agents []string `arg:"" optional:"" help:"Agents to unwire (default: every agent)."`
+	Agents []string `arg:"" optional:"" help:"Agents to unwire (default, or --all: every agent)."`
+	All    bool     `help:"Every agent (the default when none is named)."`
 	Scope  string   `help:"user or project." default:"user" enum:"user,project"`
-	DryRun bool     `name:"dry-run" help:"Print the changes as a diff; write nothing."`
+	DryRun bool     `name:"dry-run" help:"Say what would be removed, with a diff of every settings file it would edit; write nothing."`
 }
 
 // Run removes aep-hook's registrations.
 func (c *UninstallCmd) Run(s *Streams) error {
+	if c.All && len(c.Agents) > 0 {
+		return exitError{code: 2, msg: "name agents or pass --all, not both"}
+	}
 	return runInstall(s, c.Agents, true, c.Scope, c.DryRun, "", true)
+}
+
+// madeLedger is where install records the folders it creates, in the AEP
+// home.
+func madeLedger() string {
+	return filepath.Join(shim.Config{Home: os.Getenv("AEP_HOME")}.HomeDir(), "install", "made-folders")
 }
 
 // installEnv is the installer's view of this machine.
@@ -63,7 +75,13 @@ func installEnv(binary string) (installer.Env, error) {
 		binary = real
 	}
 	return installer.Env{Home: home, Dir: dir, Binary: binary, Getenv: os.Getenv,
-		LookPath: exec.LookPath, Now: time.Now}, nil
+		LookPath: exec.LookPath, Now: time.Now, Made: madeLedger()}, nil
+}
+
+// goRunBinary reports a binary `go run` built: it lives in the build
+// cache's temporary work folder and is deleted when go run exits.
+func goRunBinary(path string) bool {
+	return strings.Contains(filepath.ToSlash(path), "/go-build")
 }
 
 func runInstall(s *Streams, names []string, all bool, scope string, dry bool, binary string, remove bool) error {
@@ -83,8 +101,8 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
-	if !remove && strings.HasPrefix(e.Binary, os.TempDir()) {
-		fmt.Fprintf(s.Err, "warning: %s is under the temporary directory (go run?); build it (make build) or pass --binary\n", e.Binary)
+	if !remove && goRunBinary(e.Binary) {
+		fmt.Fprintf(s.Err, "warning: %s is a `go run` build, deleted when go run exits; build it (make install) or pass --binary\n", e.Binary)
 	}
 	agents, skipped := pickAgents(names, e, sc, remove)
 	for _, m := range skipped {
@@ -96,7 +114,7 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 		}
 		return nil
 	}
-	failed := false
+	r := &installRun{s: s, e: e, sc: sc, dry: dry, remove: remove}
 	for _, a := range agents {
 		var cs []installer.Change
 		if remove {
@@ -105,19 +123,17 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 			cs, err = installer.PlanInstall(a, e, sc)
 		}
 		if err != nil {
-			failed = true
+			r.failed++
 			fmt.Fprintf(s.Out, "%-12s %v\n", a.Name, err)
 			continue
 		}
-		if err := applyChanges(s, a, e, sc, cs, dry, remove); err != nil {
-			failed = true
+		if err := r.agent(a, cs); err != nil {
+			r.failed++
 			fmt.Fprintf(s.Out, "%-12s %v\n", a.Name, err)
 		}
 	}
-	if !remove && !dry {
-		fmt.Fprintln(s.Out, "\nCheck with: aep-hook doctor")
-	}
-	if failed {
+	r.finish()
+	if r.failed > 0 {
 		return exitError{code: 1}
 	}
 	return nil
@@ -128,7 +144,6 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 // scope are skipped with a message unless named.
 func pickAgents(names []string, e installer.Env, sc installer.Scope, remove bool) ([]installer.Agent, []string) {
 	var out []installer.Agent
-	var skipped []string
 	if len(names) > 0 {
 		for _, n := range names {
 			if a, ok := installer.Lookup(n); ok {
@@ -137,17 +152,25 @@ func pickAgents(names []string, e installer.Env, sc installer.Scope, remove bool
 		}
 		return out, nil
 	}
+	var otherOnly, missing []string
 	for _, a := range installer.Agents() {
 		switch {
 		case !a.Supports(sc):
 			if !remove {
-				skipped = append(skipped, fmt.Sprintf("%-12s skipped: registers at %s scope only", a.Name, otherScope(sc)))
+				otherOnly = append(otherOnly, a.Name)
 			}
 		case remove || a.Present(e):
 			out = append(out, a)
 		default:
-			skipped = append(skipped, fmt.Sprintf("%-12s not found (no %s on PATH, no settings folder)", a.Name, strings.Join(a.Binaries, "/")))
+			missing = append(missing, a.Name)
 		}
+	}
+	var skipped []string
+	if len(missing) > 0 {
+		skipped = append(skipped, fmt.Sprintf("%-12s not found (no binary on PATH, no settings folder): %s; name one to wire it anyway", "", strings.Join(missing, ", ")))
+	}
+	if len(otherOnly) > 0 {
+		skipped = append(skipped, fmt.Sprintf("%-12s skipped (they register at %s scope only): %s", "", otherScope(sc), strings.Join(otherOnly, ", ")))
 	}
 	return out, skipped
 }
@@ -169,43 +192,159 @@ func printDiff(w io.Writer, d string) {
 	}
 }
 
-// applyChanges prints (and unless dry applies) one agent's changes.
-func applyChanges(s *Streams, a installer.Agent, e installer.Env, sc installer.Scope, cs []installer.Change, dry, remove bool) error {
-	changed := 0
+// installRun is one install or uninstall: what it changed, per agent, for
+// the summary at the end.
+type installRun struct {
+	s           *Streams
+	e           installer.Env
+	sc          installer.Scope
+	dry, remove bool
+	diffs       []string // dry run: the diffs of existing files, shown after the summary lines
+	changed     int      // agents changed (or that a dry run would change)
+	files       int      // files changed
+	unchanged   []string // agents with nothing to do
+	failed      int
+}
+
+// agent prints (and unless dry applies) one agent's changes: one summary
+// line, its backups, and what the vendor needs beyond the file.
+func (r *installRun) agent(a installer.Agent, cs []installer.Change) error {
 	var notes []string
+	var changed []installer.Change
 	for _, c := range cs {
 		notes = append(notes, c.Notes...)
-		if !c.Changed() {
-			continue
-		}
-		changed++
-		if dry {
-			printDiff(s.Out, installer.Diff(c.Path, c.Old, c.New))
-			continue
-		}
-		backup, err := installer.Apply(c, e.Now())
-		if err != nil {
-			return err
-		}
-		if backup != "" {
-			fmt.Fprintf(s.Out, "%-12s backup %s\n", a.Name, backup)
+		if c.Changed() {
+			changed = append(changed, c)
 		}
 	}
-	where := a.Path(e, sc)
-	switch {
-	case changed == 0 && remove:
-		fmt.Fprintf(s.Out, "%-12s nothing of aep-hook's in %s\n", a.Name, where)
-	case changed == 0:
-		fmt.Fprintf(s.Out, "%-12s already registered in %s; nothing changed\n", a.Name, where)
-	case dry:
-		fmt.Fprintf(s.Out, "%-12s would change %d file(s) (dry run: nothing written)\n", a.Name, changed)
-	case remove:
-		fmt.Fprintf(s.Out, "%-12s removed aep-hook's hooks from %s\n", a.Name, where)
-	default:
-		fmt.Fprintf(s.Out, "%-12s registered %d events in %s\n", a.Name, len(a.Hooks), where)
+	if len(changed) == 0 {
+		r.unchanged = append(r.unchanged, a.Name)
+		if !r.remove {
+			for _, n := range notes {
+				fmt.Fprintf(r.s.Out, "%-12s note: %s\n", a.Name, n)
+			}
+		}
+		return nil
 	}
-	for _, n := range notes {
-		fmt.Fprintf(s.Out, "%-12s note: %s\n", "", n)
+	r.changed++
+	r.files += len(changed)
+	madeBefore := installer.MadeFolders(r.e.Made)
+	var backups []string
+	if r.dry {
+		for _, c := range changed {
+			if c.Old != nil && c.New != nil && !c.NoBackup {
+				r.diffs = append(r.diffs, installer.Diff(c.Path, c.Old, c.New))
+			}
+		}
+	} else {
+		for _, c := range changed {
+			backup, err := installer.Apply(c, r.e.Now())
+			if err != nil {
+				return err
+			}
+			if backup != "" {
+				backups = append(backups, backup)
+			}
+		}
+	}
+	fmt.Fprintf(r.s.Out, "%-12s %s\n", a.Name, r.what(a, changed))
+	for _, b := range backups {
+		fmt.Fprintf(r.s.Out, "%-12s backup of your file first: %s\n", "", b)
+	}
+	if r.remove && !r.dry {
+		var gone []string
+		for _, d := range madeBefore {
+			if !slices.Contains(installer.MadeFolders(r.e.Made), d) {
+				gone = append(gone, d)
+			}
+		}
+		if len(gone) > 0 {
+			fmt.Fprintf(r.s.Out, "%-12s removed the folder(s) install made: %s\n", "", strings.Join(gone, ", "))
+		}
+	}
+	if !r.remove {
+		for _, n := range notes {
+			fmt.Fprintf(r.s.Out, "%-12s note: %s\n", "", n)
+		}
 	}
 	return nil
+}
+
+// what says in one line what the changes of one agent do (or would do).
+func (r *installRun) what(a installer.Agent, cs []installer.Change) string {
+	verb := func(done, would string) string {
+		if r.dry {
+			return would
+		}
+		return done
+	}
+	where := a.Path(r.e, r.sc)
+	var aside, main []installer.Change
+	for _, c := range cs {
+		if strings.Contains(filepath.Base(c.Path), ".aep-hook-backup-") {
+			aside = append(aside, c)
+		} else {
+			main = append(main, c)
+		}
+	}
+	var parts []string
+	_, fileSet := a.Format.(installer.FileSet)
+	_, plugin := a.Format.(installer.PluginFile)
+	switch {
+	case len(main) == 0:
+	case plugin && r.remove:
+		parts = append(parts, verb("removed", "would remove")+" its plugin "+main[0].Path)
+	case plugin:
+		lines := strings.Count(string(main[0].New), "\n")
+		parts = append(parts, fmt.Sprintf("%s its plugin %s (%d lines; `aep-hook plugin %s` prints it)",
+			verb("wrote", "would write"), main[0].Path, lines, a.Name))
+	case fileSet && r.remove:
+		parts = append(parts, fmt.Sprintf("%s %s from %s", verb("removed", "would remove"), count(len(main), "hook script"), where))
+	case fileSet:
+		parts = append(parts, fmt.Sprintf("%s %s in %s", verb("wrote", "would write"), count(len(main), "hook script"), where))
+	case r.remove && main[0].New == nil:
+		parts = append(parts, fmt.Sprintf("%s %s (it held only aep-hook's hooks)", verb("removed", "would remove"), where))
+	case r.remove:
+		parts = append(parts, fmt.Sprintf("%s aep-hook's hooks from %s", verb("removed", "would remove"), where))
+	case main[0].Old == nil:
+		parts = append(parts, fmt.Sprintf("%s %s with %s", verb("created", "would create"), where, count(len(a.Hooks), "event")))
+	default:
+		parts = append(parts, fmt.Sprintf("%s %s in %s", verb("registered", "would register"), count(len(a.Hooks), "event"), where))
+	}
+	if len(aside) > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s holding only aep-hook's hooks", verb("removed", "would remove"), count(len(aside), "backup")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// count is "1 event", "13 events".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// finish prints the summary: the agents that needed nothing, a dry run's
+// diffs and totals, and the next step.
+func (r *installRun) finish() {
+	if len(r.unchanged) > 0 {
+		what := "already registered, nothing changed"
+		if r.remove {
+			what = "nothing of aep-hook's to remove"
+		}
+		fmt.Fprintf(r.s.Out, "%-12s %s: %s\n", "", what, strings.Join(r.unchanged, ", "))
+	}
+	if r.dry {
+		for _, d := range r.diffs {
+			fmt.Fprintln(r.s.Out)
+			printDiff(r.s.Out, d)
+		}
+		fmt.Fprintf(r.s.Out, "\ndry run: %s, %s would change; nothing written. Run it again without --dry-run to apply.\n",
+			count(r.changed, "agent"), count(r.files, "file"))
+		return
+	}
+	if !r.remove {
+		fmt.Fprintln(r.s.Out, "\nCheck with: aep-hook doctor")
+	}
 }

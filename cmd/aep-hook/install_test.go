@@ -36,7 +36,8 @@ func TestInstallVerb(t *testing.T) {
 		return out.String()
 	}
 	out := do("install", "--all", "--dry-run", "--binary", bin)
-	if !strings.Contains(out, "+            \"command\": \""+bin+" codex\"") || !strings.Contains(out, "dry run: nothing written") {
+	if !strings.Contains(out, "+            \"command\": \""+bin+" codex\"") || !strings.Contains(out, "codex        would register 13 events in "+codex) ||
+		!strings.Contains(out, "dry run: 1 agent, 1 file would change; nothing written.") {
 		t.Fatalf("dry run output:\n%s", out)
 	}
 	if b, _ := os.ReadFile(codex); string(b) != orig {
@@ -49,7 +50,7 @@ func TestInstallVerb(t *testing.T) {
 	if !strings.Contains(out, "codex        registered 13 events") || !strings.Contains(out, "/hooks") {
 		t.Fatalf("install output:\n%s", out)
 	}
-	if out = do("install", "codex", "--binary", bin); !strings.Contains(out, "nothing changed") {
+	if out = do("install", "codex", "--binary", bin); !strings.Contains(out, "already registered, nothing changed: codex") {
 		t.Fatalf("second install:\n%s", out)
 	}
 	do("uninstall", "codex")
@@ -101,24 +102,30 @@ func TestInstallPluginVerb(t *testing.T) {
 	before := files()
 	out := do(t, 0, "install", "--all", "--dry-run", "--binary", bin)
 	for _, want := range []string{
-		"+++ " + filepath.Join(home, ".config", "opencode", "plugin", "aep-hook.js"),
-		"+++ " + filepath.Join(home, ".config", "kilo", "plugin", "aep-hook.js"),
-		`+const BIN = process.env.AEP_HOOK_BIN || "` + bin + `"`,
-		"+    const args = [\"forward\", \"kilo\"]",
-		"dry run: nothing written",
+		"opencode     would write its plugin " + filepath.Join(home, ".config", "opencode", "plugin", "aep-hook.js") + " (",
+		" lines; `aep-hook plugin opencode` prints it)",
+		"kilo         would write its plugin " + filepath.Join(home, ".config", "kilo", "plugin", "aep-hook.js"),
+		"not found (no binary on PATH, no settings folder): claude-code, codex, gemini-cli,",
+		"dry run: 2 agents, 2 files would change; nothing written.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run: missing %q in:\n%s", want, out)
 		}
 	}
+	// A summary, not the plugins' sources: one line per agent, its notes,
+	// the agents not found, the total.
+	if strings.Contains(out, "process.env.AEP_HOOK_BIN") || strings.Count(out, "\n") > 12 {
+		t.Errorf("dry run prints more than a summary (%d lines):\n%s", strings.Count(out, "\n"), out)
+	}
 	if got := files(); !slices.Equal(got, before) {
 		t.Fatalf("dry run wrote: %v", got)
 	}
 	out = do(t, 0, "install", "--all", "--binary", bin)
-	if !strings.Contains(out, "opencode     registered 1 events") || !strings.Contains(out, "kilo         registered 1 events") || strings.Contains(out, "pi           registered") {
+	if !strings.Contains(out, "opencode     wrote its plugin ") || !strings.Contains(out, "kilo         wrote its plugin ") || strings.Contains(out, "pi           wrote") ||
+		strings.Contains(out, "events") {
 		t.Fatalf("install:\n%s", out)
 	}
-	if out = do(t, 0, "install", "opencode", "kilo", "--binary", bin); strings.Count(out, "nothing changed") != 2 {
+	if out = do(t, 0, "install", "opencode", "kilo", "--binary", bin); !strings.Contains(out, "already registered, nothing changed: opencode, kilo") {
 		t.Fatalf("second install:\n%s", out)
 	}
 	do(t, 0, "uninstall", "opencode", "kilo")
@@ -128,4 +135,68 @@ func TestInstallPluginVerb(t *testing.T) {
 	if got := files(); !slices.Equal(got, before) {
 		t.Fatalf("uninstall left %v, want %v", got, before)
 	}
+}
+
+// TestUninstallAllLeavesNothing: `uninstall --all` is accepted and takes
+// away everything install made in a fresh home: the hook scripts and
+// plugin files, the folders install created for them (~/.cline, ~/.pi),
+// a settings file holding only aep-hook's hooks and its folder, and the
+// backups holding only aep-hook's own content; so the next `install
+// --all` finds none of those agents. A backup of the user's own file
+// stays.
+func TestUninstallAllLeavesNothing(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("AEP_HOME", "")
+	for _, k := range []string{"CODEX_HOME", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "PI_CODING_AGENT_DIR", "CLINE_DIR", "GEMINI_CLI_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("PATH", t.TempDir())
+	bin := filepath.Join(home, "bin", "aep-hook")
+	other := filepath.Join(home, "old", "aep-hook")
+	// Gemini's folder is the user's, with a settings file of their own.
+	gemini := filepath.Join(home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(gemini), 0o755)
+	os.WriteFile(gemini, []byte("{\"theme\": \"dark\"}\n"), 0o644)
+	do(t, 0, "install", "cline", "pi", "claude-code", "gemini-cli", "--binary", other)
+	// Registering another binary rewrites files that hold only aep-hook's
+	// hooks (no backup: nothing of the user's in them) and the user's
+	// Gemini settings (backed up).
+	out := do(t, 0, "install", "cline", "pi", "claude-code", "gemini-cli", "--binary", bin)
+	if strings.Count(out, "backup of your file first: ") != 1 || !strings.Contains(out, "backup of your file first: "+gemini+".aep-hook-backup-") {
+		t.Errorf("backups of aep-hook's own files, or none of the user's:\n%s", out)
+	}
+	// A backup an older version made of a file holding only our hooks.
+	claude := filepath.Join(home, ".claude", "settings.json")
+	b, _ := os.ReadFile(claude)
+	os.WriteFile(claude+".aep-hook-backup-20260101T000000Z", b, 0o600)
+	out = do(t, 0, "uninstall", "--all")
+	for _, want := range []string{
+		"cline        removed 10 hook scripts from " + filepath.Join(home, ".cline", "hooks"),
+		"removed the folder(s) install made: ",
+		"pi           removed its plugin " + filepath.Join(home, ".pi", "agent", "extensions", "aep-hook.js"),
+		"claude-code  removed " + claude + " (it held only aep-hook's hooks); removed 1 backup holding only aep-hook's hooks\n",
+		"nothing of aep-hook's to remove: codex, ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("uninstall: missing %q in:\n%s", want, out)
+		}
+	}
+	for _, gone := range []string{".cline", ".pi", ".claude"} {
+		if _, err := os.Stat(filepath.Join(home, gone)); err == nil {
+			t.Errorf("%s left behind", gone)
+		}
+	}
+	if b, _ := os.ReadFile(gemini); string(b) != "{\"theme\": \"dark\"}\n" {
+		t.Errorf("gemini settings not restored: %q", b)
+	}
+	if m, _ := filepath.Glob(gemini + ".aep-hook-backup-*"); len(m) != 1 {
+		t.Errorf("the backup of the user's own settings: %v", m)
+	}
+	out = do(t, 0, "install", "--all", "--binary", bin)
+	if !strings.Contains(out, "not found (no binary on PATH, no settings folder): claude-code, codex,") ||
+		!strings.Contains(out, "cline, hermes, antigravity, pi,") {
+		t.Errorf("install --all after uninstall --all finds agents aep-hook's leftovers stand for:\n%s", out)
+	}
+	do(t, 2, "uninstall", "--all", "codex")
 }

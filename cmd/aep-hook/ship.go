@@ -95,10 +95,15 @@ func (o OutFlags) deliverAfterHook(cfg shim.Config, adapter string, rels []strin
 
 // ShipCmd is `aep-hook ship`: deliver the local logs' backlog to the --out
 // destinations, keep delivering with --follow, or report with --status.
+// Exit status: 0 everything delivered; 1 a destination failed (what it did
+// not take waits in the logs for the next run); 2 a usage error; 3
+// delivered, but a destination refused some events, which are put aside
+// (sending them again would not help).
 type ShipCmd struct {
 	OutFlags
 	Follow   bool          `help:"Keep running and deliver as the logs grow."`
 	Status   bool          `help:"Print, per destination, how far behind it is and its last error; deliver nothing."`
+	Forget   string        `help:"Forget a destination shipped to before (its cursors and status; what it refused stays put aside); deliver nothing." placeholder:"DEST"`
 	RetryFor time.Duration `name:"retry-for" help:"Without --follow: give up on a destination once it has been failing this long (for the whole run, not per log)." default:"30s"`
 	Rescan   time.Duration `help:"With --follow: rescan the log folders this often as a safety net." default:"10s"`
 	Queue    int           `help:"With --follow: backlog per log, in MiB, beyond which debug/info events are skipped and counted (AEP-0003 §8.4)." default:"16"`
@@ -111,6 +116,9 @@ func (c *ShipCmd) Run(s *Streams) error {
 	sh, errs := c.shipper(cfg)
 	if c.Status {
 		return c.report(s.Out, sh)
+	}
+	if c.Forget != "" {
+		return c.forget(s.Out, sh)
 	}
 	if len(errs) > 0 {
 		return exitError{code: 2, msg: errors.Join(errs...).Error()}
@@ -132,18 +140,65 @@ func (c *ShipCmd) Run(s *Streams) error {
 	}
 	sh.RetryFor = c.RetryFor
 	sh.LockWait = c.RetryFor
+	rejected := map[string]int64{}
+	for _, d := range sh.Dests {
+		rejected[d.Raw] = deliver.ReadStatus(sh.Home, d).Rejected
+	}
 	err := sh.ShipAll(ctx)
 	lags, _ := sh.Report()
+	var aside int64
 	for _, l := range lags {
-		fmt.Fprintf(s.Out, "%s: %s\n", l.Destination, lagLine(l))
+		n := l.Rejected - rejected[l.Destination]
+		aside += max(n, 0)
+		fmt.Fprintf(s.Out, "%s: %s\n", l.Destination, shipLine(l, n, sh.Home))
 	}
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
+	if aside > 0 {
+		return exitError{code: 3, msg: fmt.Sprintf("%d event(s) refused and put aside (the reasons are beside them; the local logs keep them)", aside)}
+	}
+	return nil
+}
+
+// shipLine is one destination's outcome of a ship run that put aside n
+// refused events.
+func shipLine(l deliver.Lag, n int64, home string) string {
+	if n <= 0 {
+		return lagLine(l)
+	}
+	d, _ := deliver.ParseDestination(l.Destination)
+	s := fmt.Sprintf("%d event(s) refused and put aside in %s", n, deliver.RejectedPath(home, d))
+	if l.Events == 0 {
+		return s + "; everything else delivered"
+	}
+	return s + "; " + lagLine(l)
+}
+
+// forget drops a destination the home remembers, unless it is configured
+// now (forgetting it would deliver everything to it again).
+func (c *ShipCmd) forget(w io.Writer, sh *deliver.Shipper) error {
+	d, err := deliver.ParseDestination(c.Forget)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	for _, x := range sh.Dests {
+		if x.Raw == d.Raw {
+			return exitError{code: 2, msg: fmt.Sprintf("%s is configured now (--out or AEP_OUT); remove it there first", d.Raw)}
+		}
+	}
+	if err := deliver.Forget(sh.Home, d); err != nil {
+		return exitError{code: 1, msg: err.Error()}
+	}
+	fmt.Fprintf(w, "forgot %s (what it refused stays in %s)\n", d.Raw, deliver.RejectedPath(sh.Home, d))
 	return nil
 }
 
 func (c *ShipCmd) report(w io.Writer, sh *deliver.Shipper) error {
+	configured := map[string]bool{}
+	for _, d := range sh.Dests {
+		configured[d.Raw] = true
+	}
 	sh.Dests = deliver.KnownDestinations(sh.Home, sh.Dests)
 	if len(sh.Dests) == 0 {
 		fmt.Fprintln(w, "no destination configured or shipped to yet")
@@ -156,6 +211,9 @@ func (c *ShipCmd) report(w io.Writer, sh *deliver.Shipper) error {
 	deliver.SortLags(lags)
 	for _, l := range lags {
 		printLag(w, l)
+		if !configured[l.Destination] {
+			fmt.Fprintf(w, "  not configured now (shipped to before); aep-hook ship --forget %s drops it\n", l.Destination)
+		}
 	}
 	return nil
 }

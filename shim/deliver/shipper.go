@@ -593,11 +593,15 @@ func (s *Shipper) putAside(d Destination, rel string, at int64, line []byte, sta
 	path := RejectedPath(s.Home, d)
 	err := shim.AppendFile(path, append(b, '\n'))
 	s.stats.update(d, func(sd *statusDelta) { sd.rejected++ })
-	msg := fmt.Sprintf("event at %s:%d refused by %s (status %d); kept in %s", rel, at, d.Raw, status, path)
+	// Nothing is lost: the local log keeps the event whatever happens to
+	// the rejected file, so the failure counts no lost events. at is a
+	// byte offset, said as one (not a line number).
+	msg := fmt.Sprintf("event at byte %d of %s refused by %s (status %d); put aside in %s", at, rel, d.Raw, status, path)
 	if err != nil {
-		msg = fmt.Sprintf("event at %s:%d refused by %s (status %d); could not keep it: %v", rel, at, d.Raw, status, err)
+		msg = fmt.Sprintf("event at byte %d of %s refused by %s (status %d); could not put it aside (%v); the local log keeps it", at, rel, d.Raw, status, err)
 	}
-	s.record(shim.Failure{Stage: "deliver", Error: msg, Lost: 1})
+	agent, _, _ := strings.Cut(rel, "/")
+	s.record(shim.Failure{Adapter: agent, Stage: "deliver", Error: msg})
 }
 
 // backoff is the delay before retry attempt n: exponential, jittered,
