@@ -39,7 +39,7 @@ type Options struct {
 	// Debug shows debug-level events in the human view (they are hidden
 	// otherwise, and counted); JSON output always holds them.
 	Debug bool
-	Out    io.Writer
+	Out   io.Writer
 	// Ready, when set, is closed once the logs are being watched (tests
 	// wait on it instead of sleeping).
 	Ready chan<- struct{}
