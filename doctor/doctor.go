@@ -32,18 +32,33 @@ import (
 
 // ScopeReport is one agent's registration at one scope.
 type ScopeReport struct {
-	Scope   installer.Scope
-	Status  installer.Status
-	Trust   *installer.Trust // nil when the vendor has no trust step
-	Probe   *ProbeResult     // nil when not fired
+	Scope  installer.Scope
+	Status installer.Status
+	Trust  *installer.Trust // nil when the vendor has no trust step
+	Probe  *ProbeResult     // nil when not fired
+	// Others are the aep-hook binaries other than this one that the
+	// registrations run, one per binary.
+	Others  []OtherBinary
 	Healthy bool
+}
+
+// OtherBinary is a binary registrations run that is not the one doctor
+// checks for (an older build, or one that was moved away).
+type OtherBinary struct {
+	Path   string // as registered
+	Events int    // how many registrations run it
+	Gone   bool   // it does not exist: those hooks fail
 }
 
 // AgentReport is everything doctor knows about one agent.
 type AgentReport struct {
 	Agent     installer.Agent
 	Installed bool
-	Scopes    []ScopeReport // scopes with at least one registration of ours
+	Presence  installer.Presence // how it was found
+	Scopes    []ScopeReport      // scopes with at least one registration of ours
+	// Start is whether the agent's CLI starts on this machine (nil when
+	// not checked: not wired, no binary on PATH, or not asked).
+	Start *StartResult
 }
 
 // Healthy reports whether every registration found works.
@@ -64,13 +79,18 @@ type Options struct {
 	// ProbeEnv is the environment a probe runs in (the vendor's, which is
 	// this process's); AEP_HOME and AEP_OUT are overridden.
 	ProbeEnv []string
+	// Starts runs each wired agent's CLI with --version, to tell whether
+	// it can start on this machine at all (a Node CLI on a Node too old
+	// cannot, and then its hooks never run).
+	Starts bool
 }
 
 // Agents checks every agent install knows.
 func Agents(o Options) []AgentReport {
 	var out []AgentReport
 	for _, a := range installer.Agents() {
-		r := AgentReport{Agent: a, Installed: a.Present(o.Env)}
+		p := a.Presence(o.Env)
+		r := AgentReport{Agent: a, Installed: p.Binary != "" || p.Folder != "", Presence: p}
 		seen := map[string]bool{}
 		for _, sc := range a.Scopes {
 			if p := a.Path(o.Env, sc); seen[p] {
@@ -82,14 +102,21 @@ func Agents(o Options) []AgentReport {
 			if len(st.Found) == 0 && st.Err == nil {
 				continue
 			}
-			sr := ScopeReport{Scope: sc, Status: st}
+			sr := ScopeReport{Scope: sc, Status: st, Others: others(st.Foreign)}
 			sr.Healthy = st.Err == nil && len(st.Missing) == 0
+			gone := false
+			for _, ob := range sr.Others {
+				gone = gone || ob.Gone
+			}
+			sr.Healthy = sr.Healthy && !gone
 			if a.Trust != nil && len(st.Found) > 0 {
 				t := a.Trust(o.Env, sc, st.Path, st.Found)
 				sr.Trust = &t
 				sr.Healthy = sr.Healthy && t.OK
 			}
-			if o.Probe && len(st.Found) > 0 {
+			// A probe through a binary that is gone says only that: the
+			// missing binary is the finding.
+			if o.Probe && len(st.Found) > 0 && !gone {
 				p := Probe(a, st.Found, o)
 				sr.Probe = &p
 				sr.Healthy = sr.Healthy && p.OK
@@ -98,7 +125,43 @@ func Agents(o Options) []AgentReport {
 		}
 		out = append(out, r)
 	}
+	if o.Starts {
+		checkStarts(out, o)
+	}
 	return out
+}
+
+// others groups the registrations of another binary (Status.Foreign's
+// "event: command" lines) by the binary they run.
+func others(foreign []string) []OtherBinary {
+	var out []OtherBinary
+	at := map[string]int{}
+	for _, f := range foreign {
+		_, cmd, _ := strings.Cut(f, ": ")
+		w := installer.SplitCommand(cmd)
+		if len(w) == 0 {
+			continue
+		}
+		i, ok := at[w[0]]
+		if !ok {
+			i = len(out)
+			at[w[0]] = i
+			out = append(out, OtherBinary{Path: w[0], Gone: !runnable(w[0])})
+		}
+		out[i].Events++
+	}
+	return out
+}
+
+// runnable reports whether prog names a file that exists: a path, or a
+// bare name found on PATH.
+func runnable(prog string) bool {
+	if !strings.ContainsRune(prog, '/') && !strings.ContainsRune(prog, filepath.Separator) {
+		_, err := exec.LookPath(prog)
+		return err == nil
+	}
+	_, err := os.Stat(prog)
+	return err == nil
 }
 
 // ProbeResult is the outcome of one synthetic moment.
@@ -106,6 +169,9 @@ type ProbeResult struct {
 	OK      bool
 	Command string // what was run
 	Detail  string // what landed, or what went wrong
+	// Fix is the command line that replays the probe by hand, into a
+	// scratch home, to see why it failed ("" when it did not).
+	Fix string
 }
 
 // Probe fires agent a's synthetic moment through the registered command
@@ -161,7 +227,18 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 	cmd.Stdin = strings.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	res := ProbeResult{Command: shown}
+	res := runProbe(a, cmd, &stdout, &stderr, scratch, session)
+	res.Command = shown
+	if !res.OK {
+		res.Fix = "printf '%s\\n' " + installer.Quote(strings.TrimSpace(strings.ReplaceAll(a.Probe.Payload, "SESSION", "aep-doctor-by-hand"))) +
+			" | AEP_HOME=\"$(mktemp -d)\" " + shown
+	}
+	return res
+}
+
+// runProbe runs a probe's command and judges what it did.
+func runProbe(a installer.Agent, cmd *exec.Cmd, stdout, stderr *bytes.Buffer, scratch, session string) ProbeResult {
+	var res ProbeResult
 	if err := cmd.Run(); err != nil {
 		res.Detail = fmt.Sprintf("the hook command failed: %v", err)
 		if s := strings.TrimSpace(stderr.String()); s != "" {
@@ -184,7 +261,15 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 		return res
 	}
 	res.OK = true
-	res.Detail = fmt.Sprintf("%s fired %s; %d event(s) landed (%s)", a.Title, a.Probe.Event, n, strings.Join(types, ", "))
+	events := fmt.Sprintf("%d events", n)
+	if n == 1 {
+		events = "1 event"
+	}
+	if isFileSet(a.Format) && !isHookScripts(a.Format) {
+		res.Detail = fmt.Sprintf("the command the plugin starts recorded a synthetic bus event (%s: %s)", events, strings.Join(types, ", "))
+	} else {
+		res.Detail = fmt.Sprintf("the registered command recorded a synthetic %s (%s: %s)", a.Probe.Event, events, strings.Join(types, ", "))
+	}
 	return res
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -18,139 +19,242 @@ import (
 // DoctorCmd is `aep-hook doctor`: is every agent wired, trusted and
 // recording; the settings in force; this home's failures; apart from them,
 // what the agents left open (interrupted turns, runs that never ended:
-// facts about the agents, never a problem); the delivery backlog. Exit
-// status 0 when healthy, 1 otherwise.
+// facts about the agents, never a problem); the delivery backlog. The
+// problems come first, one line each with the command that fixes it; the
+// detail follows. Exit status 0 when healthy, 1 when a problem was found,
+// 2 for a usage error.
 type DoctorCmd struct {
 	CaptureFlags
 	Last    int  `help:"How many recent failures (and interrupted turns, open runs) to show." default:"20"`
-	NoProbe bool `name:"no-probe" help:"Do not fire a synthetic moment through each registration."`
+	NoProbe bool `name:"no-probe" help:"Run nothing: no synthetic moment through each registration, no agent CLI's --version."`
 	Files   int  `help:"How many of the newest logs to scan for runs that never ended." default:"200"`
+	Ack     bool `help:"Acknowledge the failures recorded so far: they stay listed but no longer count as a problem."`
 }
 
 // recentFailures is how far back a recorded failure still counts as a
 // problem (older ones are shown, not counted).
 const recentFailures = 24 * time.Hour
 
+// problem is one finding: what it is about, what is wrong, and the command
+// (or step) that fixes it.
+type problem struct{ subject, what, fix string }
+
+// doctorRun gathers one report: the detail (printed after the summary)
+// and the problems found on the way.
+type doctorRun struct {
+	c        *DoctorCmd
+	detail   bytes.Buffer
+	problems []problem
+}
+
+func (d *doctorRun) problem(subject, what, fix string) {
+	d.problems = append(d.problems, problem{subject, what, fix})
+}
+
 // Run prints the report and returns exit status 1 when anything is wrong.
 func (c *DoctorCmd) Run(s *Streams) error {
 	c.Last = max(c.Last, 0)
 	cfg := c.config(os.Getenv)
 	home := cfg.HomeDir()
-	problems := 0
-	problem := func(format string, a ...any) {
-		problems++
-		fmt.Fprintf(s.Out, "  PROBLEM "+format+"\n", a...)
+	d := &doctorRun{c: c}
+	w := &d.detail
+	if c.Ack {
+		if err := doctor.Ack(home, time.Now()); err != nil {
+			return exitError{code: 1, msg: err.Error()}
+		}
+		fmt.Fprintf(s.Out, "acknowledged the failures recorded so far (%s); they no longer count as a problem\n\n", doctor.AckPath(home))
 	}
-	fmt.Fprintf(s.Out, "aep-hook %s\n", version)
-	fmt.Fprintf(s.Out, "home:      %s\n", home)
-	if err := doctor.Writable(home); err != nil {
-		problem("the home cannot be written (%v): hooks record nothing there.\n          fix: make %s writable (chmod u+w), or set AEP_HOME to a folder you own", err, home)
-	}
-	fmt.Fprintf(s.Out, "logs:      %s\n", cfg.LogRoot())
-	c.settingsSection(s, cfg)
-
 	e, err := installEnv("")
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
-	fmt.Fprintf(s.Out, "binary:    %s\n\nagents:\n", e.Binary)
-	reports := doctor.Agents(doctor.Options{Env: e, Probe: !c.NoProbe, ProbeEnv: os.Environ()})
-	for _, r := range reports {
-		problems += printAgent(s.Out, r, e)
+	fmt.Fprintf(w, "aep-hook %s at %s\n", version, e.Binary)
+	fmt.Fprintf(w, "home:      %s\n", home)
+	if err := doctor.Writable(home); err != nil {
+		fmt.Fprintf(w, "  PROBLEM the home cannot be written (%v): hooks record nothing there\n", err)
+		d.problem("home", fmt.Sprintf("%s cannot be written (%v): hooks record nothing there", home, err),
+			fmt.Sprintf("chmod u+w %s, or set AEP_HOME to a folder you own", installer.Quote(home)))
 	}
+	fmt.Fprintf(w, "logs:      %s\n", cfg.LogRoot())
+	c.settingsSection(w, cfg)
 
+	reports := doctor.Agents(doctor.Options{Env: e, Probe: !c.NoProbe, Starts: !c.NoProbe, ProbeEnv: os.Environ()})
+	d.agents(reports, e)
 	fs := doctor.ReadFailures(home)
-	problems += c.failuresSection(s, fs, home)
-	c.agentsOwnSection(s.Out, fs, cfg.LogRoot())
-	c.deliverySection(s, cfg)
-	if problems > 0 {
-		fmt.Fprintf(s.Out, "\n%d problem(s) found.\n", problems)
+	d.failures(fs, home)
+	c.agentsOwnSection(w, fs, cfg.LogRoot())
+	c.deliverySection(w, cfg)
+
+	// The summary first, then the detail, then the verdict again: a
+	// script reads the exit status, a person the first and last lines.
+	if len(d.problems) == 0 {
+		fmt.Fprintln(s.Out, "aep-hook doctor: no problems found")
+	} else {
+		fmt.Fprintf(s.Out, "aep-hook doctor: %s found\n", count(len(d.problems), "problem"))
+		for _, p := range d.problems {
+			fmt.Fprintf(s.Out, "  PROBLEM %s: %s; fix: %s\n", p.subject, printable.String(p.what), printable.String(p.fix))
+		}
+	}
+	fmt.Fprintln(s.Out)
+	s.Out.Write(d.detail.Bytes())
+	if len(d.problems) > 0 {
+		fmt.Fprintf(s.Out, "\n%s found: fix them as the lines at the top say, then run aep-hook doctor again.\n", count(len(d.problems), "problem"))
 		return exitError{code: 1}
 	}
-	fmt.Fprintln(s.Out, "\nhealthy.")
+	wired := 0
+	for _, r := range reports {
+		if len(r.Scopes) > 0 {
+			wired++
+		}
+	}
+	how := "wired and recording"
+	if c.NoProbe {
+		how = "wired (not probed: --no-probe)"
+	}
+	fmt.Fprintf(s.Out, "\nhealthy: %s %s.\n", count(wired, "agent"), how)
 	return nil
 }
 
-func (c *DoctorCmd) settingsSection(s *Streams, cfg shim.Config) {
+func (c *DoctorCmd) settingsSection(w io.Writer, cfg shim.Config) {
 	if p, err := cfg.Policy(); err != nil {
-		fmt.Fprintf(s.Out, "capture:   INVALID (%v); hooks fall back to metadata\n", err)
+		fmt.Fprintf(w, "capture:   INVALID (%v); hooks fall back to metadata\n", err)
 	} else {
-		fmt.Fprintf(s.Out, "capture:   %s", p.Default)
+		fmt.Fprintf(w, "capture:   %s", p.Default)
 		for _, o := range p.Overrides {
-			fmt.Fprintf(s.Out, ", %s=%s", o.Pattern, o.Level)
+			fmt.Fprintf(w, ", %s=%s", o.Pattern, o.Level)
 		}
-		fmt.Fprintln(s.Out)
+		fmt.Fprintln(w)
 	}
 	for _, k := range []string{"AEP_HOST", "AEP_HOOK_DEADLINE", "AEP_SECRET_ENV", "AEP_OUT", "AEP_DELIVER_DEADLINE"} {
 		if v := os.Getenv(k); v != "" {
-			fmt.Fprintf(s.Out, "%-10s %s\n", strings.ToLower(strings.TrimPrefix(k, "AEP_"))+":", v)
+			fmt.Fprintf(w, "%-10s %s\n", strings.ToLower(strings.TrimPrefix(k, "AEP_"))+":", v)
 		}
 	}
 	if os.Getenv("AEP_TOKEN") != "" {
-		fmt.Fprintln(s.Out, "token:     set (not shown)")
+		fmt.Fprintln(w, "token:     set (not shown)")
 	}
 }
 
-// printAgent prints one agent's lines and returns its problem count.
-func printAgent(w io.Writer, r doctor.AgentReport, e installer.Env) int {
-	a := r.Agent
-	state := "not installed"
-	if r.Installed {
-		state = "installed"
+// agents prints the agents' section and notes its problems: one wired
+// agent at least, and per registration whatever keeps it from recording.
+func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env) {
+	w := &d.detail
+	wired, unwired, absent := 0, 0, 0
+	var found []string
+	for _, r := range reports {
+		switch {
+		case len(r.Scopes) > 0:
+			wired++
+		case r.Installed:
+			unwired++
+			found = append(found, r.Agent.Name)
+		default:
+			absent++
+		}
 	}
+	fmt.Fprintf(w, "\nagents: %d wired, %d installed but not wired, %d not installed\n", wired, unwired, absent)
+	if wired == 0 {
+		fix := "install an agent, then aep-hook install --all (or wire one anyway: aep-hook install claude-code)"
+		if len(found) > 0 {
+			fix = "aep-hook install --all (it finds " + strings.Join(found, ", ") + ")"
+		}
+		d.problem("agents", "none is wired: aep-hook records nothing", fix)
+	}
+	for _, r := range reports {
+		d.agent(r, e)
+	}
+}
+
+// installedLine says how an agent was found.
+func installedLine(r doctor.AgentReport) string {
+	p := r.Presence
+	switch {
+	case p.Binary != "":
+		return "installed (" + p.Binary + ")"
+	case p.Folder != "":
+		return fmt.Sprintf("installed (its folder %s; %s not on PATH)", p.Folder, strings.Join(r.Agent.Binaries, "/"))
+	}
+	return "not installed"
+}
+
+// agent prints one agent's lines and notes its problems.
+func (d *doctorRun) agent(r doctor.AgentReport, e installer.Env) {
+	w := &d.detail
+	a := r.Agent
 	if len(r.Scopes) == 0 {
 		hint := ""
 		if r.Installed {
-			hint = fmt.Sprintf("; not registered (aep-hook install %s)", a.Name)
+			hint = fmt.Sprintf("; not wired (aep-hook install %s)", a.Name)
 		}
-		fmt.Fprintf(w, "  %-12s %s%s\n", a.Name, state, hint)
-		return 0
+		fmt.Fprintf(w, "  %-12s %s%s\n", a.Name, installedLine(r), hint)
+		return
 	}
-	fmt.Fprintf(w, "  %-12s %s\n", a.Name, state)
-	problems := 0
-	bad := func(format string, args ...any) {
-		problems++
-		fmt.Fprintf(w, "    PROBLEM "+format+"\n", args...)
+	fmt.Fprintf(w, "  %-12s %s\n", a.Name, installedLine(r))
+	bad := func(what, fix string) {
+		fmt.Fprintf(w, "    PROBLEM %s\n", printable.String(what))
+		d.problem(a.Name, what, fix)
+	}
+	if st := r.Start; st != nil {
+		if st.OK {
+			fmt.Fprintf(w, "    starts: %s --version says %s\n", st.Binary, printable.Clip(st.Version, 60))
+		} else {
+			bad(fmt.Sprintf("%s does not start on this machine (%s), so its hooks never run", st.Binary, st.Detail),
+				fmt.Sprintf("run %s --version to see why (a Node CLI may need a newer Node.js), repair or reinstall %s", installer.Quote(st.Binary), a.Title))
+		}
 	}
 	for _, sr := range r.Scopes {
 		st := sr.Status
 		fmt.Fprintf(w, "    %s: %d/%d events registered in %s\n", sr.Scope, len(a.Hooks)-len(st.Missing), len(a.Hooks), st.Path)
+		reinstall := fmt.Sprintf("aep-hook install %s --scope %s", a.Name, sr.Scope)
 		if st.Err != nil {
-			bad("cannot read it: %s", printable.String(st.Err.Error()))
+			bad(fmt.Sprintf("%s cannot be read: %s", st.Path, st.Err), "repair the file (or move it away), then "+reinstall)
 		}
 		if len(st.Missing) > 0 {
-			bad("missing events: %s\n      fix: aep-hook install %s --scope %s", strings.Join(st.Missing, ", "), a.Name, sr.Scope)
+			bad("missing events: "+strings.Join(st.Missing, ", "), reinstall)
 		}
-		for _, f := range st.Foreign {
-			fmt.Fprintf(w, "    note: registered with another binary: %s\n", printable.String(f))
+		for _, o := range sr.Others {
+			if o.Gone {
+				bad(fmt.Sprintf("%s registered with %s, which does not exist (moved or deleted): those hooks fail", count(o.Events, "event"), o.Path),
+					reinstall+" (registers this binary, "+e.Binary+")")
+			} else {
+				fmt.Fprintf(w, "    note: %s registered with another aep-hook, %s (this one is %s; %s switches)\n",
+					count(o.Events, "event"), printable.String(o.Path), e.Binary, reinstall)
+			}
 		}
+		trusted := true
 		if sr.Trust != nil {
 			if sr.Trust.OK {
-				fmt.Fprintf(w, "    trusted: %s\n", sr.Trust.Detail)
+				fmt.Fprintf(w, "    trusted: %s\n", printable.String(sr.Trust.Detail))
 			} else {
-				bad("not trusted: %s\n      fix: %s", sr.Trust.Detail, sr.Trust.Fix)
+				trusted = false
+				bad("not trusted: "+sr.Trust.Detail, sr.Trust.Fix)
 			}
 		}
 		if p := sr.Probe; p != nil {
-			if p.OK {
-				fmt.Fprintf(w, "    recording: %s\n", p.Detail)
-			} else {
-				bad("not recording: %s\n      ran: %s", printable.String(p.Detail), printable.String(p.Command))
+			switch {
+			case p.OK && trusted:
+				fmt.Fprintf(w, "    probe: %s\n", printable.String(p.Detail))
+			case p.OK:
+				fmt.Fprintf(w, "    probe: %s; but %s itself skips the hooks until they are trusted\n", printable.String(p.Detail), a.Title)
+			default:
+				bad("the probe records nothing: "+p.Detail+" (ran: "+p.Command+")", "see why by running it by hand: "+p.Fix)
 			}
 		}
 	}
-	return problems
 }
 
-// failuresSection shows this home's failures (and only a count of the
-// shared fallback's entries for other homes) and returns 1 when any is
-// recent. Interrupted turns are not among them (agentsOwnSection).
-func (c *DoctorCmd) failuresSection(s *Streams, fs doctor.Failures, home string) int {
-	fmt.Fprintln(s.Out)
+// failures shows this home's failures (and only a count of the shared
+// fallback's entries for other homes) and notes a problem when any not
+// acknowledged is recent. Interrupted turns are not among them
+// (agentsOwnSection).
+func (d *doctorRun) failures(fs doctor.Failures, home string) {
+	w := &d.detail
+	c := d.c
+	fmt.Fprintln(w)
 	show := func(where string, list []shim.Failure) {
-		fmt.Fprintf(s.Out, "failures:  %d recorded in %s; the last %d:\n", len(list), where, min(c.Last, len(list)))
+		fmt.Fprintf(w, "failures:  %d recorded in %s; the last %d:\n", len(list), where, min(c.Last, len(list)))
 		for _, f := range list[max(0, len(list)-c.Last):] {
-			printFailure(s.Out, f)
+			printFailure(w, f)
 		}
 	}
 	if len(fs.Own) > 0 {
@@ -164,25 +268,60 @@ func (c *DoctorCmd) failuresSection(s *Streams, fs doctor.Failures, home string)
 		show(fmt.Sprintf("the $TMPDIR fallback %s (written when %s could not be; shared by every home of this user%s)", fs.Fallback, home, owner), fs.Spilled)
 	}
 	if len(fs.Own) == 0 && len(fs.Spilled) == 0 {
-		fmt.Fprintln(s.Out, "failures:  none recorded for this home")
+		fmt.Fprintln(w, "failures:  none recorded for this home")
 	}
 	if fs.Others > 0 {
-		fmt.Fprintf(s.Out, "           (the $TMPDIR fallback %s%s also holds %d failure(s) of other homes, not shown)\n", fs.Fallback, owner, fs.Others)
+		fmt.Fprintf(w, "           (the $TMPDIR fallback %s%s also holds %d failure(s) of other homes, not shown)\n", fs.Fallback, owner, fs.Others)
 	}
-	if n := fs.Recent(time.Now().Add(-recentFailures)); n > 0 {
-		fmt.Fprintf(s.Out, "  PROBLEM %d failure(s) in the last 24 hours (see above)\n", n)
-		return 1
+	since := time.Now().Add(-recentFailures)
+	if acked := doctor.Acked(home); !acked.IsZero() {
+		fmt.Fprintf(w, "           (acknowledged up to %s with aep-hook doctor --ack: those no longer count)\n", acked.UTC().Format(time.RFC3339))
+		if acked.After(since) {
+			since = acked
+		}
 	}
-	return 0
+	if n := fs.Recent(since); n > 0 {
+		fmt.Fprintf(w, "  PROBLEM %d failure(s) in the last 24 hours not acknowledged (see above)\n", n)
+		d.problem("failures", fmt.Sprintf("%d in the last 24 hours, the newest: %s", n, newestFailure(fs)),
+			"read them under failures below; once dealt with, aep-hook doctor --ack stops counting them")
+	}
 }
 
-// printFailure prints one error-log entry on a line.
+// newestFailure is the newest failure in a few words.
+func newestFailure(fs doctor.Failures) string {
+	var newest shim.Failure
+	for _, f := range append(append([]shim.Failure(nil), fs.Own...), fs.Spilled...) {
+		if f.Time > newest.Time {
+			newest = f
+		}
+	}
+	return strings.Join(nonEmpty(newest.Adapter, newest.Stage+":"), " ") + " " + printable.Clip(newest.Error, 100)
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// printFailure prints one error-log entry on a line: its time, the
+// adapter, hook and stage it names, what failed; and what it cost, in the
+// words its stage calls for (events skipped under backpressure stay in
+// the local log: they are not lost).
 func printFailure(w io.Writer, f shim.Failure) {
-	fmt.Fprintf(w, "  %s %s %s [%s] %s", printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), printable.String(f.Stage), printable.String(f.Error))
+	head := nonEmpty(printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), "["+printable.String(f.Stage)+"]")
+	fmt.Fprintf(w, "  %s %s", strings.Join(head, " "), printable.String(f.Error))
 	if f.Bytes > 0 {
 		fmt.Fprintf(w, " (%d bytes)", f.Bytes)
 	}
-	if f.Lost > 0 {
+	switch {
+	case f.Lost > 0 && f.Stage == "backpressure":
+		fmt.Fprintf(w, " (%d events not delivered; the local log keeps them)", f.Lost)
+	case f.Lost > 0:
 		fmt.Fprintf(w, " (%d events lost)", f.Lost)
 	}
 	fmt.Fprintln(w)
@@ -222,28 +361,46 @@ func newest(list []track.Open, n int) []track.Open {
 	return list[max(0, len(list)-n):]
 }
 
-// deliverySection prints the delivery counters: per destination (from
-// AEP_OUT and every destination shipped to before), its lag, the events
-// dropped by backpressure and the events put aside.
-func (c *DoctorCmd) deliverySection(s *Streams, cfg shim.Config) {
+// deliverySection prints the delivery counters of the destinations in
+// AEP_OUT: their lag, the events dropped by backpressure and put aside.
+// Destinations shipped to before but configured no more are listed on a
+// line each, not judged.
+func (c *DoctorCmd) deliverySection(w io.Writer, cfg shim.Config) {
+	fmt.Fprintln(w)
 	out := OutFlags{Out: []string{os.Getenv("AEP_OUT")}}
 	if out.Out[0] == "" {
 		out.Out = nil
 	}
 	sh, _ := out.shipper(cfg)
-	sh.Dests = deliver.KnownDestinations(sh.Home, sh.Dests)
-	if len(sh.Dests) == 0 {
-		fmt.Fprintln(s.Out, "delivery:  local log only (no AEP_OUT)")
-		return
+	configured := map[string]bool{}
+	for _, d := range sh.Dests {
+		configured[d.Raw] = true
 	}
+	sh.Dests = deliver.KnownDestinations(sh.Home, sh.Dests)
 	lags, err := sh.Report()
 	if err != nil {
-		fmt.Fprintf(s.Out, "delivery:  cannot measure: %v\n", err)
+		fmt.Fprintf(w, "delivery:  cannot measure: %v\n", err)
 		return
 	}
 	deliver.SortLags(lags)
-	fmt.Fprintf(s.Out, "delivery:  %d destinations\n", len(lags))
+	var now, before []deliver.Lag
 	for _, l := range lags {
-		printLag(s.Out, l)
+		if configured[l.Destination] {
+			now = append(now, l)
+		} else {
+			before = append(before, l)
+		}
+	}
+	if len(now) == 0 {
+		fmt.Fprintln(w, "delivery:  local log only (no AEP_OUT)")
+	} else {
+		fmt.Fprintf(w, "delivery:  %s\n", count(len(now), "destination"))
+		for _, l := range now {
+			printLag(w, l)
+		}
+	}
+	for _, l := range before {
+		fmt.Fprintf(w, "former destination %s (not in AEP_OUT; not judged): %s; aep-hook ship --forget %s drops it\n",
+			l.Destination, lagLine(l), l.Destination)
 	}
 }

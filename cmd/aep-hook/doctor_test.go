@@ -45,16 +45,15 @@ func TestDoctorHealthy(t *testing.T) {
 	t.Setenv("HERMES_ACCEPT_HOOKS", "1")
 	out := do(t, 0, "doctor")
 	for _, want := range []string{
-		"claude-code  installed", "user: 28/28 events registered",
-		"recording: Claude Code fired SessionStart; 1 event(s) landed (session.started)",
-		"recording: Kimi Code CLI fired SessionStart",
-		"recording: Hermes Agent fired on_session_start",
-		"recording: Cline fired TaskStart",
-		"recording: pi fired aep-hook.js; 1 event(s) landed (session.started)",
-		"recording: OpenCode fired aep-hook.js; 1 event(s) landed (session.started)",
-		"recording: Kilo Code fired aep-hook.js; 1 event(s) landed (session.started)",
-		"opencode     installed\n    user: 1/1 events registered in " + filepath.Join(home, ".config", "opencode", "plugin"),
-		"healthy.",
+		"aep-hook doctor: no problems found\n",
+		"claude-code  installed (its folder " + filepath.Join(home, ".claude") + "; claude not on PATH)", "user: 28/28 events registered",
+		"probe: the registered command recorded a synthetic SessionStart (1 event: session.started)",
+		"kimi-code    installed", "probe: the registered command recorded a synthetic on_session_start (",
+		"probe: the registered command recorded a synthetic TaskStart (1 event: run.started)",
+		"probe: the command the plugin starts recorded a synthetic bus event (1 event: session.started)",
+		"opencode     installed (its folder " + filepath.Join(home, ".config", "opencode") + "; opencode not on PATH)\n    user: 1/1 events registered in " + filepath.Join(home, ".config", "opencode", "plugin"),
+		"agents: 7 wired, 0 installed but not wired, 5 not installed",
+		"\nhealthy: 7 agents wired and recording.\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)
@@ -72,8 +71,8 @@ func TestDoctorPluginGone(t *testing.T) {
 	os.Remove(filepath.Join(home, ".config", "opencode", "plugin", "aep-hook.js"))
 	// The plugin file is the one registration: without it the agent
 	// is present and unwired, as after uninstall.
-	got := do(t, 0, "doctor", "--no-probe")
-	if !strings.Contains(got, "opencode     installed; not registered (aep-hook install opencode)") {
+	got := do(t, 1, "doctor", "--no-probe")
+	if !strings.Contains(got, "opencode     installed (its folder "+filepath.Join(home, ".config", "opencode")+"; opencode not on PATH); not wired (aep-hook install opencode)") {
 		t.Fatalf("doctor:\n%s", got)
 	}
 }
@@ -96,7 +95,8 @@ func TestDoctorBroken(t *testing.T) {
 		}
 		os.WriteFile(p, out, 0o644)
 		got := do(t, 1, "doctor", "--no-probe")
-		if !strings.Contains(got, "PROBLEM missing events: SessionStart") || !strings.Contains(got, "fix: aep-hook install claude-code --scope user") {
+		if !strings.Contains(got, "  PROBLEM claude-code: missing events: SessionStart; fix: aep-hook install claude-code --scope user\n") ||
+			!strings.Contains(got, "    PROBLEM missing events: SessionStart\n") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})
@@ -106,18 +106,20 @@ func TestDoctorBroken(t *testing.T) {
 		os.WriteFile(file, nil, 0o644)
 		t.Setenv("AEP_HOME", filepath.Join(file, "aep"))
 		got := do(t, 1, "doctor")
-		if !strings.Contains(got, "PROBLEM the home cannot be written") || !strings.Contains(got, "set AEP_HOME") {
+		if !strings.Contains(got, "PROBLEM the home cannot be written") || !strings.Contains(got, "set AEP_HOME to a folder you own") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})
 	t.Run("untrusted codex", func(t *testing.T) {
 		home := doctorHome(t, "codex")
 		got := do(t, 1, "doctor")
-		if !strings.Contains(got, "PROBLEM not trusted: 13 of 13 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
+		if !strings.Contains(got, "PROBLEM codex: not trusted: 13 of 13 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
-		if !strings.Contains(got, "recording: Codex fired SessionStart") {
-			t.Fatalf("the probe should still record:\n%s", got)
+		// The probe runs the command, not Codex: it must not read as if
+		// Codex ran the hook.
+		if !strings.Contains(got, "probe: the registered command recorded a synthetic SessionStart (1 event: session.started); but Codex itself skips the hooks until they are trusted") {
+			t.Fatalf("the probe should still record, and say Codex will not:\n%s", got)
 		}
 		// Trust recorded for every position (as Codex's /hooks writes it).
 		hooks := filepath.Join(home, ".codex", "hooks.json")
@@ -129,15 +131,32 @@ func TestDoctorBroken(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(b.String()), 0o644)
 		got = do(t, 0, "doctor")
-		if !strings.Contains(got, "trusted: trust recorded for all 13 hooks") {
+		if !strings.Contains(got, "trusted: trust recorded for all 13 hooks") || strings.Contains(got, "skips the hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})
 	t.Run("binary gone", func(t *testing.T) {
 		doctorHome(t)
 		do(t, 0, "install", "claude-code", "--binary", "/nonexistent/aep-hook")
+		// With or without the probe: one problem, one line, naming the
+		// binary and the command that registers this one.
+		for _, args := range [][]string{{"doctor"}, {"doctor", "--no-probe"}} {
+			got := do(t, 1, args...)
+			want := "  PROBLEM claude-code: 28 events registered with /nonexistent/aep-hook, which does not exist (moved or deleted): those hooks fail; fix: aep-hook install claude-code --scope user (registers this binary, "
+			if !strings.Contains(got, want) || !strings.Contains(got, "aep-hook doctor: 1 problem found\n") || strings.Count(got, "/nonexistent/aep-hook") != 2 {
+				t.Fatalf("%v:\n%s", args, got)
+			}
+		}
+	})
+	t.Run("probe fails", func(t *testing.T) {
+		home := doctorHome(t)
+		broken := filepath.Join(home, "bin", "aep-hook")
+		os.MkdirAll(filepath.Dir(broken), 0o755)
+		os.WriteFile(broken, []byte("#!/bin/sh\necho 'aep-hook: boom' >&2\nexit 3\n"), 0o755)
+		do(t, 0, "install", "claude-code", "--binary", broken)
 		got := do(t, 1, "doctor")
-		if !strings.Contains(got, "PROBLEM not recording: the hook command failed") {
+		want := "  PROBLEM claude-code: the probe records nothing: the hook command failed: exit status 3: aep-hook: boom (ran: " + broken + " claude-code); fix: see why by running it by hand: printf '%s\\n' '{\"hook_event_name\":\"SessionStart\",\"session_id\":\"aep-doctor-by-hand\",\"source\":\"startup\"}' | AEP_HOME=\"$(mktemp -d)\" " + broken + " claude-code\n"
+		if !strings.Contains(got, want) {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})
@@ -151,7 +170,7 @@ func TestDoctorBroken(t *testing.T) {
 		other.Path = mine.Path
 		other.Record(shim.Failure{Adapter: "codex", Stage: "write", Error: "theirs"})
 		got := do(t, 1, "doctor", "--no-probe")
-		if !strings.Contains(got, "the $TMPDIR fallback") || !strings.Contains(got, "] mine") ||
+		if !strings.Contains(got, "the $TMPDIR fallback") || !strings.Contains(got, "[write] mine") ||
 			strings.Contains(got, "theirs") || !strings.Contains(got, "also holds 1 failure(s) of other homes") {
 			t.Fatalf("doctor:\n%s", got)
 		}
@@ -163,7 +182,7 @@ func TestDoctorBroken(t *testing.T) {
 // shows them in their own section and stays healthy; a real failure beside
 // them is still a problem, counted once.
 func TestDoctorAgentsOwnRecord(t *testing.T) {
-	doctorHome(t)
+	doctorHome(t, "claude-code")
 	el := shim.NewErrorLog(os.Getenv("AEP_HOME"))
 	el.Record(shim.Failure{Adapter: "acp", Hook: "session/prompt", Stage: "interrupted",
 		Error: "a prompt turn was still open when the tee ended (agent_exited); the tee closed its run"})
@@ -180,7 +199,7 @@ func TestDoctorAgentsOwnRecord(t *testing.T) {
 		"acp session/prompt [interrupted] a prompt turn was still open",
 		"open:      1 run(s) never ended",
 		"claude-code/s-open run",
-		"healthy.",
+		"healthy: 1 agent wired (not probed: --no-probe).",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
@@ -191,7 +210,9 @@ func TestDoctorAgentsOwnRecord(t *testing.T) {
 	}
 	el.Record(shim.Failure{Adapter: "codex", Stage: "write", Error: "disk full"})
 	got = do(t, 1, "doctor", "--no-probe")
-	for _, want := range []string{"failures:  1 recorded in", "] disk full", "PROBLEM 1 failure(s) in the last 24 hours", "1 problem(s) found.", "interrupted: 1 turn(s)"} {
+	for _, want := range []string{"failures:  1 recorded in", "codex [write] disk full",
+		"  PROBLEM failures: 1 in the last 24 hours, the newest: codex write: disk full; fix: read them under failures below; once dealt with, aep-hook doctor --ack stops counting them\n",
+		"1 problem found: fix them", "interrupted: 1 turn(s)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
 		}

@@ -222,7 +222,7 @@ func lagLine(l deliver.Lag) string {
 	if l.Events == 0 {
 		return "up to date"
 	}
-	s := fmt.Sprintf("behind by %d events (%d bytes) in %d logs", l.Events, l.Bytes, l.Logs)
+	s := fmt.Sprintf("behind by %s (%d bytes) in %s", count(int(l.Events), "event"), l.Bytes, count(l.Logs, "log"))
 	if l.Oldest != "" {
 		s += ", oldest undelivered " + l.Oldest
 	}

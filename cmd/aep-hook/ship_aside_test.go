@@ -29,14 +29,13 @@ func TestShipPutAside(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer srv.Close()
-	home := t.TempDir()
+	doctorHome(t, "claude-code")
+	home := os.Getenv("AEP_HOME")
 	for i := range 3 {
 		if _, code := hookInProcess(t, map[string]string{"AEP_HOME": home, "AEP_HOST": "h"}, codexTool("s1", i), "codex"); code != 0 {
 			t.Fatalf("hook exit %d", code)
 		}
 	}
-	t.Setenv("AEP_HOME", home)
-	t.Setenv("AEP_OUT", "")
 	var out, errb strings.Builder
 	code := run([]string{"aep-hook", "ship", "--out", srv.URL}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
 	aside := filepath.Join(home, "rejected")
@@ -51,7 +50,7 @@ func TestShipPutAside(t *testing.T) {
 		t.Fatalf("second ship: exit %d\n%s", code, out.String())
 	}
 	got := do(t, 1, "doctor", "--no-probe")
-	for _, want := range []string{"codex deliver [deliver] event at byte ", " of codex/s1.jsonl refused by " + srv.URL + " (status 400); put aside in "} {
+	for _, want := range []string{"Z codex [deliver] event at byte ", " of codex/s1.jsonl refused by " + srv.URL + " (status 400); put aside in "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, got)
 		}

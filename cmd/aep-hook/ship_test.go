@@ -167,7 +167,9 @@ func TestHookHangingCollectorThenShip(t *testing.T) {
 		t.Errorf("ship --status:\n%s", out.String())
 	}
 	out.Reset()
-	run([]string{"aep-hook", "doctor"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("AEP_OUT", a.srv.URL)
+	run([]string{"aep-hook", "doctor", "--no-probe"}, Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
 	if !strings.Contains(out.String(), "dropped by backpressure: 0") {
 		t.Errorf("doctor lacks the delivery section:\n%s", out.String())
 	}
