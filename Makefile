@@ -1,4 +1,4 @@
-# aep-hook: make build | test | bench | demo | fuzz | lint | cross | real
+# aep-hook: make build | install | test | bench | demo | fuzz | lint | cross | real
 GO      ?= go
 SHARED  ?= ../shared
 PINS    := $(SHARED)/aep-spec/conformance/fixtures/mappings
@@ -22,6 +22,18 @@ endif
 # millisecond, half of a Go program's whole start).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aep-hook
+
+# Puts the binary where it will stay, $(PREFIX)/bin/aep-hook (default
+# ~/.local/bin, made when missing): `aep-hook install` registers the binary
+# it runs from by absolute path, so that path must outlive the checkout.
+# Replaced by a rename, so a hook starting meanwhile runs the old binary or
+# the new one, never half of one.
+PREFIX ?= $(HOME)/.local
+.PHONY: install
+install: build
+	@mkdir -p "$(PREFIX)/bin"
+	@cp $(BIN) "$(PREFIX)/bin/.aep-hook.new" && chmod 0755 "$(PREFIX)/bin/.aep-hook.new" && mv -f "$(PREFIX)/bin/.aep-hook.new" "$(PREFIX)/bin/aep-hook"
+	@echo "installed $(PREFIX)/bin/aep-hook"
 
 # The second build: adds OTLP/gRPC to `aep-hook otel`. Kept out of the
 # default binary because linking gRPC slows every hook process's start.

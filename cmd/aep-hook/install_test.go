@@ -200,3 +200,24 @@ func TestUninstallAllLeavesNothing(t *testing.T) {
 	}
 	do(t, 2, "uninstall", "--all", "codex")
 }
+
+// TestInstallNotesMatchReadme: what install says an agent needs beyond the
+// file is what the README's set-up says (Cline: the hub daemon and the
+// settings written into the hook files, not a restart).
+func TestInstallNotesMatchReadme(t *testing.T) {
+	doctorHome(t)
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	out := do(t, 0, "install", "cline", "--dry-run", "--binary", bin)
+	const said = "runs hooks in its hub daemon, which does not see AEP_* variables exported later"
+	if !strings.Contains(out, "Cline "+said) || !strings.Contains(readme, "Cline "+said) ||
+		!strings.Contains(readme, "settings in force are written into each hook file, so run install again after changing them") {
+		t.Errorf("install and the README disagree about Cline:\n%s", out)
+	}
+	if strings.Contains(readme, "hub daemon must be restarted") {
+		t.Error("the README still says Cline's hub must be restarted")
+	}
+}
