@@ -221,3 +221,22 @@ func TestInstallNotesMatchReadme(t *testing.T) {
 		t.Error("the README still says Cline's hub must be restarted")
 	}
 }
+
+// TestInstallWarnsOnlyForGoRun: a binary under the temporary directory (a
+// checkout there, built with make) is registered without a warning; only a
+// `go run` build, which go deletes when it exits, is warned about.
+func TestInstallWarnsOnlyForGoRun(t *testing.T) {
+	doctorHome(t)
+	for _, tc := range []struct {
+		binary string
+		warn   bool
+	}{
+		{filepath.Join(os.TempDir(), "checkout", "bin", "aep-hook"), false},
+		{filepath.Join(os.TempDir(), "go-build1234", "b001", "exe", "aep-hook"), true},
+	} {
+		got := do(t, 0, "install", "claude-code", "--dry-run", "--binary", tc.binary)
+		if strings.Contains(got, "warning: ") != tc.warn || (tc.warn && !strings.Contains(got, "is a `go run` build")) {
+			t.Errorf("%s: warning %v:\n%s", tc.binary, !tc.warn, got)
+		}
+	}
+}

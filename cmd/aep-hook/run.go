@@ -23,20 +23,20 @@ type CLI struct {
 	Map       MapCmd       `cmd:"" help:"Dry run: map vendor moments (JSON lines on stdin) to AEP events on stdout; writes nothing."`
 	Redact    RedactCmd    `cmd:"" help:"Redact secrets, home paths and PII from stdin (text, or JSON with --json)."`
 	Downlevel DownlevelCmd `cmd:"" help:"Down-level AEP events (JSON lines on stdin) to a lower capture ceiling."`
-	Ship      ShipCmd      `cmd:"" help:"Deliver the local logs' backlog to the --out destinations (AEP collector, OTLP)."`
-	Otel      OtelCmd      `cmd:"" help:"OTLP sidecar: receive Codex / VS Code OpenTelemetry logs and emit AEP events."`
+	Ship      ShipCmd      `cmd:"" help:"Deliver the local logs' backlog to the --out destinations (AEP collector, OTLP); exit 1 when one failed, 3 when one refused events (put aside)."`
+	Otel      OtelCmd      `cmd:"" help:"OTLP sidecar: receive Codex / VS Code OpenTelemetry logs (on ${otel_listen}) and emit AEP events."`
 	Acp       AcpCmd       `cmd:"" name:"acp" help:"ACP tee: run an ACP agent (aep-hook acp -- CMD ARGS...) and record its traffic."`
 	Agui      AguiCmd      `cmd:"" name:"agui" help:"AG-UI tee: reverse-proxy an AG-UI agent endpoint and record its event stream."`
 	A2a       A2aCmd       `cmd:"" name:"a2a" help:"A2A tee: reverse-proxy an A2A server (JSON-RPC and its streams) and record its tasks."`
 	Follow    FollowCmd    `cmd:"" help:"Stream bridge: follow an agent server's event stream (opencode, kilo, kimi-web, openhands, a2a, openclaw: aep-hook follow opencode --url URL)."`
 	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode, Kilo or pi forwarder plugin (for the agent's plugin or extensions folder)."`
 	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`
-	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline."`
+	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline; exit 1 when a line is not an AEP event."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`
-	Doctor    DoctorCmd    `cmd:"" help:"Per agent: installed, registered, trusted and recording (a probe through the registered command); settings, this home's internal failures, delivery backlog; exit 1 when anything is wrong."`
-	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run shows the diff)."`
-	Uninstall UninstallCmd `cmd:"" help:"Remove exactly the registrations install added."`
-	Validate  ValidateCmd  `cmd:"" help:"Check AEP JSONL against AEP-0001 (envelope, order, references, terminals) and the payload schemas (capture levels)."`
+	Doctor    DoctorCmd    `cmd:"" help:"The problems first, one line each with its fix; then per agent: starts, registered, trusted, recording (a probe through the registered command); settings, this home's internal failures, delivery backlog. Exit 1 when anything is wrong."`
+	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run says what would change)."`
+	Uninstall UninstallCmd `cmd:"" help:"Remove exactly the registrations install added, and the folders and backups it made for them."`
+	Validate  ValidateCmd  `cmd:"" help:"Check AEP JSONL against AEP-0001 (envelope, order, references, terminals), AEP-0004 acks, AEP-0006 form answers and the payload schemas (capture levels); exit 1 on a violation."`
 	Version   VersionCmd   `cmd:"" help:"Print the version."`
 }
 

@@ -16,7 +16,7 @@ type TailCmd struct {
 	Follow bool     `short:"f" help:"Keep printing new events as the logs grow (Ctrl-C stops)."`
 	Filter []string `help:"AEP-0003 §6 attr-match filter: a JSON object, or key=value, key=a,b (any of), type=attention.* (the one pattern: a prefix, on type only), severity>=notice; repeat to AND." placeholder:"EXPR" sep:"none"`
 	JSON   bool     `help:"Print the events as stored, one JSON line each (debug-level events included)."`
-	Last   string   `short:"n" help:"How many recent events to print first (all, or -1: every one)." default:"20" placeholder:"N"`
+	Last   string   `short:"n" help:"How many recent events to print first (default 20; all, or -1: every one)." default:"20" placeholder:"N"`
 	Debug  bool     `help:"Also show debug-level events (the agents' machinery; hidden and counted otherwise)."`
 	Color  string   `help:"Colours: auto (when stdout is a terminal and NO_COLOR is unset), always, never." default:"auto" enum:"auto,always,never"`
 	Home   string   `help:"The AEP home (default $AEP_HOME or ~/.aep)." env:"AEP_HOME"`
