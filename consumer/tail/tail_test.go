@@ -172,16 +172,7 @@ func TestTailView(t *testing.T) {
 	if strings.Contains(got, "DBG") {
 		t.Errorf("a debug event shown:\n%s", got)
 	}
-	col := func(marker string) int {
-		for _, l := range strings.Split(got, "\n") {
-			if i := strings.Index(l, marker); i >= 0 {
-				return len([]rune(l[:i]))
-			}
-		}
-		t.Fatalf("no %q in:\n%s", marker, got)
-		return 0
-	}
-	if col("S2") != col("S3") {
+	if column(t, got, "S2") != column(t, got, "S3") {
 		t.Errorf("a long type pushed the columns:\n%s", got)
 	}
 	for _, o := range []Options{{Debug: true}, {JSON: true}} {
@@ -194,4 +185,16 @@ func TestTailView(t *testing.T) {
 			t.Errorf("%+v hides the debug event:\n%s", o, out.String())
 		}
 	}
+}
+
+// column is the rune column where marker first appears in out.
+func column(t *testing.T, out, marker string) int {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, marker); i >= 0 {
+			return len([]rune(l[:i]))
+		}
+	}
+	t.Fatalf("no %q in:\n%s", marker, out)
+	return 0
 }

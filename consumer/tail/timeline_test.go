@@ -81,16 +81,7 @@ func TestTimelineColumns(t *testing.T) {
 	if st != (TimelineStats{Events: 3, Hidden: 1, NotAEP: 1}) {
 		t.Errorf("stats %+v", st)
 	}
-	at := func(marker string) int {
-		for _, l := range strings.Split(got, "\n") {
-			if i := strings.Index(l, marker); i >= 0 {
-				return len([]rune(l[:i]))
-			}
-		}
-		t.Fatalf("no %q in:\n%s", marker, got)
-		return 0
-	}
-	if at("SUBJ1") != at("SUBJ2") {
+	if column(t, got, "SUBJ1") != column(t, got, "SUBJ2") {
 		t.Errorf("a long type pushed the subject column:\n%s", got)
 	}
 	for _, want := range []string{"x.opencode.session.mess…_a_very_long_vendor_tail SUBJ2", "line 4: not an AEP event",
