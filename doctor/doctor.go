@@ -352,6 +352,24 @@ func eachEvent(path string, fn func(*shim.Event)) {
 	}
 }
 
+// Recorded lists the agents with at least one log under root, sorted.
+func Recorded(root string) []string {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if logs, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.jsonl")); len(logs) > 0 {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 // Writable checks that the home's log folder can be written, the way a
 // hook writes it.
 func Writable(home string) error {

@@ -79,7 +79,7 @@ func (c *DoctorCmd) Run(s *Streams) error {
 	c.settingsSection(w, cfg)
 
 	reports := doctor.Agents(doctor.Options{Env: e, Probe: !c.NoProbe, Starts: !c.NoProbe, ProbeEnv: os.Environ()})
-	d.agents(reports, e)
+	d.agents(reports, e, doctor.Recorded(cfg.LogRoot()))
 	fs := doctor.ReadFailures(home)
 	d.failures(fs, home)
 	c.agentsOwnSection(w, fs, cfg.LogRoot())
@@ -136,8 +136,10 @@ func (c *DoctorCmd) settingsSection(w io.Writer, cfg shim.Config) {
 }
 
 // agents prints the agents' section and notes its problems: one wired
-// agent at least, and per registration whatever keeps it from recording.
-func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env) {
+// agent at least, unless the logs show that something records without a
+// registration (a tee, a stream bridge, the OTLP sidecar), and per
+// registration whatever keeps it from recording.
+func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env, recorded []string) {
 	w := &d.detail
 	wired, unwired, absent := 0, 0, 0
 	var found []string
@@ -153,12 +155,16 @@ func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env) {
 		}
 	}
 	fmt.Fprintf(w, "\nagents: %d wired, %d installed but not wired, %d not installed\n", wired, unwired, absent)
-	if wired == 0 {
+	switch {
+	case wired == 0 && len(recorded) > 0:
+		fmt.Fprintf(w, "  note: no agent is wired by install; the logs hold the record of %s (tees, stream bridges, the OTLP sidecar need no registration)\n",
+			strings.Join(recorded, ", "))
+	case wired == 0:
 		fix := "install an agent, then aep-hook install --all (or wire one anyway: aep-hook install claude-code)"
 		if len(found) > 0 {
 			fix = "aep-hook install --all (it finds " + strings.Join(found, ", ") + ")"
 		}
-		d.problem("agents", "none is wired: aep-hook records nothing", fix)
+		d.problem("agents", "none is wired and nothing is recorded: aep-hook records nothing", fix)
 	}
 	for _, r := range reports {
 		d.agent(r, e)

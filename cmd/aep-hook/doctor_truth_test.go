@@ -18,15 +18,22 @@ func TestDoctorNothingWired(t *testing.T) {
 	home := doctorHome(t)
 	t.Setenv("PATH", t.TempDir())
 	got := do(t, 1, "doctor", "--no-probe")
-	want := "aep-hook doctor: 1 problem found\n  PROBLEM agents: none is wired: aep-hook records nothing; fix: install an agent, then aep-hook install --all (or wire one anyway: aep-hook install claude-code)\n"
+	want := "aep-hook doctor: 1 problem found\n  PROBLEM agents: none is wired and nothing is recorded: aep-hook records nothing; fix: install an agent, then aep-hook install --all (or wire one anyway: aep-hook install claude-code)\n"
 	if !strings.HasPrefix(got, want) || strings.Contains(got, "healthy") {
 		t.Fatalf("doctor:\n%s", got)
 	}
 	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
 	got = do(t, 1, "doctor", "--no-probe")
-	if !strings.Contains(got, "  PROBLEM agents: none is wired: aep-hook records nothing; fix: aep-hook install --all (it finds codex)\n") ||
+	if !strings.Contains(got, "  PROBLEM agents: none is wired and nothing is recorded: aep-hook records nothing; fix: aep-hook install --all (it finds codex)\n") ||
 		!strings.Contains(got, "agents: 0 wired, 1 installed but not wired, 11 not installed") {
 		t.Fatalf("doctor:\n%s", got)
+	}
+	// A tee's record (no registration) is something recording.
+	os.MkdirAll(filepath.Join(os.Getenv("AEP_HOME"), "logs", "acp"), 0o700)
+	os.WriteFile(filepath.Join(os.Getenv("AEP_HOME"), "logs", "acp", "s.jsonl"), nil, 0o600)
+	got = do(t, 0, "doctor", "--no-probe")
+	if !strings.Contains(got, "note: no agent is wired by install; the logs hold the record of acp") {
+		t.Fatalf("doctor with a tee's log:\n%s", got)
 	}
 }
 
