@@ -75,4 +75,3 @@ func TestGeminiTrust(t *testing.T) {
 		t.Errorf("no trusted folder, user scope: %+v", tr)
 	}
 }
-
