@@ -2,7 +2,9 @@ package installer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,6 +85,9 @@ func geminiTrust(e Env, s Scope, _ string, _ []Found) Trust {
 // of trustedFolders.json, sorted.
 func geminiTrusted(path string) (roots, distrust []string, err error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil // nothing trusted yet
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s cannot be read", path)
 	}

@@ -454,8 +454,8 @@ func Apply(c Change, now time.Time) (backup string, err error) {
 		// Only a file of ours is removed (a hook script, a plugin, a
 		// settings file holding nothing else), and the folders install
 		// made for it go too once nothing else is in them; a folder
-		// still holding anything stays.
-		_ = os.Remove(filepath.Dir(c.Path))
+		// still holding anything stays, and so does one that was there
+		// before install, empty or not.
 		removeMade(c.Made, c.Path)
 		return backup, nil
 	}

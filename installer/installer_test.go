@@ -448,6 +448,7 @@ func TestUninstallRemovesMadeFolder(t *testing.T) {
 	for _, name := range []string{"cline", "pi", "opencode", "kilo"} {
 		t.Run(name, func(t *testing.T) {
 			e := testEnv(t)
+			e.Made = filepath.Join(t.TempDir(), "made-folders")
 			a := mustAgent(t, name)
 			dir := a.Path(e, Project)
 			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {

@@ -17,7 +17,9 @@ func TestMadeFolders(t *testing.T) {
 	mine := filepath.Join(root, "home", ".cline", "hooks", "TaskStart")
 	theirs := filepath.Join(root, "home", ".config", "opencode", "plugin", "aep-hook.js")
 	os.MkdirAll(filepath.Join(root, "home", ".config", "opencode"), 0o755) // the user's
-	for _, p := range []string{mine, theirs} {
+	kilo := filepath.Join(root, "home", ".config", "kilo", "plugin", "aep-hook.js")
+	os.MkdirAll(filepath.Dir(kilo), 0o755) // the user's, and empty
+	for _, p := range []string{mine, theirs, kilo} {
 		c := Change{Path: p, New: []byte("x\n"), Mode: 0o644, Made: ledger}
 		if _, err := Apply(c, testEnv(t).Now()); err != nil {
 			t.Fatal(err)
@@ -30,7 +32,7 @@ func TestMadeFolders(t *testing.T) {
 	}
 	// The agent puts a file of its own beside ours in .cline.
 	os.WriteFile(filepath.Join(root, "home", ".cline", "data.json"), []byte("{}"), 0o644)
-	for _, p := range []string{mine, theirs} {
+	for _, p := range []string{mine, theirs, kilo} {
 		if _, err := Apply(Change{Path: p, Old: []byte("x\n"), NoBackup: true, Made: ledger}, testEnv(t).Now()); err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func TestDoctorGeminiTrust(t *testing.T) {
 	home := doctorHome(t, "gemini-cli")
 	t.Chdir(home)
 	got := do(t, 1, "doctor", "--no-probe")
-	if !strings.Contains(got, "PROBLEM gemini-cli: not trusted: ") || !strings.Contains(got, "Gemini CLI runs the hooks in no folder") ||
+	if !strings.Contains(got, "PROBLEM gemini-cli: not trusted: ") || !strings.Contains(got, "no folder is trusted in "+filepath.Join(home, ".gemini", "trustedFolders.json")+": Gemini CLI runs the hooks in none") ||
 		!strings.Contains(got, "trust projects, not your whole home") || strings.Contains(got, "run gemini in "+home) {
 		t.Fatalf("no trusted folder:\n%s", got)
 	}

@@ -15,6 +15,7 @@ import (
 func TestInstallVerb(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Setenv("AEP_HOME", "")
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("PATH", t.TempDir())
 	codex := filepath.Join(home, ".codex", "hooks.json")
@@ -75,6 +76,7 @@ func TestInstallVerbErrors(t *testing.T) {
 func TestInstallPluginVerb(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
+	t.Setenv("AEP_HOME", "")
 	t.Setenv("XDG_CONFIG_HOME", "")
 	path := t.TempDir()
 	t.Setenv("PATH", path)
