@@ -120,6 +120,15 @@ func codexExec(prompt string, extra ...string) []string {
 }
 
 func codexSetup(r *Run) error {
+	if err := codexConfig(r, ""); err != nil {
+		return err
+	}
+	return r.Register(true)
+}
+
+// codexConfig writes $CODEX_HOME/config.toml against the fake model, with
+// extra appended.
+func codexConfig(r *Run, extra string) error {
 	home := filepath.Join(r.Home, ".codex")
 	r.Setenv("CODEX_HOME", home)
 	r.Setenv("FAKE_API_KEY", "sk-fake-codex")
@@ -138,8 +147,5 @@ stream_max_retries = 0
 [analytics]
 enabled = false
 `, r.Model.URL)
-	if err := r.WriteFile(filepath.Join(home, "config.toml"), cfg); err != nil {
-		return err
-	}
-	return r.Register(true)
+	return r.WriteFile(filepath.Join(home, "config.toml"), cfg+extra)
 }
