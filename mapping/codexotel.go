@@ -88,7 +88,7 @@ func codexOtelProfile() *otelProfile {
 			"tool_namespace": md, "tool_result_seq": md, "output_truncated": md,
 			"agent_name": md, "mcp_server": md, "startup.phase": md, "startup.status": md,
 			"config.legacy_multi_agent_disabled_sources": md,
-			"auth.env_codex_api_key_enabled": md, "auth.env_codex_api_key_present": md,
+			"auth.env_codex_api_key_enabled":             md, "auth.env_codex_api_key_present": md,
 			"auth.env_openai_api_key_present": md, "auth.env_provider_key_name": md,
 			"auth.env_provider_key_present": md, "auth.env_refresh_token_url_override_present": md,
 			"auth.header_attached": md, "auth.header_name": md, "auth.retry_after_unauthorized": md,
@@ -102,4 +102,3 @@ func codexOtelProfile() *otelProfile {
 		},
 	}
 }
-

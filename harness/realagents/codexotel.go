@@ -159,7 +159,6 @@ exporter = { otlp-http = { endpoint = "%s/v1/logs", protocol = "%s" } }
 	return r.Register(true)
 }
 
-
 // codexReviewer is a script for a turn marked marker whose escalation
 // Codex's automatic reviewer judges: the reviewer's own request (its
 // transcript quotes the turn, so it carries the marker too) is answered
