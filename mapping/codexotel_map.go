@@ -258,8 +258,9 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 		return c.completed(r)
 	}
 	var ds []Draft
-	if held := c.heldCompleted(); held != nil {
-		// Its pair never came: it stands alone.
+	if held := c.heldCompleted(); held != nil && name != "codex.turn_ttft" {
+		// Its pair never came (turn_ttft, which Codex sends between the
+		// two, does not say so): it stands alone.
 		c.st.Del(otelCompleted)
 		ds = append(ds, c.companion(held))
 	}
@@ -281,7 +282,8 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 
 // completed merges Codex's two response.completed records of one response:
 // the one without token counts is held, and the next one with them is
-// emitted with its duration; anything else lets a held one through first.
+// emitted with its duration; any other record but the turn_ttft Codex
+// sends between them lets a held one through first.
 func (c codexConv) completed(r *OTelRecord) []Draft {
 	held := c.heldCompleted()
 	if !hasTokens(r.Attributes) {

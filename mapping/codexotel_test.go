@@ -153,6 +153,7 @@ func TestCodexOtel171(t *testing.T) {
 	t.Run("the two response.completed records of one response are one event", func(t *testing.T) {
 		runOtel(t, "codex-otel", "", mapping.Companion,
 			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"4"`), `[]`},
+			otelStep{codexRec(`"event.name":"codex.turn_ttft","duration_ms":"9"`), `[{"type":"x.codex.otel.turn_ttft","data":{"duration_ms":"9"}}]`},
 			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","input_token_count":"100","output_token_count":20,"ttft_ms":0`),
 				`[{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.completed","input_token_count":"100","output_token_count":20,"ttft_ms":0,"duration_ms":"4"}}]`},
 			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"1"`), `[]`},

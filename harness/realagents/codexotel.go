@@ -33,7 +33,24 @@ func codexOtel() *Agent {
 					say("Two ran, one was malformed."),
 				}}),
 				Drive: headless(2*time.Minute, codexExec("SCENARIO:tools run two commands")...),
-				OTel:  otelChannel("binary", false, otelFacts{sessions: 1, turns: 1, ended: 1}),
+				OTel: otelChannel("binary", false, otelFacts{sessions: 1, turns: 1, ended: 1,
+					count: map[string]int{
+						// each approval before execution is a request, and says who approved
+						"tool.requested": 2, "x.codex.otel.tool_decision?source=Config": 2,
+						"tool.completed": 2, "tool.failed": 1,
+						// 0.171's new records are named; one response.completed per response
+						"x.codex.otel.unknown": 0, "x.codex.otel.startup_phase": 2, "x.codex.otel.turn_ttft": 1,
+						"x.codex.otel.sse_event?event.kind=response.completed": 4,
+					},
+					carry: map[string][]string{
+						"session.started": {"client.version"}, "tool.completed": {"duration_ms"},
+						"tool.failed":                {"duration_ms", "error.type"},
+						"x.codex.otel.tool_result":   {"tool_namespace", "tool_result_seq", "output_truncated", "agent_name"},
+						"x.codex.otel.api_request":   {"endpoint", "http.response.status_code"},
+						"x.codex.otel.startup_phase": {"startup.phase", "duration_ms"},
+					},
+					redactedCarry: map[string][]string{"tool.failed": {"error.message", "duration_ms"}},
+				}),
 			},
 			{
 				Name: "reviewer-deny", Mode: "headless",
@@ -44,7 +61,13 @@ func codexOtel() *Agent {
 				}),
 				Drive: headless(3*time.Minute, "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "--approve-for-me",
 					"SCENARIO:review make a file"),
-				OTel: otelChannel("json", true, otelFacts{sessions: 1, turns: 1, ended: 1, openTools: 1}),
+				OTel: otelChannel("json", true, otelFacts{sessions: 1, turns: 1, ended: 1, openTools: 1,
+					count: map[string]int{
+						"tool.denied?by=runtime": 1, "tool.failed": 0, "tool.completed": 0,
+						// the reviewer's thread, in the conversation it reviews
+						"x.codex.otel.user_prompt?thread_kind=guardian": 1,
+					},
+					absent: []string{"reviewed-file-secret-7f3a"}}),
 			},
 			{
 				Name: "policy", Mode: "headless",
@@ -63,7 +86,10 @@ func codexOtel() *Agent {
 						"SCENARIO:policy make and delete")
 					return err
 				},
-				OTel: otelChannel("binary", false, otelFacts{sessions: 1, turns: 1, ended: 1, openTools: 2}),
+				OTel: otelChannel("binary", false, otelFacts{sessions: 1, turns: 1, ended: 1, openTools: 2,
+					count: map[string]int{"tool.denied?by=policy": 2, "tool.failed": 0, "tool.completed": 0},
+					carry: map[string][]string{"tool.denied": {"rule"}},
+				}),
 			},
 			{
 				Name: "tui-500", Mode: "tmux",
@@ -77,7 +103,9 @@ func codexOtel() *Agent {
 					Fired("Stop", 1), Screen("Answered."),
 					Typed("/quit"), Fired("SessionEnd", 1),
 				),
-				OTel: otelChannel("json", true, otelFacts{sessions: 1, turns: 2, ended: 1, openRuns: 1}),
+				OTel: otelChannel("json", true, otelFacts{sessions: 1, turns: 2, ended: 1, openRuns: 1,
+					count: map[string]int{"x.codex.otel.api_request?http.response.status_code=500": 1, "x.codex.otel.user_prompt": 2},
+				}),
 			},
 			{
 				Name: "resume", Mode: "headless",
@@ -106,6 +134,14 @@ type otelFacts struct {
 	// primaryOpenTools is the tool calls the OTel channel alone gives no
 	// outcome for.
 	primaryOpenTools int
+	// count and carry are the primary replay's OTelReplay.Count and Carry.
+	count map[string]int
+	carry map[string][]string
+	// absent and redactedCarry, when set, add a replay in primary mode at
+	// capture redacted whose record must hold none of the absent strings
+	// (content classed full) and carry those members.
+	absent        []string
+	redactedCarry map[string][]string
 }
 
 // otelChannel is the usual OTel recording: the hooks registered beside
@@ -113,13 +149,20 @@ type otelFacts struct {
 // types) and in companion mode beside the hooks (the hooks own the core
 // types; the channel adds its x.codex.otel.* family).
 func otelChannel(protocol string, prompts bool, f otelFacts) *OTelChannel {
-	return &OTelChannel{Protocol: protocol, Prompts: prompts, Hooks: true, Replays: []OTelReplay{
-		{Name: "primary", Mode: "primary", Facts: truth.Facts{Sessions: f.sessions, OpenTools: f.primaryOpenTools, Interrupts: truth.Any}},
+	ch := &OTelChannel{Protocol: protocol, Prompts: prompts, Hooks: true, Replays: []OTelReplay{
+		{Name: "primary", Mode: "primary", Count: f.count, Carry: f.carry,
+			Facts: truth.Facts{Sessions: f.sessions, OpenTools: f.primaryOpenTools, Runless: true}},
 		{Name: "companion+hooks", Mode: "companion", Hooks: true, Facts: truth.Facts{
 			Turns: f.turns, Sessions: f.sessions, Ended: f.ended, OpenRuns: f.openRuns, OpenTools: f.openTools,
 			Answers: f.answers, Interrupts: f.interrupts,
 		}},
 	}}
+	if len(f.absent) > 0 || len(f.redactedCarry) > 0 {
+		r := ch.Replays[0]
+		r.Name, r.Capture, r.Absent, r.Count, r.Carry = "primary at redacted", "redacted", f.absent, nil, f.redactedCarry
+		ch.Replays = append(ch.Replays, r)
+	}
+	return ch
 }
 
 // codexOtelSetup starts the real sidecar in the run's AEP home and the

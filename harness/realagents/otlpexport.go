@@ -90,6 +90,13 @@ type OTelReplay struct {
 	// Absent are strings no event of the record may hold (content the
 	// ceiling holds back).
 	Absent []string `json:"absent,omitempty"`
+	// Count, when set, is how many events of a type the record must hold:
+	// "type", or "type?member=value" for those whose data member (a dotted
+	// path) has that value.
+	Count map[string]int `json:"count,omitempty"`
+	// Carry names data members (dotted paths) every event of a type must
+	// carry.
+	Carry map[string][]string `json:"carry,omitempty"`
 	// Facts are what the record of this configuration must tell.
 	Facts truth.Facts `json:"facts"`
 }

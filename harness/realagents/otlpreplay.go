@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/aep-hook/aep-hook/harness/truth"
@@ -114,6 +115,9 @@ func replayOTelOnce(bin string, fx Fixture, rc OTelReplay, dir string, schemas *
 	if err != nil {
 		badf("%v", err)
 	}
+	bad = append(bad, conversationStarts(logs)...)
+	bad = append(bad, counted(logs, rc.Count)...)
+	bad = append(bad, carried(logs, rc.Carry)...)
 	for _, lg := range logs {
 		for i, e := range lg.Events {
 			b, _ := json.Marshal(e)
@@ -135,4 +139,102 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// conversationStarts returns a violation for every AEP session holding a
+// second conversation start of the channel (x.<vendor>.otel.conversation_starts
+// of a user's conversation): each start of a conversation, a resume
+// included, begins an AEP session of its own, so a second one means a
+// resumed conversation was written into the session it continues. Unlike
+// session.started this holds in companion mode too, where the hook channel
+// starts the sessions and the two channels' clocks differ on replay.
+func conversationStarts(logs []truth.Log) []string {
+	var bad []string
+	for _, lg := range logs {
+		n := 0
+		for i, e := range lg.Events {
+			typ, _ := e["type"].(string)
+			d, _ := e["data"].(map[string]any)
+			if !strings.HasSuffix(typ, ".otel.conversation_starts") || d["thread_kind"] != nil {
+				continue
+			}
+			if n++; n > 1 {
+				bad = append(bad, fmt.Sprintf("%s event %d (%s): a second conversation start in one AEP session: a resume written into the session it continues", lg.Name, i+1, typ))
+			}
+		}
+	}
+	return bad
+}
+
+// member is the value at a dotted path of an event's data, and whether it
+// is there. A data member may itself be dotted (event.kind, gen_ai.*).
+func member(e truth.Event, path string) (any, bool) { return lookup(e["data"], path) }
+
+func lookup(v any, path string) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	if x, ok := m[path]; ok {
+		return x, true
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] != '.' {
+			continue
+		}
+		if x, ok := m[path[:i]]; ok {
+			if r, ok := lookup(x, path[i+1:]); ok {
+				return r, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// counted checks OTelReplay.Count.
+func counted(logs []truth.Log, want map[string]int) []string {
+	var bad []string
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		typ, filter, _ := strings.Cut(k, "?")
+		path, value, _ := strings.Cut(filter, "=")
+		n := 0
+		for _, lg := range logs {
+			for _, e := range lg.Events {
+				if e["type"] != typ {
+					continue
+				}
+				if path != "" {
+					if v, ok := member(e, path); !ok || fmt.Sprint(v) != value {
+						continue
+					}
+				}
+				n++
+			}
+		}
+		if n != want[k] {
+			bad = append(bad, fmt.Sprintf("%s: the record holds %d, really %d", k, n, want[k]))
+		}
+	}
+	return bad
+}
+
+// carried checks OTelReplay.Carry.
+func carried(logs []truth.Log, want map[string][]string) []string {
+	var bad []string
+	for _, lg := range logs {
+		for i, e := range lg.Events {
+			typ, _ := e["type"].(string)
+			for _, path := range want[typ] {
+				if _, ok := member(e, path); !ok {
+					bad = append(bad, fmt.Sprintf("%s event %d (%s): no %s", lg.Name, i+1, typ, path))
+				}
+			}
+		}
+	}
+	return bad
 }
