@@ -81,14 +81,7 @@ func codex() *Agent {
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"first": {say("First.")}, "second": {say("Second.")}}),
-				Drive: func(r *Run) error {
-					if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
-						return err
-					}
-					_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
-						"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
-					return err
-				},
+				Drive:       codexExecResume,
 			},
 		},
 	}
@@ -110,6 +103,17 @@ func codexAgentID(body []byte) string {
 		}
 	}
 	return id
+}
+
+// codexExecResume is `codex exec`, then `codex exec resume --last` with a
+// second prompt (the scripts' markers first and second).
+func codexExecResume(r *Run) error {
+	if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
+		return err
+	}
+	_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
+		"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
+	return err
 }
 
 // codexExec is `codex exec PROMPT` trusting the registered hooks.

@@ -111,15 +111,8 @@ func codexOtel() *Agent {
 				Name: "resume", Mode: "headless",
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"first": {say("First.")}, "second": {say("Second.")}}),
-				Drive: func(r *Run) error {
-					if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
-						return err
-					}
-					_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
-						"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
-					return err
-				},
-				OTel: otelChannel("binary", false, otelFacts{sessions: 2, turns: 2, ended: 2}),
+				Drive:       codexExecResume,
+				OTel:        otelChannel("binary", false, otelFacts{sessions: 2, turns: 2, ended: 2}),
 			},
 		},
 	}
