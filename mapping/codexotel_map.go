@@ -143,13 +143,34 @@ func (c codexConv) held() []*OTelRecord {
 	return rs
 }
 
-// hold stores the held records.
+// hold stores the held records, each cut to what a state file may keep.
 func (c codexConv) hold(rs []*OTelRecord) {
-	b, err := json.Marshal(rs)
+	kept := make([]*OTelRecord, len(rs))
+	for i, r := range rs {
+		kept[i] = c.storable(r)
+	}
+	b, err := json.Marshal(kept)
 	if err != nil {
 		return
 	}
 	c.st.Set(otelHeld, string(b))
+}
+
+// storable is r as the table state may hold it: the state file sits below
+// every ceiling, so only identity and metadata-grade attributes, and of the
+// resource only the service's name and version, are kept (a held start
+// loses its host name and any content above metadata).
+func (c codexConv) storable(r *OTelRecord) *OTelRecord {
+	out := *r
+	out.Body = nil
+	out.Attributes = make(map[string]any, len(r.Attributes))
+	for k, v := range r.Attributes {
+		if c.p.identity[k] || c.p.levels[k] == redact.Metadata {
+			out.Attributes[k] = v
+		}
+	}
+	out.Resource = Data("service.name", attrStr(r.Resource, "service.name"), "service.version", attrStr(r.Resource, "service.version"))
+	return &out
 }
 
 // numbers turns the json.Number values a held record decodes to back into
@@ -339,7 +360,7 @@ func (c codexConv) heldCompleted() *OTelRecord {
 }
 
 func (c codexConv) keepCompleted(r *OTelRecord) {
-	if b, err := json.Marshal(r); err == nil {
+	if b, err := json.Marshal(c.storable(r)); err == nil {
 		c.st.Set(otelCompleted, string(b))
 	}
 }

@@ -1,9 +1,12 @@
 package mapping_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -171,7 +174,7 @@ func TestCodexOtel171(t *testing.T) {
 	t.Run("the automatic reviewer's thread goes to the conversation it reviews, its prompt at full", func(t *testing.T) {
 		runOtel(t, "codex-otel", "redacted", mapping.Primary, start,
 			otelStep{codexRec(`"event.name":"codex.user_prompt","prompt":"` + guardian + `","prompt_length":"99"`), `[
-				{"type":"x.codex.otel.conversation_starts","data":{"model":"m","approval_policy":"never","sandbox_policy":"read-only","host.name":"dev-host-1","thread_id":"c1","thread_kind":"guardian"}},
+				{"type":"x.codex.otel.conversation_starts","data":{"model":"m","approval_policy":"never","sandbox_policy":"read-only","thread_id":"c1","thread_kind":"guardian"}},
 				{"type":"x.codex.otel.user_prompt","data":{"prompt_length":"99","host.name":"dev-host-1","thread_id":"c1","thread_kind":"guardian"}}]`},
 			otelStep{codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_9","success":"true"`),
 				`[{"type":"x.codex.otel.tool_result","data":{"tool_name":"exec_command","call_id":"call_9","success":"true","host.name":"dev-host-1","thread_id":"c1","thread_kind":"guardian"}}]`})
@@ -181,4 +184,33 @@ func TestCodexOtel171(t *testing.T) {
 			otelStep{codexRec(`"event.name":"codex.user_prompt","prompt":"Generate a concise, single-line task title of at most 36 characters","prompt_length":"99"`), `[]`},
 			otelStep{codexRec(`"event.name":"codex.api_request","status":"200"`), `[]`})
 	})
+}
+
+// TestCodexOtelHeldStateHoldsNoContent: the records a conversation's start
+// holds in the table state (which sits on disk below every ceiling) keep
+// nothing above metadata.
+func TestCodexOtelHeldStateHoldsNoContent(t *testing.T) {
+	v := mapping.CodexOtel()
+	st := &mapping.State{}
+	for _, c := range []struct{ in, key string }{
+		{codexRec(`"event.name":"codex.conversation_starts","model":"m","secret_note":"hunter2"`), "otel.held"},
+		{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"4","error.message":"hunter2"`), "otel.sse.complete"},
+	} {
+		ms, err := otlp.Decode([]byte(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Map(ms[0], st); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(st)
+		if !strings.Contains(string(b), c.key) {
+			t.Fatalf("nothing held under %s: %s", c.key, b)
+		}
+		for _, s := range []string{"dev@example.com", "dev-host-1", "hunter2"} {
+			if strings.Contains(string(b), s) {
+				t.Errorf("table state holds %q: %s", s, b)
+			}
+		}
+	}
 }
