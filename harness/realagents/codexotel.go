@@ -37,6 +37,8 @@ func codexOtel() *Agent {
 					count: map[string]int{
 						// each approval before execution is a request, and says who approved
 						"tool.requested": 2, "x.codex.otel.tool_decision?source=Config": 2,
+						// the policies session.started has no member for
+						"x.codex.otel.conversation_starts?approval_policy=never": 1,
 						"tool.completed": 2, "tool.failed": 1,
 						// 0.171's new records are named; one response.completed per response
 						"x.codex.otel.unknown": 0, "x.codex.otel.startup_phase": 2, "x.codex.otel.turn_ttft": 1,
