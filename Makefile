@@ -56,6 +56,8 @@ test:
 # (qwen-code-0.24.4, acp-example-agent, agui, ...) records only those. The
 # OpenCode and Kilo servers (AGENT=opencode|kilocode) are recorded through
 # the stream bridge and aep-hook's forwarder plugin by busrecord.
+# AGENT=codex-otel records Codex's OTel log export through `aep-hook otel`
+# (a recording proxy in front of the real sidecar), the hooks beside it.
 # Every stage runs even when an earlier one found a false record; the
 # target fails at the end if any did.
 real:

@@ -25,7 +25,7 @@ func CodexOtel() Vendor {
 		Identify: func(m Moment) (string, string) {
 			return otelIdentify(m, "conversation.id", false)
 		},
-		Map:    func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
+		Map:    func(m Moment, st *State) ([]Draft, error) { return codexOtelMap(p, m, st) },
 		Detect: codexOtelDetect,
 	}
 }
@@ -64,6 +64,8 @@ func codexOtelProfile() *otelProfile {
 			"codex.user_prompt":         "user_prompt",
 			"codex.tool_decision":       "tool_decision",
 			"codex.tool_result":         "tool_result",
+			"codex.startup_phase":       "startup_phase", // 0.171: thread start-up timings
+			"codex.turn_ttft":           "turn_ttft",     // 0.171: time to a turn's first token
 		},
 		identity: map[string]bool{
 			"event.name": true, "event.timestamp": true, "conversation.id": true,
@@ -81,65 +83,22 @@ func codexOtelProfile() *otelProfile {
 			"event.kind":        md, // sse_event's kind as Codex 0.169 names it (the pin says kind)
 			"input_token_count": md, "output_token_count": md, "cached_token_count": md,
 			"reasoning_token_count": md, "tool_token_count": md,
+			// Codex 0.171: structural and metadata-grade attributes
+			"cache_write_token_count": md, "ttft_ms": md, "endpoint": md,
+			"tool_namespace": md, "tool_result_seq": md, "output_truncated": md,
+			"agent_name": md, "mcp_server": md, "startup.phase": md, "startup.status": md,
+			"config.legacy_multi_agent_disabled_sources": md,
+			"auth.env_codex_api_key_enabled":             md, "auth.env_codex_api_key_present": md,
+			"auth.env_openai_api_key_present": md, "auth.env_provider_key_name": md,
+			"auth.env_provider_key_present": md, "auth.env_refresh_token_url_override_present": md,
+			"auth.header_attached": md, "auth.header_name": md, "auth.retry_after_unauthorized": md,
+			// what the sidecar adds to a Codex internal thread's records
+			"thread_id": md, "thread_kind": md,
+			// an MCP server's origin may be a URL with credentials in it
+			"mcp_server_origin": rd,
 			// content: prompt and error text redacted+, tool I/O and PII full
 			"prompt": rd, "error": rd, "error.message": rd,
 			"arguments": fl, "output": fl, "user.email": fl, "user.account_id": fl,
 		},
-		primary: codexOtelPrimary,
 	}
-}
-
-// codexOtelPrimary is the primary-mode core subset of the Codex channel.
-func codexOtelPrimary(r *OTelRecord, name string) ([]Draft, bool) {
-	a := r.Attributes
-	switch name {
-	case "codex.conversation_starts":
-		return []Draft{otelSessionStarted("codex", attrStr(a, "model"))}, true
-	case "codex.tool_result":
-		tool := otelToolRef(r, "tool_name", "call_id")
-		subject := attrStr(a, "tool_name")
-		if otelFailed(a, "success", "error") {
-			return []Draft{{Type: "tool.failed", Subject: subject, Data: Data(
-				"tool", tool,
-				"error", Data("type", "tool_error", "message", attrStr(a, "error")),
-			)}}, true
-		}
-		d := Data("tool", tool)
-		if n, ok := attrNumber(a["duration_ms"]); ok {
-			d["duration_ms"] = n
-		}
-		if out, ok := a["output"]; ok && out != nil {
-			d["result"] = out
-			d["result_digest"] = redact.Digest(out)
-		}
-		return []Draft{{Type: "tool.completed", Subject: subject, Data: d}}, true
-	case "codex.tool_decision":
-		if !codexDeny(attrStr(a, "decision")) {
-			return nil, true // approvals are no core moment on this channel
-		}
-		var by string
-		switch src := strings.ToLower(attrStr(a, "source")); {
-		case src == "config":
-			by = "policy"
-		case strings.HasPrefix(src, "auto"):
-			// automation, automated and Codex 0.169's AutomatedReviewer (the
-			// automatic review --approve-for-me runs): no human decided.
-			by = "runtime"
-		default:
-			return nil, true // a user deny is a human decision, not a block
-		}
-		return []Draft{{Type: "tool.denied", Subject: attrStr(a, "tool_name"), Data: Data(
-			"tool", otelToolRef(r, "tool_name", "call_id"), "by", by,
-		)}}, true
-	}
-	return nil, false
-}
-
-// codexDeny reports whether a tool_decision value is a deny.
-func codexDeny(decision string) bool {
-	switch strings.ToLower(decision) {
-	case "deny", "denied", "reject", "rejected":
-		return true
-	}
-	return false
 }

@@ -1,9 +1,12 @@
 package mapping_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/otlp"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -49,10 +52,24 @@ func TestCodexOtelCapture(t *testing.T) {
 			codexRec(`"event.name":"codex.tool_decision","tool_name":"exec_command","call_id":"call_7","decision":"denied","source":"AutomatedReviewer"`),
 			`[{"type":"tool.denied","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_7"},"by":"runtime"}}]`}},
 		{"Codex 0.169's sse_event kind (event.kind) at metadata", "metadata", "", otelStep{
-			codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"3"`),
-			`[{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.completed","duration_ms":"3"}}]`}},
-		{"approval is no core moment", "metadata", mapping.Primary, otelStep{
-			codexRec(`"event.name":"codex.tool_decision","tool_name":"shell","decision":"approved","source":"config"`), `[]`}},
+			codexRec(`"event.name":"codex.sse_event","event.kind":"response.created","duration_ms":"3"`),
+			`[{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.created","duration_ms":"3"}}]`}},
+		{"an approval before execution is the call's request, and says who approved", "metadata", mapping.Primary, otelStep{
+			codexRec(`"event.name":"codex.tool_decision","tool_name":"exec_command","call_id":"call_2","decision":"approved","source":"Config","tool_namespace":"functions"`),
+			`[{"type":"tool.requested","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_2"}}},
+			  {"type":"x.codex.otel.tool_decision","data":{"tool_name":"exec_command","call_id":"call_2","decision":"approved","source":"Config","tool_namespace":"functions"}}]`}},
+		{"Codex 0.171's metadata-grade attributes survive below full", "metadata", "", otelStep{
+			codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_3","success":"true","tool_namespace":"functions","tool_result_seq":1,"output_truncated":false,"agent_name":"/root","mcp_server":"","mcp_server_origin":"https://u:p@mcp.example"`),
+			`[{"type":"x.codex.otel.tool_result","data":{"tool_name":"exec_command","call_id":"call_3","success":"true","tool_namespace":"functions","tool_result_seq":1,"output_truncated":false,"agent_name":"/root","mcp_server":""}}]`}},
+		{"Codex 0.171's new records are named", "metadata", mapping.Primary, otelStep{
+			codexRec(`"event.name":"codex.turn_ttft","duration_ms":"1105"`),
+			`[{"type":"x.codex.otel.turn_ttft","data":{"duration_ms":"1105"}}]`}},
+		{"failure text from the output, with its duration", "redacted", mapping.Primary, otelStep{
+			codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_4","success":"false","duration_ms":"0","output":"failed to parse function arguments: missing field ` + "`cmd`" + `"`),
+			`[{"type":"tool.failed","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_4"},"error":{"type":"tool_error","message":"failed to parse function arguments: missing field ` + "`cmd`" + `"},"duration_ms":0}}]`}},
+		{"an execpolicy rejection is a policy denial", "metadata", mapping.Primary, otelStep{
+			codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_5","success":false,"duration_ms":87,"output":"exec_command failed: CreateProcess { message: \"Rejected(\\\"rm rejected: no\\\")\" }"`),
+			`[{"type":"tool.denied","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_5"},"by":"policy","rule":"execpolicy"}}]`}},
 		{"deny of unknown source is not guessed", "metadata", mapping.Primary, otelStep{
 			codexRec(`"event.name":"codex.tool_decision","tool_name":"shell","decision":"deny"`), `[]`}},
 		{"unknown record keeps detail only at full", "full", "", otelStep{
@@ -72,8 +89,11 @@ func TestCodexOtelCapture(t *testing.T) {
 func TestCodexOtelOneSessionManyRecords(t *testing.T) {
 	// Records of one conversation share a session; no runs appear.
 	runOtel(t, "codex-otel", "", mapping.Primary,
-		otelStep{codexRec(`"event.name":"codex.conversation_starts","model":"m"`), `[{"type":"session.started","data":{"client":{"name":"codex"},"gen_ai.request.model":"m"}}]`},
-		otelStep{codexRec(`"event.name":"codex.api_request","status":"200"`), `[{"type":"x.codex.otel.api_request","data":{"status":"200"}}]`},
+		otelStep{codexRec(`"event.name":"codex.conversation_starts","model":"m","approval_policy":"never"`), `[]`},
+		otelStep{codexRec(`"event.name":"codex.api_request","status":"200"`), `[
+			{"type":"session.started","data":{"client":{"name":"codex","version":"0.119.0"},"gen_ai.request.model":"m"}},
+			{"type":"x.codex.otel.conversation_starts","data":{"model":"m","approval_policy":"never"}},
+			{"type":"x.codex.otel.api_request","data":{"status":"200"}}]`},
 		otelStep{codexRec(`"event.name":"codex.tool_decision","tool_name":"shell","decision":"deny","source":"config"`), `[{"type":"tool.denied","subject":"shell","data":{"tool":{"name":"shell"},"by":"policy"}}]`})
 }
 
@@ -107,6 +127,89 @@ func TestOTelRecordTime(t *testing.T) {
 			}
 			if !ds[0].Time.Equal(c.want) {
 				t.Errorf("%s %s: time %v, want %v", v.Name, c.name, ds[0].Time, c.want)
+			}
+		}
+	}
+}
+
+// TestCodexOtel171 holds the table to what Codex 0.171.0 really exports
+// (fixtures/codex-otel/recorded/): one terminal per call, refusals as
+// denials, Codex's own threads, resumes, the doubled response.completed.
+func TestCodexOtel171(t *testing.T) {
+	start := otelStep{codexRec(`"event.name":"codex.conversation_starts","model":"m","approval_policy":"never","sandbox_policy":"read-only"`), `[]`}
+	prompt := otelStep{codexRec(`"event.name":"codex.user_prompt","prompt":"[REDACTED]","prompt_length":"5"`), `[
+		{"type":"session.started","data":{"client":{"name":"codex","version":"0.119.0"},"gen_ai.request.model":"m"}},
+		{"type":"x.codex.otel.conversation_starts","data":{"model":"m","approval_policy":"never","sandbox_policy":"read-only"}},
+		{"type":"x.codex.otel.user_prompt","data":{"prompt_length":"5"}}]`}
+	t.Run("a denied call's failed result is no second terminal", func(t *testing.T) {
+		runOtel(t, "codex-otel", "", mapping.Primary, start, prompt,
+			otelStep{codexRec(`"event.name":"codex.tool_decision","tool_name":"exec_command","call_id":"call_1","decision":"denied","source":"AutomatedReviewer"`),
+				`[{"type":"tool.denied","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_1"},"by":"runtime"}}]`},
+			otelStep{codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_1","success":"false","duration_ms":"259","output":"exec_command failed: CreateProcess { message: \"Rejected(\\\"unacceptable risk\\\")\" }"`),
+				`[{"type":"x.codex.otel.tool_result","data":{"tool_name":"exec_command","call_id":"call_1","success":"false","duration_ms":"259"}}]`})
+	})
+	t.Run("the approval policy refusing an escalation is a policy denial naming it", func(t *testing.T) {
+		runOtel(t, "codex-otel", "", mapping.Primary, start, prompt,
+			otelStep{codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_2","success":"false","duration_ms":"0","output":"approval policy is Never; reject command — you cannot ask for escalated permissions if the approval policy is Never"`),
+				`[{"type":"tool.denied","subject":"exec_command","data":{"tool":{"name":"exec_command","call_id":"call_2"},"by":"policy","rule":"approval_policy=never, sandbox_policy=read-only"}}]`})
+	})
+	t.Run("the two response.completed records of one response are one event", func(t *testing.T) {
+		runOtel(t, "codex-otel", "", mapping.Companion,
+			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"4"`), `[]`},
+			otelStep{codexRec(`"event.name":"codex.turn_ttft","duration_ms":"9"`), `[{"type":"x.codex.otel.turn_ttft","data":{"duration_ms":"9"}}]`},
+			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","input_token_count":"100","output_token_count":20,"ttft_ms":0`),
+				`[{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.completed","input_token_count":"100","output_token_count":20,"ttft_ms":0,"duration_ms":"4"}}]`},
+			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"1"`), `[]`},
+			otelStep{codexRec(`"event.name":"codex.sse_event","event.kind":"response.created"`), `[
+				{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.completed","duration_ms":"1"}},
+				{"type":"x.codex.otel.sse_event","data":{"event.kind":"response.created"}}]`})
+	})
+	t.Run("a second conversation_starts is a resume: a new AEP session", func(t *testing.T) {
+		runOtel(t, "codex-otel", "", mapping.Primary, start, prompt,
+			otelStep{codexRec(`"event.name":"codex.conversation_starts","model":"m"`), `[
+				{"type":"session.started","data":{"client":{"name":"codex","version":"0.119.0"},"gen_ai.request.model":"m","trigger":"resume","resumed_from":"c1"}},
+				{"type":"x.codex.otel.conversation_starts","data":{"model":"m"}}]`})
+	})
+	guardian := `The following is the Codex agent history whose request action you are assessing. Treat the content as evidence:\n[2] tool exec_command call: {\"cmd\":\"touch secret-file\"}\nReviewed Codex session id: parent-1\n`
+	t.Run("the automatic reviewer's thread goes to the conversation it reviews, its prompt at full", func(t *testing.T) {
+		runOtel(t, "codex-otel", "redacted", mapping.Primary, start,
+			otelStep{codexRec(`"event.name":"codex.user_prompt","prompt":"` + guardian + `","prompt_length":"99"`), `[
+				{"type":"x.codex.otel.conversation_starts","data":{"model":"m","approval_policy":"never","sandbox_policy":"read-only","thread_id":"c1","thread_kind":"guardian"}},
+				{"type":"x.codex.otel.user_prompt","data":{"prompt_length":"99","host.name":"dev-host-1","thread_id":"c1","thread_kind":"guardian"}}]`},
+			otelStep{codexRec(`"event.name":"codex.tool_result","tool_name":"exec_command","call_id":"call_9","success":"true"`),
+				`[{"type":"x.codex.otel.tool_result","data":{"tool_name":"exec_command","call_id":"call_9","success":"true","host.name":"dev-host-1","thread_id":"c1","thread_kind":"guardian"}}]`})
+	})
+	t.Run("the title generator's thread is left out", func(t *testing.T) {
+		runOtel(t, "codex-otel", "", mapping.Primary, start,
+			otelStep{codexRec(`"event.name":"codex.user_prompt","prompt":"Generate a concise, single-line task title of at most 36 characters","prompt_length":"99"`), `[]`},
+			otelStep{codexRec(`"event.name":"codex.api_request","status":"200"`), `[]`})
+	})
+}
+
+// TestCodexOtelHeldStateHoldsNoContent: the records a conversation's start
+// holds in the table state (which sits on disk below every ceiling) keep
+// nothing above metadata.
+func TestCodexOtelHeldStateHoldsNoContent(t *testing.T) {
+	v := mapping.CodexOtel()
+	st := &mapping.State{}
+	for _, c := range []struct{ in, key string }{
+		{codexRec(`"event.name":"codex.conversation_starts","model":"m","secret_note":"hunter2"`), "otel.held"},
+		{codexRec(`"event.name":"codex.sse_event","event.kind":"response.completed","duration_ms":"4","error.message":"hunter2"`), "otel.sse.complete"},
+	} {
+		ms, err := otlp.Decode([]byte(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Map(ms[0], st); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(st)
+		if !strings.Contains(string(b), c.key) {
+			t.Fatalf("nothing held under %s: %s", c.key, b)
+		}
+		for _, s := range []string{"dev@example.com", "dev-host-1", "hunter2"} {
+			if strings.Contains(string(b), s) {
+				t.Errorf("table state holds %q: %s", s, b)
 			}
 		}
 	}

@@ -61,7 +61,7 @@ func TestGRPC(t *testing.T) {
 	if _, err := logs.Export(cctx, plogotlp.NewExportRequestFromLogs(ld), grpc.UseCompressor(gzip.Name)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := types(e.events(t, "codex", "g1")), []string{"session.started", "tool.completed"}; !reflect.DeepEqual(got, want) {
+	if got, want := types(e.events(t, "codex", "g1")), []string{"session.started", "x.codex.otel.conversation_starts", "tool.completed"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("types %v, want %v", got, want)
 	}
 	// Above the size bound: ResourceExhausted, and the server carries on.

@@ -43,7 +43,7 @@ func TestLogsAllEncodings(t *testing.T) {
 		{"protobuf companion", typeProto, "", "", codex, protoBody, "codex", "conv_1",
 			[]string{"x.codex.otel.conversation_starts", "x.codex.otel.tool_result", "x.codex.otel.tool_decision"}},
 		{"json primary", typeJSON, "", mapping.Primary, codex, jsonBody, "codex", "conv_1",
-			[]string{"session.started", "tool.failed", "tool.denied"}},
+			[]string{"session.started", "x.codex.otel.conversation_starts", "tool.failed", "tool.denied"}},
 		{"gzip protobuf primary", typeProto, "gzip", mapping.Primary, vscode, protoBody, "vscode", "vsc_1",
 			[]string{"session.started", "tool.completed"}},
 		{"gzip json companion", typeJSON + "; charset=utf-8", "gzip", "", vscode, jsonBody, "vscode", "vsc_1",

@@ -35,7 +35,9 @@ func TestMapOTLPExportRequest(t *testing.T) {
 		}
 		got = append(got, ev.Type+"@"+ev.Session)
 	}
-	if want := "session.started@conv_1 tool.completed@conv_1"; strings.Join(got, " ") != want {
+	// The start is recorded with the conversation's first other record, its
+	// policies on the channel event beside session.started.
+	if want := "session.started@conv_1 x.codex.otel.conversation_starts@conv_1 tool.completed@conv_1"; strings.Join(got, " ") != want {
 		t.Errorf("events %v, want %s", got, want)
 	}
 }

@@ -6,8 +6,11 @@ package pins
 // vendor's own tests and recordings, and the pin must still differ (a note
 // that went stale fails the tests that consult it).
 var realAgentDisagrees = map[string]string{
-	"gemini-cli/hooks/PreCompress":     "Gemini CLI 0.61.0 fires PreCompress{trigger:auto} before every model call, ahead of a threshold test that usually compacts nothing (fixtures/gemini-cli/recorded/tools): only trigger manual is recorded as session.compacted",
-	"cline/hooks/agent_start_parented": "a child agent's run is started by its parent agent (trigger agent), not by the user (cline 3.0.65, spawn_agent)",
+	"gemini-cli/hooks/PreCompress":                     "Gemini CLI 0.61.0 fires PreCompress{trigger:auto} before every model call, ahead of a threshold test that usually compacts nothing (fixtures/gemini-cli/recorded/tools): only trigger manual is recorded as session.compacted",
+	"codex-otel/records/conversation_starts@companion": "Codex 0.171.0 runs threads of its own (the automatic reviewer, the TUI's title generator) as conversations only their first prompt tells apart (fixtures/codex-otel/recorded/reviewer-deny, tui-500): a conversation's start is recorded at its first record after conversation_starts and startup_phase, so the record alone emits nothing yet",
+	"codex-otel/records/conversation_starts@primary":   "as in companion mode the start waits for the conversation's first other record (Codex 0.171.0's internal threads); session.started then carries client.version from service.version (on every 0.171.0 record) and the channel event keeps the policies session.started has no member for",
+	"codex-otel/records/tool_result_fail@primary":      "Codex 0.171.0 records the failed call's duration_ms (fixtures/codex-otel/recorded/tools), and tool.failed has a metadata member for it",
+	"cline/hooks/agent_start_parented":                 "a child agent's run is started by its parent agent (trigger agent), not by the user (cline 3.0.65, spawn_agent)",
 }
 
 // pinFlaws names the pin entries that contradict the specification itself

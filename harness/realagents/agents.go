@@ -10,7 +10,7 @@ import (
 
 // Agents returns every agent the harness drives, each with its scenarios.
 func Agents() []*Agent {
-	return []*Agent{claudeCode(), codex(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent(), kimiWebAgent()}
+	return []*Agent{claudeCode(), codex(), codexOtel(), geminiCLI(), qwenCode(), kimiCode(), cline(), piAgent(), kimiWebAgent()}
 }
 
 // call is a scripted tool call.

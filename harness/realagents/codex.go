@@ -81,14 +81,7 @@ func codex() *Agent {
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"first": {say("First.")}, "second": {say("Second.")}}),
-				Drive: func(r *Run) error {
-					if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
-						return err
-					}
-					_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
-						"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
-					return err
-				},
+				Drive:       codexExecResume,
 			},
 		},
 	}
@@ -112,6 +105,17 @@ func codexAgentID(body []byte) string {
 	return id
 }
 
+// codexExecResume is `codex exec`, then `codex exec resume --last` with a
+// second prompt (the scripts' markers first and second).
+func codexExecResume(r *Run) error {
+	if _, err := r.Exec(2*time.Minute, "", codexExec("SCENARIO:first hello")...); err != nil {
+		return err
+	}
+	_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
+		"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
+	return err
+}
+
 // codexExec is `codex exec PROMPT` trusting the registered hooks.
 func codexExec(prompt string, extra ...string) []string {
 	args := []string{"exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust",
@@ -120,6 +124,15 @@ func codexExec(prompt string, extra ...string) []string {
 }
 
 func codexSetup(r *Run) error {
+	if err := codexConfig(r, ""); err != nil {
+		return err
+	}
+	return r.Register(true)
+}
+
+// codexConfig writes $CODEX_HOME/config.toml against the fake model, with
+// extra appended.
+func codexConfig(r *Run, extra string) error {
 	home := filepath.Join(r.Home, ".codex")
 	r.Setenv("CODEX_HOME", home)
 	r.Setenv("FAKE_API_KEY", "sk-fake-codex")
@@ -138,8 +151,5 @@ stream_max_retries = 0
 [analytics]
 enabled = false
 `, r.Model.URL)
-	if err := r.WriteFile(filepath.Join(home, "config.toml"), cfg); err != nil {
-		return err
-	}
-	return r.Register(true)
+	return r.WriteFile(filepath.Join(home, "config.toml"), cfg+extra)
 }

@@ -91,6 +91,10 @@ type ScenarioFile struct {
 	// Pending, when set, says why the record of this session is known not
 	// to be true yet: replay reports it and does not count it as passed.
 	Pending string `json:"pending,omitempty"`
+	// OTel, for a recorded OTLP channel, says how it was recorded and the
+	// configurations it replays through, each with its own facts (Facts
+	// then go unused).
+	OTel *OTelChannel `json:"otel,omitempty"`
 }
 
 // Fixture is one recorded scenario: its description and its firings, or
@@ -101,6 +105,9 @@ type Fixture struct {
 	Scenario ScenarioFile
 	Firings  []Firing
 	Stream   []StreamLine
+	// Exports are a recorded OTLP channel's export requests (otlp.jsonl),
+	// beside the firings of the hooks registered with it, if any.
+	Exports []Export
 }
 
 // Fixture file names inside fixtures/<agent>/recorded/<scenario>/.
@@ -141,8 +148,11 @@ func LoadFixture(dir string) (Fixture, error) {
 	if fx.Stream, err = ReadStreamLines(filepath.Join(dir, streamFile)); err != nil {
 		return fx, fmt.Errorf("fixture %s: %w", dir, err)
 	}
+	if fx.Exports, err = ReadExports(filepath.Join(dir, exportsFile)); err != nil {
+		return fx, fmt.Errorf("fixture %s: %w", dir, err)
+	}
 	f, err := os.Open(filepath.Join(dir, firingsFile))
-	if os.IsNotExist(err) && len(fx.Stream) > 0 {
+	if os.IsNotExist(err) && (len(fx.Stream) > 0 || len(fx.Exports) > 0) {
 		return fx, nil
 	}
 	if err != nil {
@@ -181,6 +191,14 @@ func (fx Fixture) Save() error {
 	}
 	if len(fx.Stream) > 0 {
 		return WriteStreamLines(filepath.Join(fx.Dir, streamFile), fx.Stream)
+	}
+	if len(fx.Exports) > 0 {
+		if err := WriteExports(filepath.Join(fx.Dir, exportsFile), fx.Exports); err != nil {
+			return err
+		}
+		if len(fx.Firings) == 0 {
+			return nil
+		}
 	}
 	var buf bytes.Buffer
 	for _, fi := range fx.Firings {
@@ -232,4 +250,14 @@ func (r *Rewriter) JSON(raw []byte) json.RawMessage {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// Touches reports whether s holds a string the rewriter replaces.
+func (r *Rewriter) Touches(s string) bool {
+	for _, p := range r.pairs {
+		if strings.Contains(s, p[0]) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,9 @@ type Agent struct {
 	// runs another agent's install (Kimi web is the Kimi Code CLI's kimi
 	// web); default <Name>-<Version>.
 	Cache string
+	// Hooks, when set, is the agent whose hooks Register installs, for a
+	// channel recorded beside them (codex-otel: codex); default Name.
+	Hooks string
 	// API is the wire format of its fake model server.
 	API fakemodel.API
 	// Setup writes the agent's configuration into the run's temporary
@@ -55,6 +58,9 @@ type Scenario struct {
 	Model fakemodel.Script
 	// Drive runs the agent through the session.
 	Drive func(r *Run) error
+	// OTel, when set, records the agent's OTLP log export through the
+	// sidecar (see OTelChannel) and says how the recording is replayed.
+	OTel *OTelChannel
 }
 
 // Harness holds what every run shares.
@@ -89,6 +95,21 @@ type Run struct {
 	// Unregistered is set while Register has removed the recorder (the
 	// second drive of a model-request check): nothing is recorded then.
 	Unregistered bool
+	// closers run, last first, once the drive is over and before the
+	// recording is collected (a sidecar Setup started).
+	closers []func()
+}
+
+// OnDone has f run once the drive is over, before the recording is
+// collected; the last registered runs first.
+func (r *Run) OnDone(f func()) { r.closers = append(r.closers, f) }
+
+// done runs the closers.
+func (r *Run) done() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	r.closers = nil
 }
 
 // AgentBin is the installed agent command.
@@ -213,10 +234,12 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	}
 	defer r.Model.Close()
 	r.Env = append(sb.Env, EnvRecordDir+"="+dir, EnvAEPHook+"="+h.AEPHook)
+	defer r.done()
 	if err := a.Setup(r); err != nil {
 		return Fixture{}, fmt.Errorf("%s setup: %w", a.Name, err)
 	}
 	driveErr := s.Drive(r)
+	r.done()
 	rw := sb.Rewriter()
 	// Claude Code names project folders by the cwd with "/" spelled "-".
 	rw.Add(strings.ReplaceAll(r.Work, "/", "-"), "-home-user-proj")
@@ -228,6 +251,13 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	ss, err := collectStream(dir, rw)
 	if err != nil {
 		return Fixture{}, err
+	}
+	es, err := collectExports(dir, rw)
+	if err != nil {
+		return Fixture{}, err
+	}
+	if len(es) > 0 {
+		fmt.Fprintf(h.Log, "  %s/%s: %d OTLP exports\n", a.Name, s.Name, len(es))
 	}
 	if len(ss) > 0 {
 		fmt.Fprintf(h.Log, "  %s/%s: %d stream lines\n", a.Name, s.Name, len(ss))
@@ -246,7 +276,7 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	if driveErr != nil {
 		return Fixture{}, fmt.Errorf("%s/%s: %w", a.Name, s.Name, driveErr)
 	}
-	if len(fs) == 0 && len(ss) == 0 {
+	if len(fs) == 0 && len(ss) == 0 && len(es) == 0 {
 		return Fixture{}, fmt.Errorf("%s/%s: no hook fired", a.Name, s.Name)
 	}
 	fx := Fixture{
@@ -254,6 +284,7 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 		Scenario: scenarioFile(a, s, fs),
 		Firings:  fs,
 		Stream:   ss,
+		Exports:  es,
 	}
 	return fx, nil
 }
@@ -266,5 +297,5 @@ func scenarioFile(a *Agent, s *Scenario, fs []Firing) ScenarioFile {
 	if a.Unsignalled != nil {
 		f.OpenTools = a.Unsignalled(fs)
 	}
-	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f}
+	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f, OTel: s.OTel}
 }

@@ -15,9 +15,10 @@ import (
 // does. So every recording also checks the installer's registration
 // against the real agent.
 func (r *Run) Register(hooks bool) error {
-	a, ok := installer.Lookup(r.Agent.Name)
+	name := firstNonEmpty(r.Agent.Hooks, r.Agent.Name)
+	a, ok := installer.Lookup(name)
 	if !ok {
-		return fmt.Errorf("aep-hook install knows no agent %q", r.Agent.Name)
+		return fmt.Errorf("aep-hook install knows no agent %q", name)
 	}
 	e := installer.Env{Home: r.Home, Dir: r.Work, Binary: r.H.Self, Program: r.Recorder(),
 		Getenv: r.Getenv, Now: time.Now}

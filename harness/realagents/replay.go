@@ -38,6 +38,9 @@ func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed
 	if len(fx.Stream) > 0 {
 		return replayStream(bin, fx, tmp, schemas)
 	}
+	if fx.Scenario.OTel != nil {
+		return replayOTel(bin, fx, tmp, schemas)
+	}
 	res := Replayed{Fixture: fx}
 	bad := func(format string, a ...any) { res.Problems = append(res.Problems, fmt.Sprintf(format, a...)) }
 	home := filepath.Join(tmp, "aep")
@@ -47,29 +50,9 @@ func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed
 		bad("agent %q has no table", agent)
 		return res
 	}
+	env := replayEnv(home, tmp)
 	for _, f := range fx.Firings {
-		args := append([]string{agent}, f.Args...)
-		// A roomy deadline: the replay holds the record to the truth, and
-		// a loaded machine must not decide it by the 750 ms default.
-		env := []string{"AEP_HOME=" + home, "AEP_HOST=replay-host", "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH"), "AEP_HOOK_DEADLINE=30s"}
-		for k, v := range f.Env {
-			env = append(env, k+"="+v)
-		}
-		out, errOut, code, err := runFiring(bin, args, env, f)
-		if err != nil {
-			bad("firing %d (%s): %v", f.N, f.Hook(), err)
-			continue
-		}
-		if code != 0 || errOut != "" {
-			bad("firing %d (%s): exit %d, stderr %q", f.N, f.Hook(), code, errOut)
-		}
-		want := ""
-		if vendor.Reply != nil {
-			want = string(vendor.Reply(f.Hook()))
-		}
-		if out != want {
-			bad("firing %d (%s): stdout %q, want the neutral reply %q", f.N, f.Hook(), out, want)
-		}
+		res.Problems = append(res.Problems, replayFiring(bin, vendor, env, f)...)
 	}
 	if b, err := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl")); err == nil {
 		bad("internal failures recorded: %s", strings.TrimSpace(string(b)))
@@ -81,6 +64,40 @@ func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed
 	res.Logs = logs
 	res.Problems = append(res.Problems, truth.Check(logs, fx.Scenario.Facts, schemas)...)
 	return res
+}
+
+// replayEnv is the environment of the replay's aep-hook processes, with
+// their home in home. A roomy hook deadline: the replay holds the record to
+// the truth, and a loaded machine must not decide it by the 750 ms default.
+func replayEnv(home, tmp string) []string {
+	return []string{"AEP_HOME=" + home, "AEP_HOST=replay-host", "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH"), "AEP_HOOK_DEADLINE=30s"}
+}
+
+// replayFiring feeds one recorded firing to `bin <vendor>` and returns
+// what went wrong: a failure, a non-zero exit, stderr output, or a reply
+// that is not the vendor's neutral one.
+func replayFiring(bin string, vendor mapping.Vendor, env []string, f Firing) []string {
+	args := append([]string{vendor.Name}, f.Args...)
+	env = append([]string(nil), env...)
+	for k, v := range f.Env {
+		env = append(env, k+"="+v)
+	}
+	out, errOut, code, err := runFiring(bin, args, env, f)
+	if err != nil {
+		return []string{fmt.Sprintf("firing %d (%s): %v", f.N, f.Hook(), err)}
+	}
+	var bad []string
+	if code != 0 || errOut != "" {
+		bad = append(bad, fmt.Sprintf("firing %d (%s): exit %d, stderr %q", f.N, f.Hook(), code, errOut))
+	}
+	want := ""
+	if vendor.Reply != nil {
+		want = string(vendor.Reply(f.Hook()))
+	}
+	if out != want {
+		bad = append(bad, fmt.Sprintf("firing %d (%s): stdout %q, want the neutral reply %q", f.N, f.Hook(), out, want))
+	}
+	return bad
 }
 
 // runFiring runs one hook process. A recorded signal is delivered again

@@ -60,6 +60,9 @@ type Facts struct {
 	// Ended is the number of AEP sessions whose end the vendor signalled
 	// (session.ended events).
 	Ended int `json:"ended"`
+	// Runless says the channel knows no runs (an OTel log export): its
+	// tool events stand outside any run.
+	Runless bool `json:"runless,omitempty"`
 }
 
 // Any marks a fact the scenario cannot know.
@@ -167,7 +170,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				ri.terminals = append(ri.terminals, typ)
 			case "tool.requested", "tool.completed", "tool.failed", "tool.denied":
 				if run == "" {
-					errf("%s: tool event outside any run", at)
+					if !f.Runless {
+						errf("%s: tool event outside any run", at)
+					}
 				} else if runs[key] == nil {
 					errf("%s: tool event in run %q that never started", at, run)
 				}
@@ -216,6 +221,7 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 			errf("%s: a resumed session must name the earlier AEP session it continues (resumed_from %q)", r.at, r.from)
 		}
 	}
+	bad = append(bad, afterResume(logs)...)
 	open := 0
 	for _, k := range runOrder {
 		if len(runs[k].terminals) == 0 {
@@ -227,10 +233,19 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	}
 	openTools := 0
 	for _, k := range toolOrder {
-		switch n := len(tools[k]); {
-		case n == 0:
+		if len(tools[k]) == 0 {
 			openTools++
-		case n > 1:
+		}
+	}
+	// Terminal exclusivity holds for every call, requested or not (a
+	// channel may see only a call's outcome).
+	callKeys := make([]string, 0, len(tools))
+	for k := range tools {
+		callKeys = append(callKeys, k)
+	}
+	sort.Strings(callKeys)
+	for _, k := range callKeys {
+		if n := len(tools[k]); n > 1 {
 			errf("tool call %s has %d terminals: %s", k, n, strings.Join(tools[k], ", "))
 		}
 	}
@@ -291,4 +306,34 @@ func Summary(logs []Log) string {
 		parts[i] = fmt.Sprintf("%s×%d", k, c[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// afterResume returns a violation for every event of a session that
+// happened after a resume of that session began (the resumed session's
+// session.started): what the resumed conversation did belongs to the new
+// AEP session. A late delivery of something that happened before the
+// resume is no violation; its time says so.
+func afterResume(logs []Log) []string {
+	resumed := map[string]string{} // earlier session → time its resume began
+	for _, l := range logs {
+		for _, e := range l.Events {
+			if str(e, "type") == "session.started" && data(e)["trigger"] == "resume" {
+				if from := str(data(e), "resumed_from"); from != "" {
+					if t, ok := resumed[from]; !ok || str(e, "time") < t {
+						resumed[from] = str(e, "time")
+					}
+				}
+			}
+		}
+	}
+	var bad []string
+	for _, l := range logs {
+		for i, e := range l.Events {
+			if t, ok := resumed[str(e, "session")]; ok && str(e, "time") > t {
+				bad = append(bad, fmt.Sprintf("%s event %d (%s): written into session %s at %s, after its resume began (%s)",
+					l.Name, i+1, str(e, "type"), str(e, "session"), str(e, "time"), t))
+			}
+		}
+	}
+	return bad
 }
