@@ -192,8 +192,16 @@ func TestUninstallAllLeavesNothing(t *testing.T) {
 	if b, _ := os.ReadFile(gemini); string(b) != "{\"theme\": \"dark\"}\n" {
 		t.Errorf("gemini settings not restored: %q", b)
 	}
-	if m, _ := filepath.Glob(gemini + ".aep-hook-backup-*"); len(m) != 1 {
-		t.Errorf("the backup of the user's own settings: %v", m)
+	// Each install that edited the user's file backed it up (one name per
+	// second today, unique names later), and every such backup stays.
+	backups, _ := filepath.Glob(gemini + ".aep-hook-backup-*")
+	if len(backups) == 0 {
+		t.Error("the backups of the user's own settings were removed")
+	}
+	for _, m := range backups {
+		if b, _ := os.ReadFile(m); !strings.Contains(string(b), `"theme": "dark"`) {
+			t.Errorf("backup %s does not hold the user's settings: %q", m, b)
+		}
 	}
 	out = do(t, 0, "install", "--all", "--binary", bin)
 	if !strings.Contains(out, "not found (no binary on PATH, no settings folder): claude-code, codex,") ||
