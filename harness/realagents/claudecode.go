@@ -11,7 +11,7 @@ const claudeKey = "sk-ant-api03-fakefakefakefakefakefakefakefakefakefakefakefake
 
 func claudeCode() *Agent {
 	return &Agent{
-		Name: "claude-code", Package: "@anthropic-ai/claude-code", Version: "2.1.328", Bin: "claude",
+		Name: "claude-code", Package: "@anthropic-ai/claude-code", Version: "2.1.332", Bin: "claude",
 		API:   fakemodel.Anthropic,
 		Setup: claudeSetup,
 		Scenarios: []Scenario{
