@@ -69,11 +69,17 @@ func clip(s string, n int) string {
 // PostToolUseFailure / PermissionDenied of the same call reproduce. A top-level "description" is left out of the digest: Codex
 // adds one to the PermissionRequest's tool_input that its tool hooks lack.
 // Neither are the "answers" and "annotations" Claude Code writes into an
-// answered AskUserQuestion's tool_input by its PostToolUse.
+// answered AskUserQuestion's tool_input by its PostToolUse, nor the trailing
+// line breaks of a command.
 func toolAttentionKey(name string, input []byte) string {
 	digest := redact.DigestJSON(input)
 	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); ok {
 		delete(m, "description")
+		if cmd, ok := m["command"].(string); ok {
+			// Codex's apply_patch PermissionRequest drops the patch's
+			// trailing newline its tool hooks keep.
+			m["command"] = strings.TrimRight(cmd, "\r\n")
+		}
 		if name == "AskUserQuestion" {
 			delete(m, "answers")
 			delete(m, "annotations")

@@ -13,6 +13,7 @@ package truth
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -63,6 +64,10 @@ type Facts struct {
 	// Runless says the channel knows no runs (an OTel log export): its
 	// tool events stand outside any run.
 	Runless bool `json:"runless,omitempty"`
+	// ToolNames, when set, are the names of the tools the session really
+	// called (the names the agent offered its model): every tool event
+	// must name one of them, not a vendor's internal spelling.
+	ToolNames []string `json:"tool_names,omitempty"`
 }
 
 // Any marks a fact the scenario cannot know.
@@ -177,6 +182,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					errf("%s: tool event in run %q that never started", at, run)
 				}
 				tool, _ := data(e)["tool"].(map[string]any)
+				if name, _ := tool["name"].(string); len(f.ToolNames) > 0 && !slices.Contains(f.ToolNames, name) {
+					errf("%s: tool %q is none of the tools called (%s)", at, name, strings.Join(f.ToolNames, ", "))
+				}
 				call, _ := tool["call_id"].(string)
 				if call == "" {
 					break

@@ -66,6 +66,10 @@ type Reply struct {
 	// away, the server closes or 30 s pass (then the stream ends empty): a
 	// model still thinking, for interrupts.
 	Hang bool
+	// StreamFailed starts the stream and then reports the response failed
+	// (Responses: response.failed with a server_error): a failure the
+	// agent's stream retry sees, unlike an HTTP status.
+	StreamFailed bool
 	// InputTokens is the prompt size the answer's usage reports (0: 100):
 	// a large one makes an agent compact its context.
 	InputTokens int

@@ -104,6 +104,16 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req Request, 
 		e.event(typ, kv)
 	}
 	ev("response.created", map[string]any{"response": base})
+	if rep.StreamFailed {
+		failed := map[string]any{}
+		for k, v := range base {
+			failed[k] = v
+		}
+		failed["status"] = "failed"
+		failed["error"] = map[string]any{"code": "server_error", "message": "scripted stream failure"}
+		ev("response.failed", map[string]any{"response": failed})
+		return
+	}
 	if rep.Hang {
 		ev("response.in_progress", map[string]any{"response": base})
 		s.hang(r)
