@@ -132,7 +132,8 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 	case "SubagentStart":
 		// The payload's turn_id is the child's; the delegation belongs to
 		// the parent's open turn.
-		return subagentStarted(st, raw, firstNonEmpty(currentRun(st), run)), nil
+		// The child run opens at the subagent's own UserPromptSubmit.
+		return subagentStarted(st, raw, firstNonEmpty(currentRun(st), run), false), nil
 	case "SubagentStop":
 		var ds []Draft
 		if _, ok := st.Get(childRunPrefix + child); ok && child != "" {
@@ -144,7 +145,12 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 			parent = firstNonEmpty(currentRun(st), run)
 		}
 		st.Del(subParentPrefix + child)
-		d := subagent("delegation.subagent.stopped", raw)
+		// The child is its run when the subagent's prompt opened one.
+		key := "agent"
+		if len(ds) > 0 {
+			key = "run"
+		}
+		d := subagent("delegation.subagent.stopped", raw, key)
 		d.Run = parent
 		return append(ds, d), nil
 	case "PreModelRequest":

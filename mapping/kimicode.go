@@ -143,7 +143,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if run := currentRun(st); run != "" {
 			st.Set(kimiSubRun, run) // the delegating run, for kimiRun
 		}
-		return inRun(st, Draft{Type: "delegation.subagent.started", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
+		return inRun(st, kimiDelegation("delegation.subagent.started", raw)), nil
 	case "SubagentStop":
 		open := kimiCount(st, kimiSubOpen, -1)
 		if open < kimiCount(st, kimiSubEnded, 0) {
@@ -152,7 +152,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if open == 0 {
 			st.Del(kimiSubRun)
 		}
-		return inRun(st, Draft{Type: "delegation.subagent.stopped", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
+		return inRun(st, kimiDelegation("delegation.subagent.stopped", raw)), nil
 	case "TaskStarted":
 		return inRun(st, extensionEvent(vendor, hook, raw,
 			extField{"task_id", redact.Metadata}, extField{"kind", redact.Metadata},
@@ -183,6 +183,14 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		return inRun(st, d), nil
 	}
 	return inRun(st, fallback(vendor, hook)), nil
+}
+
+// kimiDelegation is a Kimi subagent's delegation event: its moments carry
+// nothing naming it and go to the delegating run, so the lineage handle
+// (AEP-0002 §5.4) is the subagent's agent name.
+func kimiDelegation(typ string, raw []byte) Draft {
+	name := Str(raw, "agent_name")
+	return Draft{Type: typ, Subject: name, Data: Data("child", omitEmpty(Data("agent", name)))}
 }
 
 // kimiTurnStarted handles the vendor's turn boundary. A subagent's turn is

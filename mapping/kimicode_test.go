@@ -69,9 +69,9 @@ func TestKimiCodeMap(t *testing.T) {
 			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"task.failed","title":"T","body":"B","severity":"warning"}`, "n3", []Draft{
 				{Type: "progress.status", Subject: "task.failed", Severity: "warning", Data: map[string]any{"severity": "warning", "message": "T"}}}},
 			{`{"hook_event_name":"SubagentStart","agent_name":"explore","prompt":"p"}`, "n4", []Draft{
-				{Type: "delegation.subagent.started", Subject: "explore", Data: map[string]any{}}}},
+				{Type: "delegation.subagent.started", Subject: "explore", Data: map[string]any{"child": map[string]any{"agent": "explore"}}}}},
 			{`{"hook_event_name":"SubagentStop","agent_name":"explore","response":"r"}`, "n5", []Draft{
-				{Type: "delegation.subagent.stopped", Subject: "explore", Data: map[string]any{}}}},
+				{Type: "delegation.subagent.stopped", Subject: "explore", Data: map[string]any{"child": map[string]any{"agent": "explore"}}}}},
 		}},
 		// The shapes below are Kimi Code 2.1.0's, as recorded.
 		{"K2: a foreground subagent's Stop stays inside the parent's run", []fleetStep{

@@ -21,8 +21,22 @@ var pinFlaws = map[string]string{
 	"openhands/events/action_event":                 "the pinned args_digest is not the digest of any part of the pinned input (action, its members, tool_call, the arguments parsed or as text): the mapping digests the action it records",
 	"openhands/events/action_event_unknown_risk":    "the pinned args_digest is not the digest of any part of the pinned input: the mapping digests the action it records",
 	"openhands/status_transitions/running_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
+	"cline/hooks/agent_end_parented":                noLineage,
+	"codex/hooks/SubagentStart":                     noLineage,
+	"codex/hooks/SubagentStop":                      noLineage,
+	"kimi-code/hooks/SubagentStart":                 noLineage,
+	"kimi-code/hooks/SubagentStop":                  noLineage,
+	"qwen-code/hooks/SubagentStart":                 noLineage,
+	"qwen-code/hooks/SubagentStop":                  noLineage,
+	"vscode/hooks/SubagentStart":                    noLineage,
+	"vscode/hooks/SubagentStop":                     noLineage,
 	"openhands/status_transitions/waiting_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
 }
+
+// noLineage is why the delegation pins differ: their events carry no
+// child, and the mappings name it (child.run where the subagent's moments
+// have a run of their own, child.agent where the vendor gives none).
+const noLineage = "the pin's delegation event has no data.child, the lineage handle of AEP-0002 §5.4: without it a consumer cannot follow the delegation to its child"
 
 // Disagrees reports whether the real agent (or the specification) disagrees
 // with the pin entry named by vendor and case name, and why.

@@ -2,7 +2,7 @@
 // a session: one run per vendor turn, no run or tool call with two terminals
 // or (where the vendor gave a signal) none, no run.cancelled without an
 // interrupt, one session.started per AEP session, compactions only when
-// they happened, answers recorded as answers, and every event valid against
+// they happened, every delegation naming a child that is in the record, answers recorded as answers, and every event valid against
 // the AEP schemas. The facts come from whoever drove the session (the
 // real-agent harness knows what its scenario did); the record comes from the
 // logs aep-hook wrote.
@@ -113,6 +113,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	children := map[string]bool{}  // child sessions named by a parent's lineage
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
+	type link struct{ at, run string }
+	var lineage []link                                       // child runs the delegations name (session/run)
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
 	type resume struct{ at, session, from string }
 	var resumes []resume // new AEP sessions continuing an earlier one
@@ -199,13 +201,30 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				} else {
 					tools[ck] = append(tools[ck], typ)
 				}
-			case "delegation.subagent.started":
-				childRuns[sess+"/"+str(e, "subject")] = true
+			case "delegation.subagent.started", "delegation.subagent.stopped":
+				if typ == "delegation.subagent.started" {
+					childRuns[sess+"/"+str(e, "subject")] = true
+				}
+				child, _ := data(e)["child"].(map[string]any)
+				if str(child, "run") == "" && str(child, "session") == "" && str(child, "agent") == "" {
+					errf("%s: the delegation names no child (data.child run, session or agent): its lineage cannot be followed", at)
+				}
+				if r := str(child, "run"); r != "" {
+					lineage = append(lineage, link{at, sess + "/" + r})
+				}
+				if cs := str(child, "session"); cs != "" && !hasSession(logs, cs) {
+					errf("%s: the delegation's child session %q is not in the record", at, cs)
+				}
 			case "attention.resolved":
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
 				}
 			}
+		}
+	}
+	for _, l := range lineage {
+		if runs[l.run] == nil {
+			errf("%s: the delegation's child run %q never started", l.at, strings.SplitN(l.run, "/", 2)[1])
 		}
 	}
 	rootRuns := 0

@@ -76,6 +76,25 @@ func TestCheck(t *testing.T) {
 		want  []string
 	}{
 		{"a true turn", turn, Facts{Turns: 1, Sessions: 1, Ended: 1}, nil},
+		{"a delegation whose child is its run", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			subj(ev("delegation.subagent.started", "s", "r1", "child", map[string]any{"run": "a1"}), "a1"),
+			ev("run.started", "s", "a1", "trigger", "agent"),
+			ev("run.finished", "s", "a1"),
+			subj(ev("delegation.subagent.stopped", "s", "r1", "child", map[string]any{"run": "a1"}), "a1"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Subagents: 1}, nil},
+		{"a delegation naming no child, or a run not in the record", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			subj(ev("delegation.subagent.started", "s", "r1"), "a1"),
+			subj(ev("delegation.subagent.stopped", "s", "r1", "child", map[string]any{"run": "a2"}), "a1"),
+			subj(ev("delegation.subagent.started", "s", "r1", "child", map[string]any{"session": "elsewhere"}), "a3"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Subagents: 2}, []string{"names no child", `child session "elsewhere" is not in the record`, `child run "a2" never started`}},
+		{"a tool by a name nobody called", turn, Facts{Turns: 1, Sessions: 1, Ended: 1, ToolNames: []string{"exec_command"}},
+			[]string{`tool "Bash" is none of the tools called`, `tool "Bash" is none of the tools called`}},
 		{"more turns than the human started", turn, Facts{Turns: 2, Sessions: 1, Ended: 1}, []string{"turns the human started"}},
 		{"runs counted whatever their trigger", []Event{
 			ev("session.started", "s", ""),
