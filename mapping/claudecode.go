@@ -44,13 +44,45 @@ var claudeCodeExt = map[string][]extField{
 	"PostToolBatch": {},
 }
 
+// claudeTurnHooks are the moments of one turn: their prompt_id is the
+// turn they belong to.
+var claudeTurnHooks = map[string]bool{
+	"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "PermissionRequest": true,
+	"PermissionDenied": true, "PostToolBatch": true, "Stop": true, "StopFailure": true,
+}
+
+// claudeQueuedTurn opens the turn a queued prompt became: a prompt typed
+// while a turn runs reuses that turn's prompt_id (it stays in it), but
+// when Esc then interrupts, Claude Code runs the queued prompt as a turn
+// of its own, and its moments carry a new prompt_id with no
+// UserPromptSubmit before them. The interrupted run is drained (the
+// interrupt itself fires no hook) and the new turn opens, trigger user;
+// its prompt rode x.claude-code.run.prompt_queued. A subagent's moments
+// and a late moment of the turn closed last open nothing.
+func claudeQueuedTurn(m Moment, st *State, hook string, raw []byte) []Draft {
+	turn, open := Str(raw, "prompt_id"), currentRun(st)
+	if !claudeTurnHooks[hook] || turn == "" || open == "" || turn == open || Str(raw, "agent_id") != "" {
+		return nil
+	}
+	ds := drainTurn(st)
+	sessionRuns.begin(st, turn)
+	return append(ds, Draft{Type: "run.started", Run: turn, Data: Data("trigger", "user")})
+}
+
 func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
-	const agent = claudeCodeAgent
 	raw := m.Raw
 	hook := HookField(m, "hook_event_name")
 	if hook == "" {
 		hook, raw = claudeCodeBare(raw)
 	}
+	turn := claudeQueuedTurn(m, st, hook, raw)
+	ds, err := claudeCodeMoment(m, st, hook, raw)
+	return append(turn, ds...), err
+}
+
+// claudeCodeMoment maps one moment of the turn in progress.
+func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, error) {
+	const agent = claudeCodeAgent
 	if ds, ok := claudeShapedTool(hook, raw, st); ok {
 		return ds, nil
 	}

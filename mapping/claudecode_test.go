@@ -344,3 +344,30 @@ func FuzzClaudeCodeMap(f *testing.F) {
 		}
 	})
 }
+
+// TestClaudeCodeQueuedTurn: a prompt queued into a running turn stays in
+// it; once Esc interrupts, the queued prompt runs as its own turn, whose
+// moments carry a new prompt_id with no UserPromptSubmit of their own.
+func TestClaudeCodeQueuedTurn(t *testing.T) {
+	st := &State{}
+	got := hkRun(t, ClaudeCode(), st,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt_id":"p1","prompt":"first"}`,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt_id":"p1","prompt":"queued"}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s1","prompt_id":"p2","tool_name":"Bash","tool_use_id":"c1","tool_input":{"command":"echo"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s1","prompt_id":"p2","tool_name":"Bash","tool_use_id":"c1","tool_input":{"command":"echo"},"tool_response":"ok"}`,
+		`{"hook_event_name":"Stop","session_id":"s1","prompt_id":"p2"}`,
+		`{"hook_event_name":"Stop","session_id":"s1","prompt_id":"p2"}`,
+		`{"hook_event_name":"SessionEnd","session_id":"s1","prompt_id":"p3","reason":"prompt_input_exit"}`,
+	)
+	hkCheck(t, got, []hkWant{
+		{Type: "run.started", Run: "p1"},
+		{Type: "x.claude-code.run.prompt_queued", Run: "p1"},
+		{Type: "run.cancelled", Run: "p1", Data: `{}`},
+		{Type: "run.started", Run: "p2", Data: `{"trigger":"user"}`},
+		{Type: "tool.requested", Subject: "Bash", Run: "p2"},
+		{Type: "tool.completed", Subject: "Bash", Run: "p2"},
+		{Type: "run.finished", Run: "p2"},
+		{Type: "run.finished", Run: "p2"},
+		{Type: "session.ended", Data: `{"reason":"normal"}`},
+	})
+}

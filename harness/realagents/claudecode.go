@@ -132,6 +132,25 @@ func claudeCode() *Agent {
 					Typed("/exit"), Fired("SessionEnd", 1)),
 			},
 			{
+				Name: "queued-interrupt", Mode: "tmux",
+				Description: "claude TUI: a prompt typed while the first turn waits on the model is queued (UserPromptSubmit with the running turn's prompt_id); Esc interrupts the first turn and the queued prompt runs as its own turn, whose tool and Stop carry a new prompt_id; /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow": {{Hang: true}},
+					"queued": {
+						calls(call("Bash", obj{"command": "echo queued", "description": "Say queued"})),
+						say("Queued done."),
+					},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default", "--allowedTools", "Bash(echo queued)"},
+					Screen(claudeReady),
+					Typed("SCENARIO:slow think hard"), Fired("UserPromptSubmit", 1), Screen("esc to interrupt"),
+					Pause(time.Second), Typed("SCENARIO:queued say queued"), Fired("UserPromptSubmit", 2),
+					Pause(time.Second), Pressed("Escape"),
+					Fired("Stop", 1), Screen(claudeReady),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
 				Name: "interrupt-compact", Mode: "tmux",
 				Description: "claude TUI: the first turn is interrupted with Esc while the model is still answering; a second prompt finishes; /compact compacts; /exit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, Compactions: 1},

@@ -140,10 +140,12 @@ func Turns(byMarker map[string][]Reply) Script {
 // markerRE finds the scenario marker in a prompt.
 var markerRE = regexp.MustCompile(`SCENARIO:([A-Za-z0-9_.-]+)`)
 
-// Marker returns the SCENARIO: token in s, "" when none.
+// Marker returns the last SCENARIO: token in s, "" when none: a message
+// holding two prompts (Claude Code folds a queued prompt into the
+// interrupted one's message) is answered for the later.
 func Marker(s string) string {
-	if m := markerRE.FindStringSubmatch(s); m != nil {
-		return m[1]
+	if ms := markerRE.FindAllStringSubmatch(s, -1); len(ms) > 0 {
+		return ms[len(ms)-1][1]
 	}
 	return ""
 }
