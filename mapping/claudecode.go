@@ -98,7 +98,16 @@ func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, er
 		return []Draft{sessionStarted(agent, raw)}, nil
 	case "SessionEnd":
 		// No request outlives the session (AEP-0002 §7 rule 2).
-		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
+		ds := dismissPending(st)
+		if Str(raw, "reason") == "other" {
+			// A headless session's end (-p): no Esc can have interrupted
+			// a turn still open, which ended unreported (--max-turns
+			// reached, and since 2.1.332 an API failure, fire neither Stop
+			// nor StopFailure). It keeps no terminal: a cancellation would
+			// be a guess.
+			abandonRun(st)
+		}
+		return append(ds, sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
 		// prompt_id is the turn: a queued prompt reuses the running one's.
 		return turnPrompt(m, st, agent, Str(raw, "prompt_id"), Str(raw, "prompt")), nil

@@ -49,10 +49,21 @@ func claudeCode() *Agent {
 			},
 			{
 				Name: "api-error", Mode: "headless",
-				Description: "claude -p: the model API answers 400; StopFailure fires (and -p sends it SIGTERM about 50 ms in)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
+				Description: "claude -p: the model API answers 400; 2.1.332 fires no StopFailure in -p (2.1.328 did, SIGTERMing it about 50 ms in), only SessionEnd{other}: the turn keeps no terminal",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
 				Model:       failing,
 				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:fail hello")...),
+			},
+			{
+				Name: "max-turns", Mode: "headless",
+				Description: "claude -p --max-turns 1: the model calls a tool, the limit ends the turn after it: neither Stop nor StopFailure fires, only SessionEnd{other}",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"limit": {
+					calls(call("Bash", obj{"command": "echo one", "description": "Say one"})),
+					calls(call("Bash", obj{"command": "echo two", "description": "Say two"})),
+					say("Never reached."),
+				}}),
+				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:limit two steps", "--max-turns", "1", "--permission-mode", "bypassPermissions")...),
 			},
 			{
 				Name: "queued", Mode: "headless",

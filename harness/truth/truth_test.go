@@ -156,8 +156,15 @@ func TestCheck(t *testing.T) {
 		}, Facts{Sessions: 1}, []string{"compactions"}},
 		{"answer recorded as dismissal", []Event{
 			ev("session.started", "s", ""),
-			ev("attention.resolved", "s", "", "resolution", "dismissed"),
+			withID(ev("attention.requested", "s", "", "kind", "question"), "q1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "dismissed"), "q1"),
 		}, Facts{Sessions: 1, Answers: 1}, []string{"answers (attention.answered)", "answered requests"}},
+		{"a resolution of no request", []Event{
+			ev("session.started", "s", ""),
+			withID(ev("attention.requested", "s", "", "kind", "question"), "q1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "dismissed"), "q1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "dismissed"), "approval_1"),
+		}, Facts{Sessions: 1}, []string{`its subject "approval_1" names no request`}},
 		{"an allowed permission recorded as dismissed", permissionTurn("dismissed", "tool.completed"),
 			Facts{Turns: 1, Sessions: 1}, []string{"permission for call c1, which then ran, but the record says dismissed"}},
 		{"a permission whose call failed after running, left open", permissionTurn("", "tool.failed"),
