@@ -21,6 +21,17 @@ func TestKimiCodeMap(t *testing.T) {
 				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{
 					"tool": map[string]any{"name": "Bash", "call_id": "c1"}, "error": map[string]any{"type": "AbortError", "message": "aborted"}}}}},
 		}},
+		{"the interrupt names its turn: a queued turn that started first goes on", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"slow"}`, "n1", []Draft{
+				{Type: "run.started", Run: "n1", Data: map[string]any{"trigger": "user", "prompt": "slow"}}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":0,"origin_kind":"user"}`, "n2", nil},
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"queued"}`, "n3", []Draft{
+				{Type: "run.started", Run: "n3", Data: map[string]any{"trigger": "user", "prompt": "queued"}}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":1,"origin_kind":"user"}`, "n4", nil},
+			{`{"hook_event_name":"Interrupt",` + s + `,"turn_id":0,"reason":"cancelled"}`, "n5", []Draft{
+				{Type: "run.cancelled", Run: "n1", Data: map[string]any{"by": "user"}}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n6", []Draft{{Type: "run.finished", Run: "n3"}}},
+		}},
 		{"stale run drained, steer never opens a run", []fleetStep{
 			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"plain"}`, "n1", []Draft{
 				{Type: "run.started", Run: "n1", Data: map[string]any{"trigger": "user", "prompt": "plain"}}}},
