@@ -6,7 +6,6 @@
 package hook
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -132,12 +131,6 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (
 	raw, cut, drained, err := readPayload(in, limit)
 	if err != nil {
 		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: "read stdin: " + errText(err), Bytes: len(raw)})
-		return drained
-	}
-	if !cut && len(bytes.TrimSpace(raw)) == 0 {
-		// The agent closed stdin without a payload (Kimi Code kills an
-		// outcome hook whose call is over before writing it): there is no
-		// moment, and nothing failed in aep-hook.
 		return drained
 	}
 	lim := r.Limits
