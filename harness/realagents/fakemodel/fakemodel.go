@@ -66,6 +66,10 @@ type Reply struct {
 	// away, the server closes or 30 s pass (then the stream ends empty): a
 	// model still thinking, for interrupts.
 	Hang bool
+	// Refuse ends the answer as the API ends a refusal (Anthropic
+	// stop_reason refusal, Gemini finishReason SAFETY, chat completions
+	// finish_reason content_filter), with Text (if any) before it.
+	Refuse bool
 	// InputTokens is the prompt size the answer's usage reports (0: 100):
 	// a large one makes an agent compact its context.
 	InputTokens int

@@ -50,10 +50,10 @@ func (h *Harness) ReplayAll(peer, scenario string) bool {
 	}
 	passed, total := 0, 0
 	for _, rec := range recs {
-		if peer != "" && peer != rec.Meta.Peer && peer != rec.Meta.Protocol {
+		if !named(peer, rec.Meta.Peer) && !named(peer, rec.Meta.Protocol) {
 			continue
 		}
-		if scenario != "" && scenario != rec.Meta.Scenario {
+		if !named(scenario, rec.Meta.Scenario) {
 			continue
 		}
 		ok := true

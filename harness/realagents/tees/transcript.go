@@ -60,6 +60,9 @@ type Meta struct {
 	Orphan bool        `json:"orphan,omitempty"`
 	// ExitMS is how long after the kill the tee exited in the recording.
 	ExitMS int64 `json:"exit_ms,omitempty"`
+	// Tools are the tool names the agent offered its model in the
+	// session (the drift report compares them across versions).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // Entry is one step of an ACP transcript, in the order the client saw
