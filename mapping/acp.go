@@ -45,8 +45,14 @@ func acpIdentify(m Moment) (string, string) {
 // Table-state keys: the run a prompt request opened (by rpc id), the turn
 // in progress, the names of open tool calls (by call id), calls the editor
 // rejected, permission requests seen (by rpc id), runs the editor asked to
-// cancel.
-const acpCurRun = "acp.cur"
+// cancel; the session's history being replayed by a load (acpReplay: the
+// counts so far, set from the load request until the next prompt) and
+// whether the session was started in this record.
+const (
+	acpCurRun  = "acp.cur"
+	acpReplay  = "acp.replay"
+	acpStarted = "acp.started"
+)
 
 func acpRunKey(id string) string     { return "acp.run:" + id }
 func acpToolKey(id string) string    { return "acp.tool:" + id }
@@ -82,6 +88,7 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	default:
 		switch method {
 		case "session/prompt":
+			ds := acpReplayed(st, true)
 			run := acpRunID(m, id)
 			if id != "" {
 				st.Set(acpRunKey(id), run)
@@ -92,7 +99,12 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 				d["message_digest"] = redact.DigestJSON([]byte(p.Raw))
 				d["prompt"] = acpPromptText(p)
 			}
-			return []Draft{{Type: "run.started", Run: run, Data: d}}, nil
+			return append(ds, Draft{Type: "run.started", Run: run, Data: d}), nil
+		case "session/load":
+			// What the agent sends of the session from here until the next
+			// prompt is its history, replayed: counted, never recorded as
+			// new work.
+			st.Set(acpReplay, "{}")
 		case "session/request_permission":
 			return acpPermission(raw, st, id, cur), nil
 		case "session/cancel":
@@ -100,12 +112,72 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 				st.Set(acpCancelKey(cur), "1")
 			}
 		case "session/update":
+			if cur == "" && acpReplaying(m, st) {
+				return nil, nil
+			}
 			return acpUpdate(m, st, cur), nil
 		case "session/close", "session/delete":
-			return []Draft{{Type: "session.ended", Data: Data("reason", SnakeCase(method[len("session/"):]))}}, nil
+			ds := acpReplayed(st, true)
+			return append(ds, Draft{Type: "session.ended", Data: Data("reason", SnakeCase(method[len("session/"):]))}), nil
 		}
 		return []Draft{{Type: vendorEventType("acp", wireSegments(method)...), Run: cur, Severity: debug, Data: map[string]any{}}}, nil
 	}
+}
+
+// acpHistory counts what a load replayed of a session's history: the
+// tool calls it announced and all its updates.
+type acpHistory struct {
+	ToolCalls int `json:"t,omitempty"`
+	Updates   int `json:"u,omitempty"`
+}
+
+// acpHistoryKinds are the session updates a load replays of the history
+// (the agents also send machinery, such as their commands, which is
+// mapped as ever).
+var acpHistoryKinds = map[string]bool{"tool_call": true, "tool_call_update": true, "user_message_chunk": true,
+	"agent_message_chunk": true, "agent_thought_chunk": true, "plan": true}
+
+// acpReplaying reports, and counts, an update of the history a load is
+// replaying (from the load request until the next prompt, outside a turn).
+func acpReplaying(m Moment, st *State) bool {
+	v, loading := st.Get(acpReplay)
+	if !loading {
+		return false
+	}
+	kind := Str(m.Raw, "params.update.sessionUpdate")
+	if !acpHistoryKinds[kind] {
+		return false
+	}
+	var h acpHistory
+	json.Unmarshal([]byte(v), &h)
+	h.Updates++
+	if kind == "tool_call" {
+		h.ToolCalls++
+	}
+	b, _ := json.Marshal(h)
+	st.Set(acpReplay, string(b))
+	return true
+}
+
+// acpReplayed sums up the history replayed so far in one vendor-scoped
+// event (none when nothing was replayed); done ends the replay.
+func acpReplayed(st *State, done bool) []Draft {
+	v, loading := st.Get(acpReplay)
+	if !loading {
+		return nil
+	}
+	if done {
+		st.Del(acpReplay)
+	} else {
+		st.Set(acpReplay, "{}")
+	}
+	var h acpHistory
+	json.Unmarshal([]byte(v), &h)
+	if h.Updates == 0 {
+		return nil
+	}
+	return []Draft{{Type: "x.acp.history.replayed", Data: Data("tool_calls", h.ToolCalls, "updates", h.Updates),
+		Levels: extLevels(redact.Metadata, "tool_calls", "updates")}}
 }
 
 // acpPerm is what the table keeps of a permission request until its
@@ -250,15 +322,38 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 	switch method {
 	case "session/new", "session/load":
 		if failed {
+			if method == "session/load" {
+				st.Del(acpReplay)
+			}
 			return nil
+		}
+		// A load's replay sent before its result is summed up here; one
+		// sent after it, at the next prompt.
+		ds := acpReplayed(st, method == "session/new")
+		if method == "session/load" {
+			st.Set(acpReplay, "{}")
 		}
 		client := Data("name", "acp")
 		if p := m.Facts.Peer; p.Name != "" {
 			client = Data("name", p.Name, "version", p.Version)
 		}
-		return []Draft{{Type: "session.started", Data: Data("client", client)}}
+		if _, started := st.Get(acpStarted); started {
+			// A session this record saw start, loaded again (the editor
+			// reopened it): the same AEP session goes on.
+			return append(ds, Draft{Type: "x.acp.session.loaded", Data: Data("client", client),
+				Levels: extLevels(redact.Metadata, "client")})
+		}
+		st.Set(acpStarted, "1")
+		return append(ds, Draft{Type: "session.started", Data: Data("client", client)})
 	case "session/prompt":
-		run, _ := acpCloseTurn(m, st, id)
+		run, asked := acpCloseTurn(m, st, id)
+		// A turn the agent ends after the tee forwarded the editor's
+		// signal, without the editor asking to cancel it, was cut by the
+		// editor stopping the agent (claude-agent-acp answers a SIGTERM
+		// "cancelled"), not by the user.
+		if !asked && m.Facts.Reason == "agent_stopped" && (failed || Str(raw, "result.stopReason") == "cancelled") {
+			return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown", "reason", m.Facts.Reason)}}
+		}
 		if failed {
 			return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", "error",
 				"error", Data("type", "rpc_error", "message", Str(raw, "error.message")))}}

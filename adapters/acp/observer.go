@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -201,6 +202,10 @@ type observer struct {
 	deltas  bool
 	nonce   func() string
 	maxLine int
+	// stopped is set once the tee has forwarded the editor's signal to
+	// the agent: a prompt turn the agent answers after it ended because
+	// the editor stopped the agent.
+	stopped *atomic.Bool
 
 	conn    connection       // what the connection stated so far
 	frames  [2]framer        // per direction
@@ -439,5 +444,8 @@ func (o *observer) facts(l line) (mapping.Facts, bool) {
 		return mapping.Facts{}, false
 	}
 	f.Instance = o.tee
+	if f.Kind == mapping.KindResponse && f.Method == "session/prompt" && o.stopped != nil && o.stopped.Load() {
+		f.Reason = endStopped
+	}
 	return f, true
 }

@@ -243,13 +243,20 @@ func geminiPeer() *acpPeer {
 			return fakemodel.ToolCall{Name: "read_file", Args: map[string]any{"file_path": p}}
 		},
 	}
+	ss := adjust(fullScenarios(), "refusal", func(s *scenario) {
+		// Gemini CLI answers a SAFETY finish end_turn: the agent's word
+		// is all the tee has.
+		s.Facts.Failures = 0
+		s.Description += "; Gemini CLI answers the prompt end_turn"
+	})
 	p := &acpPeer{Name: "gemini-cli", Dir: "gemini-cli", Package: "@google/gemini-cli", Version: "0.61.0",
-		API: fakemodel.Gemini, Model: func(r *run) fakemodel.Script { return fullScript(r, t) }, Scenarios: fullScenarios()}
+		API: fakemodel.Gemini, Model: func(r *run) fakemodel.Script { return fullScript(r, t) }, Scenarios: ss}
 	p.Command = func(r *run) []string { return []string{p.bin(r, "gemini"), "--acp"} }
 	p.Setup = func(r *run) error {
 		r.Setenv("GOOGLE_GEMINI_BASE_URL", r.Model.URL)
 		r.Setenv("GEMINI_API_KEY", "fake-gemini-key")
 		r.Setenv("GEMINI_CLI_NO_RELAUNCH", "true")
+		r.Setenv("ACP_LOAD_NEXT_MINUTE", "1")
 		if err := writeNotes(r); err != nil {
 			return err
 		}

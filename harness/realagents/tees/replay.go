@@ -344,6 +344,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 			gone = true
 			if e.Target == "tee" {
 				<-p.signals // the editor's signal, forwarded by the tee
+				if !p.rec.Meta.Orphan && !p.signalled() {
+					// The agent answers the signal and ends as it did.
+					continue
+				}
 			}
 			if p.rec.Meta.Orphan {
 				p.leaveWorker(i + 1)
@@ -351,6 +355,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 				p.inFlight(i + 1)
 			}
 			dieBy(signalOf(e.Signal))
+		case e.Event == "stdout_eof" && gone && !worker && !p.rec.Meta.Orphan:
+			// The agent ended after the editor's signal, before the
+			// editor closed its stdin.
+			return p.exitCode()
 		case e.Event == "exit":
 			if worker {
 				io.Copy(io.Discard, p.in)
@@ -360,6 +368,27 @@ func (p *agentPeer) play(from int, worker bool) int {
 				return *e.Code
 			}
 			return 0
+		}
+	}
+	return 0
+}
+
+// signalled reports whether the recorded tee ended by a signal (the
+// agent died of it), not by an exit status.
+func (p *agentPeer) signalled() bool {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" {
+			return e.Signal != ""
+		}
+	}
+	return false
+}
+
+// exitCode is the recorded tee's exit status.
+func (p *agentPeer) exitCode() int {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" && e.Code != nil {
+			return *e.Code
 		}
 	}
 	return 0

@@ -120,12 +120,20 @@ async function prepare() {
     await ctx.request("initialize", initParams());
     const s = await ctx.request("session/new", { cwd, mcpServers: [] });
     id = s.sessionId;
-    await ctx.request("session/prompt", { sessionId: id, prompt: prompt("load", "please run the check") });
+      const r = await ctx.request("session/prompt", { sessionId: id, prompt: prompt("load", "please run the check") });
+    console.error(`prepared session ${id}: ${r.stopReason}`);
   });
   c.closeStdin();
   const t = setTimeout(() => c.child.kill("SIGKILL"), 15000);
   await c.exited;
   clearTimeout(t);
+  if (process.env.ACP_LOAD_NEXT_MINUTE) {
+    // Gemini CLI names a session's file by the minute it opens it, and a
+    // load opens it afresh: loaded in the minute it was made, the session
+    // is overwritten before it is read. An editor loads a session later.
+    const m = new Date().getUTCMinutes();
+    while (new Date().getUTCMinutes() === m) await sleep(250);
+  }
   return id;
 }
 
@@ -150,15 +158,19 @@ function kill(target, signal) {
 let ctxRef = null;
 const sessions = [];
 let interrupted = false;
+let prompted = false; // the first prompt is sent: a turn is under way
 function underWay() {
-  if (interrupted || !ctxRef) return;
+  if (interrupted || !prompted) return;
   interrupted = true;
   if (scenario === "cancel") ctxRef.notify("session/cancel", { sessionId: sessions[0] });
   if (scenario === "crash") kill("agent", "SIGKILL");
   if (scenario === "stop" || scenario === "orphan") kill("tee", "SIGTERM");
 }
 
-onUpdate = () => { if (scenario !== "cancel-perm" && scenario !== "load") underWay(); };
+// The turn's own updates (not the commands or modes an agent announces
+// whenever it likes) show it under way.
+const turnUpdates = new Set(["agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"]);
+onUpdate = (p) => { if (turnUpdates.has(p.update.sessionUpdate)) underWay(); };
 onPermission = async (p) => {
   switch (scenario) {
     case "allow": case "tool": case "two-prompts": case "two-sessions": case "load": case "refusal":
@@ -176,6 +188,12 @@ onPermission = async (p) => {
 };
 
 const turn = async (ctx, sessionId, tag, text) => {
+  if (!prompted) {
+    // An agent waiting on its model sends nothing: the turn counts as
+    // under way after a while too.
+    setTimeout(underWay, 3000).unref();
+  }
+  prompted = true;
   const r = await ctx.request("session/prompt", { sessionId, prompt: prompt(tag, text) });
   rec({ event: "prompt_result", stopReason: r.stopReason });
   return r;
@@ -199,9 +217,6 @@ const work = app().connectWith(c.stream, async (ctx) => {
       turn(ctx, sessions[1], "two-sessions-b", "please read the file")]);
     return;
   }
-  // An agent waiting on its model sends nothing: the turn counts as under
-  // way after a while too.
-  setTimeout(underWay, 4000).unref();
   await turn(ctx, sessions[0], scenario, "please run the check");
   if (scenario === "two-prompts") await turn(ctx, sessions[0], "two-prompts-2", "and now say you are done");
 }).catch((e) => rec({ event: "client_error", message: String((e && e.message) || e) }));
