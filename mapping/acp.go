@@ -347,12 +347,19 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		return append(ds, Draft{Type: "session.started", Data: Data("client", client)})
 	case "session/prompt":
 		run, asked := acpCloseTurn(m, st, id)
-		// A turn the agent ends after the tee forwarded the editor's
-		// signal, without the editor asking to cancel it, was cut by the
+		// A turn the agent cuts short (cancelled, or an error) after the
+		// tee forwarded the editor's signal or the editor closed its
+		// stdin, without the editor asking to cancel it, was cut by the
 		// editor stopping the agent (claude-agent-acp answers a SIGTERM
-		// "cancelled"), not by the user.
-		if !asked && m.Facts.Reason == "agent_stopped" && (failed || Str(raw, "result.stopReason") == "cancelled") {
-			return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown", "reason", m.Facts.Reason)}}
+		// "cancelled"), not by the user; after the agent died (its
+		// worker answering), by the agent's death.
+		if cut := failed || Str(raw, "result.stopReason") == "cancelled"; cut && !asked {
+			switch m.Facts.Reason {
+			case "agent_stopped", "client_closed":
+				return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown", "reason", m.Facts.Reason)}}
+			case "agent_exited":
+				return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", m.Facts.Reason, "error", Data("type", "agent_exited"))}}
+			}
 		}
 		if failed {
 			return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", "error",

@@ -203,9 +203,12 @@ type observer struct {
 	nonce   func() string
 	maxLine int
 	// stopped is set once the tee has forwarded the editor's signal to
-	// the agent: a prompt turn the agent answers after it ended because
-	// the editor stopped the agent.
-	stopped *atomic.Bool
+	// the agent, exited once the agent has exited (a worker it left may
+	// still answer); closed once the editor's stdin ended, in wire order.
+	// A prompt the agent answers after one of them ended because of it
+	// (the moment's Reason says which).
+	stopped, exited *atomic.Bool
+	closed          bool
 
 	conn    connection       // what the connection stated so far
 	frames  [2]framer        // per direction
@@ -340,6 +343,9 @@ func (o *observer) frame(it item) {
 		b = b[i+1:]
 	}
 	if it.eof {
+		if it.dir == ClientToAgent {
+			defer func() { o.closed = true }() // after the direction's last line
+		}
 		switch {
 		case f.skip:
 			f.skip = false
@@ -444,8 +450,23 @@ func (o *observer) facts(l line) (mapping.Facts, bool) {
 		return mapping.Facts{}, false
 	}
 	f.Instance = o.tee
-	if f.Kind == mapping.KindResponse && f.Method == "session/prompt" && o.stopped != nil && o.stopped.Load() {
-		f.Reason = endStopped
+	if f.Kind == mapping.KindResponse && f.Method == "session/prompt" {
+		f.Reason = o.ending()
 	}
 	return f, true
+}
+
+// ending is why the tee is ending the connection so far, "" while it is
+// not: the editor's signal forwarded, the editor's stdin closed, the agent
+// exited (the precedence of the tee's own end reason).
+func (o *observer) ending() string {
+	switch {
+	case o.stopped != nil && o.stopped.Load():
+		return endStopped
+	case o.closed:
+		return endClosed
+	case o.exited != nil && o.exited.Load():
+		return endExited
+	}
+	return ""
 }

@@ -149,8 +149,8 @@ func qwenPeer(version string) *acpPeer {
 		ss[i].Orphan = ss[i].Name == "crash" || ss[i].Name == "orphan"
 		if ss[i].Name == "crash" && version != "0.15.10" {
 			// The worker the dead launcher left answers the open prompt
-			// "cancelled" once its stdin closes: the agent's own word.
-			ss[i].Facts.Failures, ss[i].Facts.Interrupts = 0, 1
+			// "cancelled" once the tee closes its stdin: the turn died
+			// with its agent, no user cancelled it.
 			ss[i].Description += "; its worker then answers the prompt cancelled"
 		}
 	}

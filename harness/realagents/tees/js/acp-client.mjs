@@ -91,7 +91,7 @@ function connect(command, capture) {
   });
   const fromAgent = new ReadableStream({
     start(ctrl) {
-      child.stdout.on("data", (c) => { take("a2c", c); ctrl.enqueue(new Uint8Array(c)); });
+      child.stdout.on("data", (c) => { take("a2c", c); try { ctrl.enqueue(new Uint8Array(c)); } catch {} });
       child.stdout.on("end", () => { flush("a2c"); if (capture) rec({ event: "stdout_eof" }); try { ctrl.close(); } catch {} });
     },
   });
