@@ -188,23 +188,19 @@ type acpPerm struct {
 	Kinds map[string]string `json:"k,omitempty"`
 }
 
-// acpToolName is a tool call's name: the agent's own tool name where it
-// states one (Qwen Code's _meta.toolName), else the title; a call first
-// seen in a permission request is named by its kind before its title,
-// which there states the command itself (Qwen Code 0.15: "touch x (why)")
-// and tool names are metadata.
-func acpToolName(call gjson.Result, asked bool) string {
-	n := call.Get("_meta.toolName").String()
-	if n == "" && asked {
-		n = call.Get("kind").String()
+// acpToolName is a tool call's name: the agent's own tool name where the
+// wire states one (claude-agent-acp's _meta.claudeCode.toolName and name,
+// Qwen Code's _meta.toolName), else the call's kind (read, edit, execute,
+// ...: the protocol's name for what the tool does), else its title. A
+// title is display text ("Terminal", "Read File", a path, the command
+// itself) and tool names are metadata, so it comes last.
+func acpToolName(call gjson.Result) string {
+	for _, p := range []string{"_meta.claudeCode.toolName", "_meta.toolName", "name", "kind", "title"} {
+		if n := call.Get(p); n.Type == gjson.String && n.Str != "" {
+			return n.Str
+		}
 	}
-	if n == "" {
-		n = call.Get("title").String()
-	}
-	if n == "" {
-		return "unknown"
-	}
-	return n
+	return "unknown"
 }
 
 // acpPermission maps the editor's permission gate, observed read-only: no
@@ -234,7 +230,7 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 		_, open := st.Get(acpToolKey(callID))
 		_, denied := st.Get(acpDeniedKey(callID))
 		if !open && !denied && (call.Get("rawInput").Exists() || call.Get("status").Exists()) {
-			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, true))
+			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID))
 		}
 	}
 	dr := Draft{Type: "attention.requested", Subject: callID, Run: run, Data: d}
@@ -246,10 +242,10 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 	return append(ds, dr)
 }
 
-// acpToolRequested opens a call announced by a tool_call update or (asked)
-// a permission request.
-func acpToolRequested(call []byte, st *State, run, callID string, asked bool) Draft {
-	name := acpToolName(gjson.ParseBytes(call), asked)
+// acpToolRequested opens a call announced by a tool_call update or a
+// permission request.
+func acpToolRequested(call []byte, st *State, run, callID string) Draft {
+	name := acpToolName(gjson.ParseBytes(call))
 	if callID != "" {
 		st.Set(acpToolKey(callID), name)
 	}
@@ -373,7 +369,11 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		default:
 			// end_turn, max_tokens, max_turn_requests and any later bounded
 			// termination: completions with the reason as metadata.
-			return []Draft{{Type: "run.finished", Run: run, Data: Data("stop_reason", reason)}}
+			d := Data("stop_reason", reason)
+			if u := acpUsage(gjson.GetBytes(raw, "result")); u != nil {
+				d["usage"] = u
+			}
+			return []Draft{{Type: "run.finished", Run: run, Data: d}}
 		}
 	case "session/request_permission":
 		return acpPermissionOutcome(raw, st, id, failed)
@@ -425,6 +425,42 @@ func acpPermissionOutcome(raw []byte, st *State, id string, failed bool) []Draft
 	return ds
 }
 
+// acpUsage is a prompt result's token usage as AEP usage: the result's
+// usage (the schema's, which claude-agent-acp sends), else the token count
+// in its _meta quota (Gemini CLI, claude-agent-acp); nil when it has none.
+func acpUsage(result gjson.Result) map[string]any {
+	u := result.Get("usage")
+	if !u.IsObject() {
+		u = result.Get("_meta.quota.token_count")
+	}
+	if !u.IsObject() {
+		return nil
+	}
+	raw := []byte(u.Raw)
+	in, out := extInt(raw, "inputTokens"), extInt(raw, "outputTokens")
+	if in == nil {
+		in = extInt(raw, "input_tokens")
+	}
+	if out == nil {
+		out = extInt(raw, "output_tokens")
+	}
+	d := Data("gen_ai.usage.input_tokens", in, "gen_ai.usage.output_tokens", out)
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+// acpCost is a usage update's cost {amount, currency} as AEP cost, nil
+// without a currency (AEP never states a bare amount).
+func acpCost(c gjson.Result) map[string]any {
+	cur := c.Get("currency").String()
+	if cur == "" || c.Get("amount").Type != gjson.Number {
+		return nil
+	}
+	return Data("currency", cur, "total", c.Get("amount").Float())
+}
+
 // acpUpdate maps one session/update notification by its sessionUpdate.
 func acpUpdate(m Moment, st *State, run string) []Draft {
 	raw := m.Raw
@@ -438,7 +474,7 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 			// Announced already (by a permission request): an update.
 			return acpToolStatus(ur, st, run, callID, true)
 		}
-		ds := []Draft{acpToolRequested(ur, st, run, callID, false)}
+		ds := []Draft{acpToolRequested(ur, st, run, callID)}
 		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
 	case "tool_call_update":
 		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)
@@ -466,9 +502,16 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 		return []Draft{{Type: vendorEventType("acp", wireSegments(kind)...), Run: run, Severity: debug,
 			Data: d, Levels: deltaLevels(redact.Metadata)}}
 	case "usage_update":
-		d := Data("gen_ai.usage.input_tokens", extInt(ur, "usedTokens"), "gen_ai.usage.output_tokens", extInt(ur, "outputTokens"))
+		// The schema's update is the context window: used of size tokens,
+		// and the session's cost so far (claude-agent-acp, kimi); the
+		// earlier draft's token counts are kept where an agent sends them.
+		d := Data("gen_ai.usage.input_tokens", extInt(ur, "usedTokens"), "gen_ai.usage.output_tokens", extInt(ur, "outputTokens"),
+			"used", extInt(ur, "used"), "size", extInt(ur, "size"))
+		if c := acpCost(gjson.GetBytes(ur, "cost")); c != nil {
+			d["cost"] = c
+		}
 		return []Draft{{Type: "x.acp.usage.updated", Run: run, Severity: debug, Data: d,
-			Levels: extLevels(redact.Metadata, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")}}
+			Levels: extLevels(redact.Metadata, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "used", "size", "cost")}}
 	case "":
 		return []Draft{{Type: "x.acp.session.update", Run: run, Severity: debug, Data: map[string]any{}}}
 	}
@@ -484,7 +527,7 @@ func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draf
 	status := Str(ur, "status")
 	name, open := st.Get(acpToolKey(callID))
 	if !open {
-		name = acpToolName(gjson.ParseBytes(ur), false)
+		name = acpToolName(gjson.ParseBytes(ur))
 	}
 	if _, denied := st.Get(acpDeniedKey(callID)); denied && callID != "" {
 		update = true

@@ -291,7 +291,7 @@ func (h *Harness) checkLive(r *run, rec Recording) {
 		fmt.Fprintf(h.Log, "  live record: %v\n", err)
 		return
 	}
-	problems := append(truth.Check(logs, rec.Meta.Facts, nil), teeChecks(logs, rec.Meta)...)
+	problems := append(truth.Check(logs, rec.Meta.Facts, nil), teeChecks(logs, rec)...)
 	fmt.Fprintf(h.Log, "  live record: %s\n", truth.Summary(logs))
 	for _, p := range problems {
 		fmt.Fprintf(h.Log, "  live record problem: %s\n", p)

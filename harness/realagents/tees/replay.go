@@ -102,7 +102,7 @@ func (h *Harness) Replay(rec Recording, capture, tmp string, schemas *truth.Sche
 	}
 	res.Logs = logs
 	res.Problems = append(res.Problems, truth.Check(logs, rec.Meta.Facts, schemas)...)
-	res.Problems = append(res.Problems, teeChecks(logs, rec.Meta)...)
+	res.Problems = append(res.Problems, teeChecks(logs, rec)...)
 	return res
 }
 
