@@ -49,9 +49,11 @@ func acpIdentify(m Moment) (string, string) {
 // counts so far, set from the load request until the next prompt) and
 // whether the session was started in this record.
 const (
-	acpCurRun  = "acp.cur"
-	acpReplay  = "acp.replay"
-	acpStarted = "acp.started"
+	acpCurRun = "acp.cur"
+	// acpOpenCode is OpenCode's agentInfo name.
+	acpOpenCode = "OpenCode"
+	acpReplay   = "acp.replay"
+	acpStarted  = "acp.started"
 )
 
 func acpRunKey(id string) string     { return "acp.run:" + id }
@@ -193,8 +195,14 @@ type acpPerm struct {
 // Qwen Code's _meta.toolName), else the call's kind (read, edit, execute,
 // ...: the protocol's name for what the tool does), else its title. A
 // title is display text ("Terminal", "Read File", a path, the command
-// itself) and tool names are metadata, so it comes last.
-func acpToolName(call gjson.Result) string {
+// itself) and tool names are metadata, so it comes last; but OpenCode
+// (1.18.33) titles a call announced pending by its tool's id, and only
+// later by what it does. opencode says the call is an OpenCode
+// tool_call announcement.
+func acpToolName(call gjson.Result, opencode bool) string {
+	if t := call.Get("title").String(); opencode && t != "" && call.Get("status").String() == "pending" {
+		return t
+	}
 	for _, p := range []string{"_meta.claudeCode.toolName", "_meta.toolName", "name", "kind", "title"} {
 		if n := call.Get(p); n.Type == gjson.String && n.Str != "" {
 			return n.Str
@@ -230,7 +238,7 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 		_, open := st.Get(acpToolKey(callID))
 		_, denied := st.Get(acpDeniedKey(callID))
 		if !open && !denied && (call.Get("rawInput").Exists() || call.Get("status").Exists()) {
-			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID))
+			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, false))
 		}
 	}
 	dr := Draft{Type: "attention.requested", Subject: callID, Run: run, Data: d}
@@ -242,10 +250,10 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 	return append(ds, dr)
 }
 
-// acpToolRequested opens a call announced by a tool_call update or a
-// permission request.
-func acpToolRequested(call []byte, st *State, run, callID string) Draft {
-	name := acpToolName(gjson.ParseBytes(call))
+// acpToolRequested opens a call announced by a tool_call update (of
+// OpenCode: opencode) or a permission request.
+func acpToolRequested(call []byte, st *State, run, callID string, opencode bool) Draft {
+	name := acpToolName(gjson.ParseBytes(call), opencode)
 	if callID != "" {
 		st.Set(acpToolKey(callID), name)
 	}
@@ -474,7 +482,7 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 			// Announced already (by a permission request): an update.
 			return acpToolStatus(ur, st, run, callID, true)
 		}
-		ds := []Draft{acpToolRequested(ur, st, run, callID)}
+		ds := []Draft{acpToolRequested(ur, st, run, callID, m.Facts.Peer.Name == acpOpenCode)}
 		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
 	case "tool_call_update":
 		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)
@@ -527,7 +535,7 @@ func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draf
 	status := Str(ur, "status")
 	name, open := st.Get(acpToolKey(callID))
 	if !open {
-		name = acpToolName(gjson.ParseBytes(ur))
+		name = acpToolName(gjson.ParseBytes(ur), false)
 	}
 	if _, denied := st.Get(acpDeniedKey(callID)); denied && callID != "" {
 		update = true
