@@ -65,7 +65,7 @@ real:
 	$(if $(PEER),,$(GO) build -o bin/realagents ./harness/realagents/cmd/realagents && \
 	  bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	$(if $(AGENT),,$(GO) build -o bin/realtees ./harness/realagents/tees/cmd/realtees && \
-	  bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	  bin/realtees record $(if $(LATEST),-latest) $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	$(if $(PEER),,$(GO) run ./harness/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	exit $$rc
 
