@@ -49,11 +49,9 @@ func acpIdentify(m Moment) (string, string) {
 // counts so far, set from the load request until the next prompt) and
 // whether the session was started in this record.
 const (
-	acpCurRun = "acp.cur"
-	// acpOpenCode is OpenCode's agentInfo name.
-	acpOpenCode = "OpenCode"
-	acpReplay   = "acp.replay"
-	acpStarted  = "acp.started"
+	acpCurRun  = "acp.cur"
+	acpReplay  = "acp.replay"
+	acpStarted = "acp.started"
 )
 
 func acpRunKey(id string) string     { return "acp.run:" + id }
@@ -126,6 +124,10 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	}
 }
 
+// acpTitledByTool are the agents (by their initialize agentInfo name)
+// that title a call they announce pending by its tool.
+var acpTitledByTool = map[string]bool{"OpenCode": true, "Kimi Code CLI": true}
+
 // acpHistory counts what a load replayed of a session's history: the
 // tool calls it announced and all its updates.
 type acpHistory struct {
@@ -196,11 +198,11 @@ type acpPerm struct {
 // ...: the protocol's name for what the tool does), else its title. A
 // title is display text ("Terminal", "Read File", a path, the command
 // itself) and tool names are metadata, so it comes last; but OpenCode
-// (1.18.33) titles a call announced pending by its tool's id, and only
-// later by what it does. opencode says the call is an OpenCode
-// tool_call announcement.
-func acpToolName(call gjson.Result, opencode bool) string {
-	if t := call.Get("title").String(); opencode && t != "" && call.Get("status").String() == "pending" {
+// (1.18.33) and Kimi Code (2.1.0) title a call they announce pending by
+// its tool, and only later by what it does. titled says the call is such
+// an agent's tool_call announcement.
+func acpToolName(call gjson.Result, titled bool) string {
+	if t := call.Get("title").String(); titled && t != "" && call.Get("status").String() == "pending" {
 		return t
 	}
 	for _, p := range []string{"_meta.claudeCode.toolName", "_meta.toolName", "name", "kind", "title"} {
@@ -250,10 +252,11 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 	return append(ds, dr)
 }
 
-// acpToolRequested opens a call announced by a tool_call update (of
-// OpenCode: opencode) or a permission request.
-func acpToolRequested(call []byte, st *State, run, callID string, opencode bool) Draft {
-	name := acpToolName(gjson.ParseBytes(call), opencode)
+// acpToolRequested opens a call announced by a tool_call update (of an
+// agent that titles its calls by their tool: titled) or a permission
+// request.
+func acpToolRequested(call []byte, st *State, run, callID string, titled bool) Draft {
+	name := acpToolName(gjson.ParseBytes(call), titled)
 	if callID != "" {
 		st.Set(acpToolKey(callID), name)
 	}
@@ -482,7 +485,7 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 			// Announced already (by a permission request): an update.
 			return acpToolStatus(ur, st, run, callID, true)
 		}
-		ds := []Draft{acpToolRequested(ur, st, run, callID, m.Facts.Peer.Name == acpOpenCode)}
+		ds := []Draft{acpToolRequested(ur, st, run, callID, acpTitledByTool[m.Facts.Peer.Name])}
 		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
 	case "tool_call_update":
 		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)

@@ -212,7 +212,8 @@ func TestACPCutTurns(t *testing.T) {
 }
 
 // TestACPToolNames: a call is named by the agent's own tool name, else
-// its kind, never by a display title; OpenCode's pending title is its tool.
+// its kind, never by a display title; OpenCode's and Kimi Code's pending
+// title is its tool.
 func TestACPToolNames(t *testing.T) {
 	for _, c := range []struct{ name, peer, update, want string }{
 		{"claude-agent-acp", "", `"_meta":{"claudeCode":{"toolName":"Bash"}},"name":"Bash","title":"Terminal","kind":"execute","status":"pending"`, "Bash"},
@@ -220,6 +221,7 @@ func TestACPToolNames(t *testing.T) {
 		{"gemini cli", "", `"title":"notes.txt","kind":"read","status":"in_progress"`, "read"},
 		{"opencode pending", "OpenCode", `"title":"bash","kind":"execute","status":"pending"`, "bash"},
 		{"opencode running", "OpenCode", `"title":"touch x","kind":"execute","status":"in_progress"`, "execute"},
+		{"kimi pending", "Kimi Code CLI", `"title":"Bash","kind":"execute","status":"pending"`, "Bash"},
 		{"title only", "", `"title":"run tests"`, "run tests"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
