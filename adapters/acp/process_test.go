@@ -170,57 +170,41 @@ func TestLingerDefaultsFitTheExitBound(t *testing.T) {
 // "exit"; when it says "answer", it answers the prompt "cancelled" at a
 // signal or at stdin EOF, then exits 0 (as claude-agent-acp does).
 func midTurn() {
-	in := bufio.NewReader(os.Stdin)
+	mode := os.Getenv(workerEnv)
 	var prompt json.RawMessage
-	answer := func() {
-		if prompt != nil {
+	end := func() {
+		if mode == "answer" && prompt != nil {
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"cancelled"}}`+"\n", prompt)
 		}
 		os.Exit(0)
 	}
-	if os.Getenv(workerEnv) == "answer" {
-		sigs := make(chan os.Signal, 1)
+	var sigs chan os.Signal // nil unless answering: a signal kills as by default
+	if mode == "answer" {
+		sigs = make(chan os.Signal, 1)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		lines := make(chan string)
-		go func() {
-			for {
-				l, err := in.ReadString('\n')
-				if err != nil {
-					close(lines)
-					return
-				}
-				lines <- l
-			}
-		}()
-		for {
-			select {
-			case <-sigs:
-				answer()
-			case l, ok := <-lines:
-				if !ok {
-					answer()
-				}
-				var m struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				json.Unmarshal([]byte(l), &m)
-				switch m.Method {
-				case "initialize":
-					fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentInfo":{"name":"stub-agent","version":"9.1"}}}`+"\n", m.ID)
-				case "session/new":
-					fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"sess_mid"}}`+"\n", m.ID)
-				case "session/prompt":
-					prompt = m.ID
-					fmt.Println(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_mid","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"on it"}}}}`)
-				}
-			}
-		}
 	}
+	lines := make(chan string)
+	go func() {
+		in := bufio.NewReader(os.Stdin)
+		for {
+			l, err := in.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	}()
 	for {
-		line, err := in.ReadString('\n')
-		if err != nil {
-			os.Exit(0)
+		var line string
+		select {
+		case <-sigs:
+			end()
+		case l, ok := <-lines:
+			if !ok {
+				end()
+			}
+			line = l
 		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -233,8 +217,9 @@ func midTurn() {
 		case "session/new":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"sess_mid"}}`+"\n", m.ID)
 		case "session/prompt":
+			prompt = m.ID
 			fmt.Println(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_mid","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"on it"}}}}`)
-			if os.Getenv(workerEnv) == "exit" {
+			if mode == "exit" {
 				os.Exit(3)
 			}
 		}
