@@ -60,7 +60,7 @@ test:
 # (a recording proxy in front of the real sidecar), the hooks beside it.
 # Every stage runs even when an earlier one found a false record; the
 # target fails at the end if any did.
-# LATEST=1 is the drift check: every hook agent and bus server at its
+# LATEST=1 is the drift check: every hook agent, ACP peer and bus server at its
 # newest published version (the pins and fixtures stay), recorded into a
 # folder of its own; per agent what changed in the payloads against the
 # pinned recordings (moments, fields per moment, tools offered), then the
@@ -70,8 +70,8 @@ real:
 	@rc=0; \
 	$(if $(PEER),,$(GO) build -o bin/realagents ./harness/realagents/cmd/realagents && \
 	  bin/realagents record $(if $(LATEST),-latest) $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
-	$(if $(AGENT)$(LATEST),,$(GO) build -o bin/realtees ./harness/realagents/tees/cmd/realtees && \
-	  bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	$(if $(AGENT),,$(GO) build -o bin/realtees ./harness/realagents/tees/cmd/realtees && \
+	  bin/realtees record $(if $(LATEST),-latest) $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	$(if $(PEER),,$(GO) run ./harness/realagents/bus/cmd/busrecord $(if $(LATEST),-latest) $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	exit $$rc
 

@@ -50,10 +50,10 @@ func (h *Harness) ReplayAll(peer, scenario string) bool {
 	}
 	passed, total := 0, 0
 	for _, rec := range recs {
-		if peer != "" && peer != rec.Meta.Peer && peer != rec.Meta.Protocol {
+		if !named(peer, rec.Meta.Peer) && !named(peer, rec.Meta.Protocol) {
 			continue
 		}
-		if scenario != "" && scenario != rec.Meta.Scenario {
+		if !named(scenario, rec.Meta.Scenario) {
 			continue
 		}
 		ok := true
@@ -102,7 +102,7 @@ func (h *Harness) Replay(rec Recording, capture, tmp string, schemas *truth.Sche
 	}
 	res.Logs = logs
 	res.Problems = append(res.Problems, truth.Check(logs, rec.Meta.Facts, schemas)...)
-	res.Problems = append(res.Problems, teeChecks(logs, rec.Meta)...)
+	res.Problems = append(res.Problems, teeChecks(logs, rec)...)
 	return res
 }
 
@@ -344,6 +344,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 			gone = true
 			if e.Target == "tee" {
 				<-p.signals // the editor's signal, forwarded by the tee
+				if !p.rec.Meta.Orphan && !p.signalled() {
+					// The agent answers the signal and ends as it did.
+					continue
+				}
 			}
 			if p.rec.Meta.Orphan {
 				p.leaveWorker(i + 1)
@@ -351,6 +355,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 				p.inFlight(i + 1)
 			}
 			dieBy(signalOf(e.Signal))
+		case e.Event == "stdout_eof" && gone && !worker && !p.rec.Meta.Orphan:
+			// The agent ended after the editor's signal, before the
+			// editor closed its stdin.
+			return p.exitCode()
 		case e.Event == "exit":
 			if worker {
 				io.Copy(io.Discard, p.in)
@@ -360,6 +368,27 @@ func (p *agentPeer) play(from int, worker bool) int {
 				return *e.Code
 			}
 			return 0
+		}
+	}
+	return 0
+}
+
+// signalled reports whether the recorded tee ended by a signal (the
+// agent died of it), not by an exit status.
+func (p *agentPeer) signalled() bool {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" {
+			return e.Signal != ""
+		}
+	}
+	return false
+}
+
+// exitCode is the recorded tee's exit status.
+func (p *agentPeer) exitCode() int {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" && e.Code != nil {
+			return *e.Code
 		}
 	}
 	return 0
