@@ -43,7 +43,7 @@ build-grpc:
 # Unit, conformance, process and fuzz-seed tests, under the race detector,
 # then the per-vendor conformance report.
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -tags grpc ./adapters/otlp/
 	@$(GO) test -count=1 -run '^TestConformance$$' -v ./mapping/ | grep '^conformance:' || true
 
