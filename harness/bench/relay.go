@@ -226,61 +226,29 @@ func relayFigures(bin, tmp string) ([]goal, error) {
 	defer p.stop()
 	var goals []goal
 
-	// Latency: paced writes, each seen by 100 subscribers and the tail.
-	const paced = 400
-	logPath := filepath.Join(logDir, "lat.jsonl")
-	subs := make([]*watcher, relaySubscribers)
+	fmt.Printf("%-46s %10s %10s %10s %10s %8s\n", "figure", "p50", "p99", "tail p50", "tail p99", "p50 x")
+	for _, n := range []int{1, relaySubscribers} {
+		r, tl, err := latency(p.base, logDir, n)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Printf("%-46s %10s %10s %10s %10s %7.2fx\n", fmt.Sprintf("hook write -> SSE delivery (%d subscribers)", n),
+			roundUs(pct(r, .5)), roundUs(pct(r, .99)), roundUs(pct(tl, .5)), roundUs(pct(tl, .99)),
+			float64(pct(r, .5))/float64(max(pct(tl, .5), 1)))
+		if n == relaySubscribers {
+			goals = append(goals, goal{name: "relay: hook write to SSE delivery p50, 100 subscribers", value: float64(pct(r, .5)) / 1e6, limit: 5, below: true, unit: "ms"})
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var ready sync.WaitGroup
-	for i := range subs {
-		subs[i] = newWatcher(paced)
-		ready.Add(1)
-		if err := subscribe(ctx, p.base, subs[i], &ready); err != nil {
-			return nil, err
-		}
-	}
-	ready.Wait()
-	tail := newWatcher(paced)
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := plainTail(ctx, logPath, tail); err != nil {
-		return nil, err
-	}
-	written := make([]time.Time, paced)
-	for i := 0; i < paced; i++ {
-		line := benchEvent("claude-code", "lat", i, "")
-		written[i] = time.Now()
-		f.WriteString(line + "\n")
-		time.Sleep(3 * time.Millisecond)
-	}
-	f.Close()
-	waitAll(append(subs, tail), 60*time.Second)
-	var relayLat, tailLat []time.Duration
-	for _, w := range subs {
-		relayLat = append(relayLat, lat(w, written)...)
-	}
-	tailLat = lat(tail, written)
-	sortDur(relayLat)
-	sortDur(tailLat)
-	fmt.Printf("%-46s %10s %10s %10s %10s %8s\n", "figure", "p50", "p99", "tail p50", "tail p99", "p50 x")
-	fmt.Printf("%-46s %10s %10s %10s %10s %7.2fx\n", "hook write -> SSE delivery ("+strconv.Itoa(relaySubscribers)+" subscribers)",
-		roundUs(pct(relayLat, .5)), roundUs(pct(relayLat, .99)), roundUs(pct(tailLat, .5)), roundUs(pct(tailLat, .99)),
-		float64(pct(relayLat, .5))/float64(max(pct(tailLat, .5), 1)))
-	goals = append(goals, goal{name: "relay: hook write to SSE delivery p50, 100 subscribers", value: float64(pct(relayLat, .5)) / 1e6, limit: 5, below: true, unit: "ms"})
+	subs := make([]*watcher, relaySubscribers)
 
 	// Throughput: a burst written to a log, through the relay to every
 	// subscriber, against the tail reading it.
 	const burst = 20000
 	for i := range subs {
 		subs[i] = newWatcher(burst)
-	}
-	cancel()
-	ctx, cancel = context.WithCancel(context.Background())
-	defer cancel()
-	for i := range subs {
 		ready.Add(1)
 		if err := subscribe(ctx, p.base, subs[i], &ready); err != nil {
 			return nil, err
@@ -288,7 +256,7 @@ func relayFigures(bin, tmp string) ([]goal, error) {
 	}
 	ready.Wait()
 	burstPath := filepath.Join(logDir, "burst.jsonl")
-	tail = newWatcher(burst)
+	tail := newWatcher(burst)
 	if err := plainTail(ctx, burstPath, tail); err != nil {
 		return nil, err
 	}
@@ -351,6 +319,50 @@ func relayFigures(bin, tmp string) ([]goal, error) {
 	}
 	goals = append(goals, goal{name: "relay: events lost across kill -9 and restart", value: float64(lost), limit: 0, below: true})
 	return goals, nil
+}
+
+// latency writes paced events to a log, each seen by n subscribers and
+// by the plain tail, and returns both sets of write-to-read delays.
+func latency(base, logDir string, n int) (relay, tail []time.Duration, err error) {
+	const paced = 400
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	session := fmt.Sprintf("lat%d", n)
+	subs := make([]*watcher, n)
+	var ready sync.WaitGroup
+	for i := range subs {
+		subs[i] = newWatcher(paced)
+		ready.Add(1)
+		if err := subscribe(ctx, base, subs[i], &ready); err != nil {
+			return nil, nil, err
+		}
+	}
+	ready.Wait()
+	path := filepath.Join(logDir, session+".jsonl")
+	tw := newWatcher(paced)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	if err := plainTail(ctx, path, tw); err != nil {
+		return nil, nil, err
+	}
+	written := make([]time.Time, paced)
+	for i := 0; i < paced; i++ {
+		line := benchEvent("claude-code", session, i, "")
+		written[i] = time.Now()
+		f.WriteString(line + "\n")
+		time.Sleep(3 * time.Millisecond)
+	}
+	waitAll(append(subs, tw), 60*time.Second)
+	for _, w := range subs {
+		relay = append(relay, lat(w, written)...)
+	}
+	tail = lat(tw, written)
+	sortDur(relay)
+	sortDur(tail)
+	return relay, tail, nil
 }
 
 func lat(w *watcher, written []time.Time) []time.Duration {
