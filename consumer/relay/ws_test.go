@@ -221,3 +221,20 @@ func TestWSRoster(t *testing.T) {
 		}
 	}
 }
+
+// TestWSPing: the relay pings at the configured interval.
+func TestWSPing(t *testing.T) {
+	p := startRelay(t, "", "--ping", "50ms")
+	w := p.mustDial("", "consumer", "c", "")
+	for f := range w.in {
+		if f.err != nil {
+			t.Fatalf("closed: %v", f.err)
+		}
+		if f.typ() == "ping" {
+			if _, ok := f.m["t"].(float64); !ok {
+				t.Errorf("ping without t: %s", f.raw)
+			}
+			return
+		}
+	}
+}
