@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -313,9 +314,11 @@ func (s *Server) wsWriter(c *conn, ws *websocket.Conn, lastRead *atomic.Int64) {
 			case "version-unsupported", "no hello first", "hello-required", codeUnauthorized:
 				code = websocket.StatusPolicyViolation
 			default:
-				if len(reason) > 4 && reason[:4] == "slow" {
+				switch {
+				case strings.HasPrefix(reason, "slow"):
 					code = websocket.StatusTryAgainLater
-				} else if len(reason) > 4 && reason[:4] == "peer" {
+				case strings.HasPrefix(reason, "peer closed"), reason == "read failed":
+					// The peer is gone: nobody to tell.
 					ws.CloseNow()
 					return
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -291,6 +292,26 @@ func TestWSCapture(t *testing.T) {
 			if f.str("id") != fmt.Sprintf("a-s-%d", i) || f.m["seq"] != float64(i) {
 				t.Errorf("ceiling %q changed the envelope: %s", c.ceiling, f.raw)
 			}
+		}
+	}
+}
+
+// TestWSSilentPeer: a peer that answers no ping and sends nothing for
+// --pong-timeout is cut with a closing frame, and its slot is freed.
+func TestWSSilentPeer(t *testing.T) {
+	p := startRelay(t, "", "--ping", "50ms", "--pong-timeout", "300ms", "--max-conns", "1")
+	w := p.mustDial("", "consumer", "c", "")
+	frames, err := w.closed() // reads, never answers a ping
+	if len(frames) == 0 || frames[len(frames)-1].typ() != "closing" || !strings.Contains(frames[len(frames)-1].str("reason"), "silent") {
+		t.Errorf("frames before the cut: %v", frames)
+	}
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("close: %v", err)
+	}
+	// The one connection slot is free again.
+	for deadline := time.Now().Add(wait); p.stream(q("live", "0")).Status != 200; {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent peer's connection slot was never freed")
 		}
 	}
 }
