@@ -151,7 +151,8 @@ func TestMaxConns(t *testing.T) {
 }
 
 // TestSessionCap: past --max-sessions the session written least recently
-// goes whole; an active long-lived one stays.
+// goes whole, and a resume into it gets replay-exhausted; an active
+// long-lived one stays.
 func TestSessionCap(t *testing.T) {
 	p := startRelay(t, "", "--max-sessions", "2")
 	p.post(mkEvent("tool.completed", "a", "old", 0, ""), "application/json", "")
@@ -166,6 +167,12 @@ func TestSessionCap(t *testing.T) {
 	}
 	if strings.Join(sessions, ",") != "old0,old1,new0" {
 		t.Errorf("held: %v", sessions)
+	}
+	// A resume into the session that went is told of the gap, not met
+	// with silence.
+	ms := p.stream(q("from", `[{"session":"idle","epoch":0,"seq":-1}]`, "live", "0")).rest()
+	if len(ms) != 1 || ms[0].Comment != "replay-exhausted idle 0:1" {
+		t.Errorf("resume into an evicted session: %+v", ms)
 	}
 }
 
