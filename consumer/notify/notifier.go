@@ -58,7 +58,7 @@ type Notifier struct {
 	st   *state
 	rec  *recorder
 
-	events  chan []byte
+	events  chan [][]byte // batches: a snapshot whole, live events one by one
 	results chan result
 	due     chan dueItem
 
@@ -71,6 +71,9 @@ type Notifier struct {
 	// Hooks for tests and the bench: when set, called on each settled
 	// delivery attempt (from the notifier's loop).
 	onSettled func(route string, err error)
+	// probe runs functions on the loop (tests: a look at the loop's own
+	// state between events).
+	probe chan func()
 }
 
 // request is one attention.requested being routed.
@@ -116,8 +119,8 @@ func New(s *Settings, o Options) (*Notifier, error) {
 		o.MaxAttempts = 8
 	}
 	n := &Notifier{s: s, o: o, errs: shim.NewErrorLog(o.Home), ids: shim.NewIDs(),
-		events: make(chan []byte, 1024), results: make(chan result, 64), due: make(chan dueItem, 64),
-		pending: map[string]*request{}, closed: newRecent(50000), sem: map[string]chan struct{}{}}
+		events: make(chan [][]byte, 1024), results: make(chan result, 64), due: make(chan dueItem, 64),
+		pending: map[string]*request{}, closed: newRecent(50000), sem: map[string]chan struct{}{}, probe: make(chan func())}
 	st, err := loadState(filepath.Join(o.Home, "notify", "state.json"))
 	if st == nil {
 		return nil, err
@@ -176,16 +179,26 @@ func (n *Notifier) Run(ctx context.Context) error {
 	go func() { defer n.wg.Done(); n.read(ctx) }()
 	defer n.wg.Wait()
 	for {
+		// Events first: a resolution already read is handled before a
+		// delivery of its request falls due.
+		select {
+		case batch := <-n.events:
+			n.onBatch(batch)
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			n.save()
 			return nil
-		case b := <-n.events:
-			n.onEvent(b)
+		case batch := <-n.events:
+			n.onBatch(batch)
 		case it := <-n.due:
 			n.onDue(it)
 		case res := <-n.results:
 			n.onResult(res)
+		case f := <-n.probe:
+			f()
 		}
 	}
 }
@@ -229,7 +242,7 @@ func (n *Notifier) readOnce(ctx context.Context, liveURL, snapURL string, attemp
 	go func() {
 		liveErr <- readSSE(live, MaxEvent, func(b []byte) error {
 			select {
-			case held <- append([]byte(nil), b...):
+			case held <- b:
 				return nil
 			case <-sctx.Done():
 				return sctx.Err()
@@ -240,10 +253,16 @@ func (n *Notifier) readOnce(ctx context.Context, liveURL, snapURL string, attemp
 	if err != nil {
 		return err
 	}
-	err = readSSE(snap, MaxEvent, func(b []byte) error { return n.hand(sctx, b) }, n.skipped)
+	// The snapshot is handed on whole, so the loop knows every resolution
+	// in it before any of its requests falls due.
+	var batch [][]byte
+	err = readSSE(snap, MaxEvent, func(b []byte) error { batch = append(batch, b); return nil }, n.skipped)
 	snap.Close()
 	if !errors.Is(err, io.EOF) {
 		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err := n.hand(sctx, batch...); err != nil {
+		return err
 	}
 	*attempt = 0
 	fmt.Fprintf(n.o.Log, "aep-hook notify: reading %s\n", n.relayName())
@@ -267,7 +286,11 @@ func (n *Notifier) readOnce(ctx context.Context, liveURL, snapURL string, attemp
 	}
 }
 
-func (n *Notifier) hand(ctx context.Context, b []byte) error {
+// hand gives the loop a batch of events.
+func (n *Notifier) hand(ctx context.Context, b ...[]byte) error {
+	if b == nil {
+		b = [][]byte{}
+	}
 	select {
 	case n.events <- b:
 		return nil
@@ -302,11 +325,17 @@ type lifecycle struct {
 	} `json:"data"`
 }
 
-func (n *Notifier) onEvent(b []byte) {
-	if b == nil { // the recorder's queue moved
+func (n *Notifier) onBatch(batch [][]byte) {
+	if batch == nil { // the recorder's queue moved
 		n.save()
 		return
 	}
+	for _, b := range batch {
+		n.onEvent(b)
+	}
+}
+
+func (n *Notifier) onEvent(b []byte) {
 	var ev lifecycle
 	if json.Unmarshal(b, &ev) != nil || ev.Source == "" || ev.ID == "" {
 		return

@@ -24,7 +24,8 @@ var errTooLong = errors.New("an event longer than the limit was skipped")
 
 // readSSE reads a text/event-stream and calls fn with each message's data
 // (its data lines joined by newlines). Comments, event names and ids are
-// read past: an AEP event names its own type and position. A message
+// read past: an AEP event names its own type and position. fn owns the
+// slice it is given. A message
 // longer than max is skipped, and skipped reports it; fn's error ends the
 // read.
 func readSSE(r io.Reader, max int, fn func(data []byte) error, skipped func()) error {
@@ -54,7 +55,7 @@ func readSSE(r io.Reader, max int, fn func(data []byte) error, skipped func()) e
 					return err
 				}
 			}
-			data, has, over = data[:0], false, false
+			data, has, over = nil, false, false
 			continue
 		}
 		if line[0] == ':' || over {
