@@ -13,7 +13,6 @@ import (
 
 	"github.com/aep-hook/aep-hook/consumer/attrmatch"
 	"github.com/aep-hook/aep-hook/internal/guard"
-	"github.com/aep-hook/aep-hook/redact"
 )
 
 // maxConfig bounds the configuration file.
@@ -329,9 +328,9 @@ func parseEnvelopeFilter(raw json.RawMessage) (map[string]json.RawMessage, error
 var attentionKinds = map[string]bool{"permission": true, "input": true, "auth": true, "review": true, "form": true, "other": true}
 
 func checkKinds(kinds []string) error {
-	for _, k := range kinds {
+	for i, k := range kinds {
 		if !attentionKinds[k] {
-			return fmt.Errorf("%s is not an attention kind (permission, input, auth, review, form, other)", redact.Setting(k))
+			return fmt.Errorf("[%d] is not an attention kind (permission, input, auth, review, form, other)", i)
 		}
 	}
 	return nil

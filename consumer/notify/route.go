@@ -139,7 +139,7 @@ func (rf RouteFile) build(s *Settings) (*Route, error) {
 	case "":
 		return nil, errors.New("type: desktop, ntfy or webhook")
 	default:
-		return nil, fmt.Errorf("type %s: desktop, ntfy or webhook", redact.Setting(rf.Type))
+		return nil, errors.New("type: desktop, ntfy or webhook")
 	}
 	return r, nil
 }
