@@ -26,7 +26,7 @@ func routedEvent(ids *shim.IDs, host, agent string, r *request, rt *Route, at ti
 		Agent:  agent, Session: r.Session, Run: r.Run, Cause: r.ID, Capture: "metadata",
 		Data: map[string]any{"to": rt.Name, "via": rt.Via},
 	}
-	// TENANT: ev.Tenant = r.tenant once shim.Event carries it (relay branch)
+	ev.Tenant = r.Tenant
 	b, err := ev.MarshalLine()
 	if err != nil {
 		return nil, err
