@@ -58,7 +58,15 @@ func main() {
 	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	relayOnly := flag.Bool("relay", false, "only the relay figures")
+	notifyOnly := flag.Bool("notify", false, "only the notify figures")
 	flag.Parse()
+	if *notifyOnly {
+		if err := runNotify(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *relayOnly {
 		if err := runRelay(*bin); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -134,6 +142,11 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 		return err
 	}
 	goals = append(goals, rg...)
+	ng, err := notifyFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, ng...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)
