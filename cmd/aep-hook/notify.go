@@ -41,6 +41,12 @@ func (c *NotifyCmd) Run(s *Streams) error {
 	if err != nil {
 		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: %v", path, err)}
 	}
+	if set.Actions != nil {
+		// The buttons would answer through the control loop, which this
+		// build does not serve: refuse rather than show buttons that do
+		// nothing.
+		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: actions: answering from a push needs the control loop, which this build does not have; remove \"actions\"", path)}
+	}
 	client := notifyClient()
 	if c.Test {
 		return c.test(s, set, client)
