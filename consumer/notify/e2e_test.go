@@ -1,4 +1,4 @@
-package notify_test
+package notify
 
 import (
 	"bufio"
@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -176,74 +174,6 @@ func permissionSession(t *testing.T, home, session string, resolvedToo bool) {
 	}
 }
 
-// receiver is an ntfy-compatible push server or a webhook receiver on
-// 127.0.0.1: it records each request; status decides each answer.
-type receiver struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	bodies []map[string]any
-	paths  []string
-	n      int
-	got    chan struct{}
-	status func(n int) int
-	hold   chan struct{}
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{got: make(chan struct{}, 64)}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.n++
-		n, status, hold := r.n, r.status, r.hold
-		r.mu.Unlock()
-		if hold != nil && n == 1 {
-			<-hold
-		}
-		if status != nil {
-			if s := status(n); s != 0 {
-				w.WriteHeader(s)
-				r.got <- struct{}{}
-				return
-			}
-		}
-		var m map[string]any
-		json.Unmarshal(b, &m)
-		r.mu.Lock()
-		r.bodies = append(r.bodies, m)
-		r.paths = append(r.paths, req.URL.Path)
-		r.mu.Unlock()
-		w.Write([]byte(`{"id":"x"}`))
-		r.got <- struct{}{}
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-func (r *receiver) delivered() []map[string]any {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]map[string]any(nil), r.bodies...)
-}
-
-func (r *receiver) requests() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.n
-}
-
-// awaitRequests waits for the receiver's n-th request.
-func (r *receiver) awaitRequests(t *testing.T, n int) {
-	t.Helper()
-	for r.requests() < n {
-		select {
-		case <-r.got:
-		case <-time.After(wait):
-			t.Fatalf("%d requests, waiting for %d", r.requests(), n)
-		}
-	}
-}
-
 // sseEvents reads the relay's stream q into a channel of events.
 func sseEvents(t *testing.T, base, token string, q url.Values) <-chan map[string]any {
 	t.Helper()
@@ -306,9 +236,9 @@ func TestNotifyEndToEnd(t *testing.T) {
 	base := "http://" + relay.await(t, serving)[1]
 	routed := sseEvents(t, base, operatorToken, url.Values{"filter": {`{"type":["attention.routed"]}`}})
 
-	push, hookRecv := newReceiver(t), newReceiver(t)
+	push, hookRecv := newSink(t), newSink(t)
 	hookRecv.hold = make(chan struct{})
-	hookRecv.status = func(n int) int {
+	hookRecv.fail = func(n int) int {
 		if n <= 2 {
 			return http.StatusBadGateway
 		}
@@ -330,7 +260,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 
 	// The push server and the desktop get it while the webhook's first
 	// attempt hangs: a route that fails delays no other.
-	push.awaitRequests(t, 1)
+	p, path, auth := push.next(t)
 	for deadline := time.Now().Add(wait); ; {
 		if b, _ := os.ReadFile(desk); len(b) > 0 {
 			break
@@ -340,11 +270,11 @@ func TestNotifyEndToEnd(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if hookRecv.requests() != 1 || len(hookRecv.delivered()) != 0 {
-		t.Fatalf("webhook: %d requests before its first answer", hookRecv.requests())
+	if n := hookRecv.requests(); n != 1 {
+		t.Fatalf("webhook: %d requests before its first answer", n)
 	}
 	close(hookRecv.hold)
-	hookRecv.awaitRequests(t, 3)
+	w, _, _ := hookRecv.next(t)
 
 	// One attention.routed per delivery, nothing for the answered card.
 	got := map[string]map[string]any{}
@@ -376,15 +306,14 @@ func TestNotifyEndToEnd(t *testing.T) {
 	}
 
 	// Exactly one delivery per route, each as its route shows it.
-	if n := len(push.delivered()); n != 1 {
-		t.Fatalf("push server got %d", n)
+	if n, m := push.requests(), hookRecv.requests(); n != 1 || m != 3 || len(push.got)+len(hookRecv.got) != 0 {
+		t.Fatalf("push server: %d requests, webhook: %d (two refused, one taken)", n, m)
 	}
-	p := push.delivered()[0]
-	if p["topic"] != "aep-secret-topic" || p["title"] != "claude-code needs your permission: Bash" ||
+	if path != "/" || auth != "Bearer tk_pushtoken" || p["topic"] != "aep-secret-topic" || p["title"] != "claude-code needs your permission: Bash" ||
 		strings.Contains(p["message"].(string), "rm -rf") || !strings.Contains(p["message"].(string), "session cc-live on test-host") {
 		t.Fatalf("push at metadata: %v", p)
 	}
-	if w := hookRecv.delivered(); len(w) != 1 || !strings.Contains(w[0]["text"].(string), "rm -rf dist") {
+	if !strings.Contains(fmt.Sprint(w["text"]), "rm -rf dist") {
 		t.Fatalf("webhook at redacted: %v", w)
 	}
 	deskB, _ := os.ReadFile(desk)

@@ -1,5 +1,5 @@
 //go:build !race
 
-package notify_test
+package notify
 
 const raceOn = false
