@@ -57,7 +57,15 @@ func main() {
 	n := flag.Int("n", 150, "runs per command and vendor")
 	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
+	relayOnly := flag.Bool("relay", false, "only the relay figures")
 	flag.Parse()
+	if *relayOnly {
+		if err := runRelay(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*bin, *n, *benchtime, *skipGo); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -121,6 +129,11 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 		return err
 	}
 	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
+	rg, err := relayFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, rg...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)
