@@ -225,6 +225,10 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		Errors:   shim.NewErrorLog(home),
 		Deadline: d,
 		Setup:    setup,
+		// Without destinations nothing follows the reply that a signal
+		// should cancel (the sweep is harmless), so nothing need watch for
+		// signals: ignoring them saves the hook a goroutine and a thread.
+		IgnoreSignals: len(extra) == 0,
 	}
 	code := r.Run(f.Hook, in, out)
 	return Result{Code: code, Interrupted: r.Interrupted(), Config: cfg, Emitter: r.Emitter}
