@@ -157,3 +157,21 @@ func TestHookOnlyHandsOver(t *testing.T) {
 		t.Errorf("the firing with an unknown flag was not recorded: %v", err)
 	}
 }
+
+// TestHookOnlyLinksOnlyTheHookPath keeps what makes a process start slow
+// out of the hook-only build: every package linked initialises in every
+// hook process.
+func TestHookOnlyLinksOnlyTheHookPath(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"net/http", "github.com/alecthomas/kong", "go.opentelemetry.io/", "github.com/json-iterator/",
+			"github.com/oklog/ulid", "github.com/fsnotify/", "google.golang.org/", "github.com/aep-hook/aep-hook/shim/deliver", "github.com/aep-hook/aep-hook/harness/"} {
+			if strings.HasPrefix(pkg, heavy) {
+				t.Errorf("the hook-only build links %s", pkg)
+			}
+		}
+	}
+}
