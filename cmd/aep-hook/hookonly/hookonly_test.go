@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,5 +174,37 @@ func TestHookOnlyLinksOnlyTheHookPath(t *testing.T) {
 				t.Errorf("the hook-only build links %s", pkg)
 			}
 		}
+	}
+}
+
+// TestHookOnlyInitIsSmall bounds what the hook-only build's package
+// initialisation allocates (GODEBUG=inittrace=1 counts it exactly): a
+// regexp compiled or a table built at package init costs every hook
+// process, and shows here as tens of allocations; such things belong in a
+// sync.OnceValue.
+func TestHookOnlyInitIsSmall(t *testing.T) {
+	front, _ := buildPair(t)
+	cmd := exec.Command(front, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("version: %v\n%s", err, stderr.String())
+	}
+	line := regexp.MustCompile(`^init (\S+) @.* (\d+) bytes, (\d+) allocs$`)
+	total := 0
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[3])
+		total += n
+		if n > 60 {
+			t.Errorf("package %s allocates %d times at init (bound 60): compile or build it on first use", m[1], n)
+		}
+	}
+	if total == 0 || total > 300 {
+		t.Errorf("package initialisation allocates %d times in all (bound 300)", total)
 	}
 }
