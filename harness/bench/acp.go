@@ -94,6 +94,15 @@ func (p *pipeProc) stream(data []byte) (time.Duration, error) {
 	return d, p.cmd.Wait()
 }
 
+// timeStream starts argv and times data through it (see stream).
+func timeStream(argv, env []string, data []byte) (time.Duration, error) {
+	p, err := startPipe(argv, env)
+	if err != nil {
+		return 0, err
+	}
+	return p.stream(data)
+}
+
 // acpFigures prints the tee against the pipe (burst) and the tee's drops
 // at a steady 5,000 messages a second, and returns the two goals.
 func acpFigures(bin, tmp string, pairs int) []goal {
@@ -114,22 +123,12 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 	for i := 0; i < pairs; i++ {
 		home := filepath.Join(tmp, fmt.Sprintf("acp-home-%d", i))
 		env := append(os.Environ(), "AEP_HOME="+home)
-		tp, err := startPipe([]string{bin, "acp", "--", cat}, env)
+		td, err := timeStream([]string{bin, "acp", "--", cat}, env, data)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: acp tee:", err)
 			return []goal{burst, paced}
 		}
-		td, err := tp.stream(data)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: acp tee:", err)
-			return []goal{burst, paced}
-		}
-		pp, err := startPipe([]string{cat}, env)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench: cat:", err)
-			return []goal{burst, paced}
-		}
-		pd, err := pp.stream(data)
+		pd, err := timeStream([]string{cat}, env, data)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: cat:", err)
 			return []goal{burst, paced}
