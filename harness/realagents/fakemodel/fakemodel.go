@@ -70,6 +70,10 @@ type Reply struct {
 	// (Responses: response.failed with a server_error): a failure the
 	// agent's stream retry sees, unlike an HTTP status.
 	StreamFailed bool
+	// Refuse ends the answer as the API ends a refusal (Anthropic
+	// stop_reason refusal, Gemini finishReason SAFETY, chat completions
+	// finish_reason content_filter), with Text (if any) before it.
+	Refuse bool
 	// InputTokens is the prompt size the answer's usage reports (0: 100):
 	// a large one makes an agent compact its context.
 	InputTokens int
