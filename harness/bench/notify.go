@@ -147,9 +147,8 @@ func attentionEvent(i int, at time.Time) string {
 // process's start.
 func notifyFigures(bin, tmp string) ([]goal, error) {
 	fmt.Println()
-	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("== notify (issue 31; an ntfy route to a push server on 127.0.0.1; baseline: the relay's SSE delivery of the same events to a plain subscriber; this machine is shared with other sessions, load average %s)\n",
-		strings.Join(strings.Fields(string(load))[:3], " "))
+		loadAverage())
 	home := filepath.Join(tmp, "home-notify")
 	logDir := filepath.Join(home, "logs", "claude-code")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
@@ -274,9 +273,6 @@ func runNotify(bin string) error {
 	}
 	defer os.RemoveAll(tmp)
 	goals, err := notifyFigures(bin, tmp)
-	fmt.Println()
-	for _, g := range goals {
-		g.print()
-	}
+	printGoals(goals)
 	return err
 }
