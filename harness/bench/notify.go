@@ -253,7 +253,7 @@ func notifyFigures(bin, tmp string) ([]goal, error) {
 	}
 	sortDur(whole)
 	sortDur(runs)
-	fmt.Printf("%-46s %10s %10s %10s %10s %7.2fx\n", fmt.Sprintf("hook process start -> push (%d/%d; beside: its run)", len(whole), notifyHooks),
+	fmt.Printf("%-46s %10s %10s %10s %10s %7.2fx\n", fmt.Sprintf("hook start -> push (%d/%d; beside: its run)", len(whole), notifyHooks),
 		roundUs(pct(whole, .5)), roundUs(pct(whole, .99)), roundUs(pct(runs, .5)), roundUs(pct(runs, .99)),
 		float64(pct(whole, .5))/float64(max(pct(runs, .5), 1)))
 	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
