@@ -318,7 +318,7 @@ func parseValue(s string, i int) (sp span, quoted, ok bool) {
 		return span{}, quoted, false
 	}
 	switch strings.ToLower(s[st:en]) {
-	case "bearer", "basic", "token", "digest", "negotiate":
+	case "bearer", "basic", "token", "digest", "negotiate", "ssws":
 		j := skipBlanks(s, en)
 		if j == en || j >= n {
 			return span{}, quoted, false
@@ -382,7 +382,7 @@ const typeWords wordSet = "string str number int integer bool boolean bytes any 
 // config.password) or a call (getpass()).
 func placeholder(s string, key string, sp span, quoted bool) bool {
 	v := s[sp.start:sp.end]
-	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) {
+	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) || placeholderWord(v) {
 		return true
 	}
 	if strings.EqualFold(v, key) {
@@ -448,9 +448,10 @@ func codeRef(v string) bool {
 // randomLike reports whether v looks machine-generated: at least 10 token
 // bytes without blanks, letters and digits mixed (or 16 mixed-case letters
 // that are not CamelCase words), a Shannon entropy of at least 3 bits a
-// byte, and not a path or a URL.
+// byte, and not a path (an AWS secret may hold a slash, a path holds
+// words) or a URL.
 func randomLike(v string) bool {
-	if len(v) < 10 || len(v) > 4096 || v[0] == '/' || v[0] == '.' || v[0] == '~' || strings.Contains(v, "://") {
+	if len(v) < 10 || len(v) > 4096 || v[0] == '.' || v[0] == '~' || strings.Contains(v, "://") || pathLike(v) {
 		return false
 	}
 	var lower, upper, digit int

@@ -129,6 +129,9 @@ func classifyKey(name string) keyClass {
 	if len(segs) == 0 {
 		return notCred
 	}
+	for len(segs) > 1 && isDigits(segs[len(segs)-1]) {
+		segs = segs[:len(segs)-1] // Key-File-3, token_2: a version or an index
+	}
 	norm := strings.Join(segs, "")
 	last := segs[len(segs)-1]
 	for _, s := range strongSuffixes {
@@ -158,6 +161,16 @@ func classifyKey(name string) keyClass {
 		class-- // "token_type", "secret_name", "api_version" describe, not hold
 	}
 	return class
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // CredentialKey reports whether an object key or assignment name names a

@@ -27,6 +27,8 @@
 
 package redact
 
+import "strings"
+
 // providerRules are the bare tokens of provider families, each behind the
 // literal prefix that makes it cheap to find, plus one rule for names that
 // carry a provider's name (DISCORD_CLIENT=..., heroku: <uuid>).
@@ -583,6 +585,84 @@ func providerRules() []rule {
 			tp: []string{"dnkey-aP6r2fqSDmnUgYj_6yW84-AI6o-AyfHyRC7velgGXvUdhe8O0Th4jWf9dsBXGg8WMCNnHyCb5hVuQ0c"},
 			fp: []string{"dnkey-x"},
 		},
+		{
+			id: "discord-webhook", keywords: []string{"discord.com/api", "discordapp.com/api"},
+			pattern: `(?i)\bhttps?://(?:[a-z]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{5,30}/([A-Za-z0-9_\-]{30,})`,
+			back:    40, fwd: 300,
+			groups: []int{1},
+			tp:     []string{"https://discord.com/api/webhooks/1398104973841831610/c3OPVYD1MGex0UoGl6ghp-cU7np4EPg5IRhLOXgJVK4Tz", "https://canary.discordapp.com/api/v10/webhooks/12345678/Hc2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4"},
+			fp:     []string{"https://discord.com/api/oauth2/authorize", "https://discord.com/channels/1170455123987654321/1170455123987654322"},
+		},
+		{
+			id: "okta-ssws", keywords: []string{"ssws"},
+			pattern: `(?i)\bssws\s+([A-Za-z0-9_\-=]{20,})`,
+			back:    1, fwd: 120,
+			groups: []int{1},
+			check:  tokenLike,
+			tp:     []string{"Authorization: SSWS 003VrMKeNP_xLVaPvZk4a8P88_lnVnoDcbeiCtqpi9", "authorization: ssws 00pL4kJ7hG2fD9sA6qW3eR8tY1uI5oP0zX7cV4bN2m"},
+			fp:     []string{"Authorization: SSWS {api_token}", "the SSWS scheme"},
+		},
+		{
+			id: "twilio-positional", keywords: []string{"AC"}, exact: true,
+			// An account SID followed by its auth token as the next argument:
+			// Client("AC...", "<32 hex>").
+			pattern: `\bAC[0-9a-fA-F]{32}['"]?\s*,\s*(?:[A-Za-z_]\w*\s*[=:]\s*)?['"]?([0-9a-fA-F]{32})\b`,
+			back:    1, fwd: 300,
+			groups: []int{1},
+			tp:     []string{`Client("ACb2cb54c4ead94c2855306776fb743b03", "2e7f3c3acb391d66cd2e085de07a0689")`, "twilio('ACd920c0c76f8634d0631cbfa89e1cde27',\n  'b18f0649ab2e1fc165e766977fd27126')"},
+			fp:     []string{"account ACb2cb54c4ead94c2855306776fb743b03 sent SM9f8e7d6c5b4a39281706f5e4d3c2b1a0", "ACCESS"},
+		},
+		{
+			id: "oauth-refresh-token", keywords: []string{"rt_"},
+			pattern: `\brt_[A-Za-z0-9_\-]{30,}`,
+			back:    1, fwd: 300,
+			check: randomLike,
+			tp:    []string{"refresh with rt_9UQhD_-3QCUBkrFsC-uLlWPnA5rwSFR6TVKzjf8I now"},
+			fp:    []string{"the rt_ prefix", "rt_sigprocmask_and_rt_sigreturn_syscalls"},
+		},
+		{
+			id: "putty-private-key", keywords: []string{"private-lines:"},
+			scan: scanPuttyPrivate,
+			tp:   []string{"Private-Lines: 1\nbXs7h7mbbO9UBEwdREcKEjYOxDzwld4M3w/S/OtsjWYq\nPrivate-MAC: 0c9b"},
+			fp:   []string{"Private-Lines: none", "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5"},
+		},
+		{
+			id: "putty-private-mac", keywords: []string{"private-mac:", "private-hash:"},
+			pattern: `(?i)\bprivate-(?:mac|hash):[ \t]*([0-9a-f]{32,})`,
+			back:    1, fwd: 200,
+			groups: []int{1},
+			tp:     []string{"Private-MAC: daf9ebfcbfe0bec36041c7ac7abdac9a5340a7f324d18b108de6549eb8c0bf88"},
+			fp:     []string{"Private-MAC: see below"},
+		},
 		providerNameRule(),
 	}
+}
+
+// scanPuttyPrivate redacts the private section of a PuTTY key file (.ppk,
+// versions 2 and 3): the lines "Private-Lines: N" announces.
+func scanPuttyPrivate(s string, i, k int, _ *compiledRule) []span {
+	j := skipBlanks(s, i+k)
+	n := 0
+	for j < len(s) && isDigit(s[j]) && n < 1000 {
+		n = n*10 + int(s[j]-'0')
+		j++
+	}
+	var out []span
+	for l := 0; l < min(n, 256); l++ {
+		j = lineEnd(s, j)
+		if j < len(s) && s[j] == '\r' {
+			j++
+		}
+		if j >= len(s) || s[j] != '\n' {
+			break
+		}
+		st := skipBlanks(s, j+1)
+		en := lineEnd(s, st)
+		if en == st || strings.Contains(s[st:en], ": ") {
+			break
+		}
+		out = append(out, span{st, en})
+		j = en
+	}
+	return out
 }

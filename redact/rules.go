@@ -40,12 +40,13 @@ const (
 )
 
 // rules returns every rule, in a fixed order: the generic forms below, the
-// command-line forms (rules_cli.go) and the provider tokens (providers.go).
+// forms judged by their context (rules_context.go), the command-line forms
+// (rules_cli.go) and the provider tokens (providers.go).
 // The table is built on first use, never at package initialisation, so a
 // process that never redacts pays nothing; a Pipeline keeps its own copy
 // with lazily compiled patterns.
 var rules = sync.OnceValue(func() []rule {
-	return slices.Concat(genericRules(), cliRules(), providerRules())
+	return slices.Concat(genericRules(), contextRules(), cliRules(), providerRules())
 })
 
 // defaultIndex is the keyword index of the default table, built once per
@@ -65,18 +66,22 @@ var credKeywords = []string{
 func genericRules() []rule {
 	return []rule{
 		{
-			id:       "pem-block",
-			keywords: []string{"-----begin"},
-			// A whole block, or a truncated one up to the end of its body,
-			// also with JSON-escaped newlines.
-			pattern: `-----BEGIN[A-Z0-9 _-]{0,}-----(?:[\s\S]*?-----END[A-Z0-9 _-]{0,}-----|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
-			back:    1, fwd: 16384,
+			id: "pem-block",
+			// A private key block (public keys and certificates are not
+			// secrets), whole, or truncated up to the end of its body, also
+			// with JSON-escaped newlines.
+			keywords: []string{"-----begin", "---- begin ssh2 encrypted"},
+			pattern:  `-{4,5} ?BEGIN[A-Z0-9 _-]*PRIVATE KEY(?: BLOCK)? ?-{4,5}(?:[\s\S]*?-{4,5} ?END[A-Z0-9 _-]*-{4,5}|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
+			back:     1, fwd: 16384,
 			tp: []string{
 				"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
 				`{"key":"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"}`,
 				"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+				"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4AAAA3aWYtbW9kbnttc2\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
 			},
-			fp: []string{"----- begin here -----", "the BEGIN marker"},
+			fp: []string{"----- begin here -----", "the BEGIN marker",
+				"-----BEGIN CERTIFICATE-----\nMIIBlzCCAT2gAwIBAgIUPPswo3djqqhCxwGq66ECV66DiLow\n-----END CERTIFICATE-----",
+				"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEz0R8t\n-----END PUBLIC KEY-----"},
 		},
 		{
 			id:       "jwt",
@@ -119,10 +124,10 @@ func genericRules() []rule {
 		{
 			id:       "url-credentials",
 			keywords: []string{"://"},
-			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?#@"'<>]+)@`,
+			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?@"'<>]+)@`,
 			back:     32, fwd: 256,
 			groups: []int{1},
-			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git"},
+			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git", "https://svc:Vq3#mZ8p@mcp.internal:8443/sse"},
 			fp:     []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user"},
 		},
 		{
@@ -243,10 +248,17 @@ func judge(s string, a assignment, c keyClass) bool {
 
 func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 	a, ok := assignAt(s, i, k)
-	if !ok || !judge(s, a, classifyKey(a.key)) {
+	if !ok || cookieKey(a.key) || !judge(s, a, classifyKey(a.key)) {
 		return nil
 	}
 	return []span{a.value}
+}
+
+// cookieKey reports whether a name is a cookie header or map, whose value
+// holds name=value pairs the cookie rule judges one by one.
+func cookieKey(k string) bool {
+	n := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(k))
+	return n == "cookie" || n == "cookies" || n == "setcookie"
 }
 
 // flagPass are endings that make a flag a password even where they would

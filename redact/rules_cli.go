@@ -102,15 +102,15 @@ func cliRules() []rule {
 		},
 		{
 			id:       "echo-to-stdin",
-			keywords: []string{"-stdin", "with-token", "passwd"},
+			keywords: []string{"-stdin", "with-token", "passwd", "sudo"},
 			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n]*` +
-				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b)`,
+				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*S\b)`,
 			back: 512, fwd: 16, groups: []int{1},
 			check: func(v string) bool {
 				v = strings.Trim(v, `'"`)
 				return hasAlnum(v) && v[0] != '$' && !strings.Contains(v, "%s")
 			},
-			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd"},
+			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd", `printf '\x50\x34\x73' | sudo -S systemctl restart app`},
 			fp: []string{`echo "$PW" | docker login --password-stdin`, "cat pw.txt | docker login --password-stdin"},
 		},
 		{
@@ -128,14 +128,6 @@ func cliRules() []rule {
 			back:     1, fwd: 256, groups: []int{1},
 			tp: []string{"openssl pkcs12 -export -passout pass:Exp0rt -in c", "openssl rsa -passin 'pass:in pw'"},
 			fp: []string{"bypass: true", "pass:"},
-		},
-		{
-			id:       "htpasswd-b",
-			keywords: []string{"htpasswd"},
-			pattern:  `(?m)\bhtpasswd\b[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*(?:[^\s\-]\S*[ \t]+){1,2}` + cliAttached + `[ \t]*(?:$|[;|&])`,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"htpasswd -b .htpasswd admin Htp4ss", "htpasswd -nb admin Htp4ss"},
-			fp: []string{"htpasswd -c .htpasswd admin"},
 		},
 		{
 			id:       "positional-login",

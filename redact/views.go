@@ -171,5 +171,19 @@ func userPass(t string) bool {
 			return false
 		}
 	}
-	return !strings.Contains(pw, ":") && !strings.HasPrefix(pw, "//")
+	return !strings.Contains(pw, ":") && !strings.HasPrefix(pw, "//") && !nodeID(u, pw)
+}
+
+// nodeID reports whether a decoded "user:password" pair is a GitHub legacy
+// node id ("04:User583231", "010:Repository1296269"): a length prefix and
+// a type name followed by its number.
+func nodeID(u, pw string) bool {
+	if !isDigits(u) || len(u) > 3 || len(pw) < 2 || pw[0] < 'A' || pw[0] > 'Z' {
+		return false
+	}
+	i := 1
+	for i < len(pw) && isAlpha(pw[i]) {
+		i++
+	}
+	return i < len(pw) && isDigits(pw[i:])
 }

@@ -1,0 +1,664 @@
+package redact
+
+import "strings"
+
+// This file judges bare values by the words and commands around them:
+// "the root password is X", "a 48-character token alone on the line after
+// a question", the output of `cat config/master.key`. A value that follows
+// such words is judged by its shape: a name that says password takes
+// anything that is not an English word, the others only what looks
+// generated.
+
+// nounClass is how strongly a prose noun says that the value it introduces
+// is a credential.
+type nounClass uint8
+
+const (
+	// weakNoun values ("the key is X", "token to X") are credentials only
+	// when they look generated, a long hex string included.
+	weakNoun nounClass = iota + 1
+	// strongNoun values ("the password is X") are credentials unless they
+	// are English words.
+	strongNoun
+)
+
+// proseNouns are the nouns the prose rule starts at, with their class.
+var proseNouns = [...]struct {
+	word  string
+	class nounClass
+}{
+	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun},
+	{"passcode", strongNoun}, {"pin", strongNoun},
+	{"secret", weakNoun}, {"token", weakNoun}, {"key", weakNoun}, {"credential", weakNoun},
+	{"creds", weakNoun}, {"login", weakNoun}, {"code", weakNoun},
+}
+
+// proseKeywords are the keywords of the prose rule.
+func proseKeywords() []string {
+	out := make([]string, len(proseNouns))
+	for i, n := range proseNouns {
+		out[i] = n.word
+	}
+	return out
+}
+
+// codeQualifiers are the words that make "code" a credential: a one-time,
+// verification or recovery code, not an exit or status code.
+const codeQualifiers wordSet = "verification security one-time onetime otp 2fa mfa sms auth authentication " +
+	"recovery backup login access confirmation"
+
+// proseStop are the words a prose value is not: articles, prepositions,
+// adjectives and participles that follow "the password is" in ordinary
+// sentences.
+const proseStop wordSet = "a an the this that these those it its my your our their his her one two " +
+	"in on at for of to from with by as into onto via per about under over out up off " +
+	"is was are were be been being not no never also only just still now then here there " +
+	"below above same different new old right wrong correct incorrect valid invalid empty blank " +
+	"missing required optional mandatory set unset null none nil true false yes ok okay fine good " +
+	"bad weak strong long short simple easy hard secure insecure safe unsafe known unknown hidden " +
+	"visible case sensitive expired shown sent given printed displayed logged masked redacted " +
+	"secret private public too very really usually always sometimes what which who where when why " +
+	"how something anything nothing everything same another other any all some each every " +
+	"needed necessary important ready active inactive enabled disabled available unavailable " +
+	"stale fresh current previous next last first default same unchanged different " +
+	"and or but if so because since while until unless generated rotated revoked stored saved " +
+	"encrypted hashed changed reset updated configured defined exported injected provided " +
+	"passed read loaded cached kept managed handled used supplied embedded typed entered"
+
+// englishSuffixes are word endings that mark an English adjective,
+// participle or abstract noun rather than a chosen password.
+var englishSuffixes = [...]string{
+	"ed", "ing", "ly", "ble", "ful", "ous", "ive", "ant", "ent", "ance", "ence", "ion", "ions",
+	"ity", "ty", "cy", "ness", "ment", "ments", "al", "ic", "ics", "ary", "ory", "ure", "ise",
+	"ize", "less", "est", "ship", "ism", "ist", "ate", "ish", "ward", "wise",
+}
+
+// englishWord reports whether v is one plain word in letters (lower case,
+// or capitalized) that reads as English rather than as a chosen value.
+func englishWord(v string) bool {
+	if len(v) == 0 {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || i == 0 && c >= 'A' && c <= 'Z' || c == '-' && i > 0 && i < len(v)-1) {
+			return false
+		}
+	}
+	w := strings.ToLower(v)
+	if len(w) <= 3 || proseStop.has(w) {
+		return true
+	}
+	if strings.Contains(w, "-") {
+		return proseStop.has(w[:strings.IndexByte(w, '-')])
+	}
+	for _, suf := range englishSuffixes {
+		if strings.HasSuffix(w, suf) && len(w) > len(suf)+2 {
+			return true
+		}
+	}
+	return false
+}
+
+// credShape reports whether v looks like a credential rather than a word, a
+// number, a version, a path or a URL: generated-looking, or letters mixed
+// with digits or symbols.
+func credShape(v string) bool {
+	if len(v) < 6 || len(v) > 512 || strings.Contains(v, "://") || pathLike(v) || versionLike(v) {
+		return false
+	}
+	if randomLike(v) {
+		return true
+	}
+	var letters, digits, symbols, spaces int
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isAlpha(c):
+			letters++
+		case isDigit(c):
+			digits++
+		case c == ' ':
+			spaces++
+		case c > ' ' && c < 0x7f:
+			symbols++
+		default:
+			return false
+		}
+	}
+	if spaces > 0 {
+		return letters > 0 && digits > 0 && len(v) >= 8
+	}
+	if dateLike(v) {
+		return false
+	}
+	return letters > 0 && digits > 0 || letters > 0 && symbols > 0 && len(v) >= 8 && mixedCase(v)
+}
+
+// mixedCase reports whether v holds both lower- and upper-case letters.
+func mixedCase(v string) bool {
+	var lo, up bool
+	for i := 0; i < len(v); i++ {
+		lo = lo || v[i] >= 'a' && v[i] <= 'z'
+		up = up || v[i] >= 'A' && v[i] <= 'Z'
+	}
+	return lo && up
+}
+
+// pathLike reports whether v is a file path rather than a token that
+// happens to hold a slash: rooted (/, ~/, ./, a drive) with at least two
+// segments, ending in a known file extension, or made of plain-word
+// segments (lower case, digits, - _ .), as a module path or a URL path is.
+func pathLike(v string) bool {
+	if !strings.ContainsAny(v, `/\`) {
+		return false
+	}
+	segs := strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == '\\' })
+	if len(segs) == 0 {
+		return true
+	}
+	last := segs[len(segs)-1]
+	if dot := strings.LastIndexByte(last, '.'); dot > 0 && fileExts.has(strings.ToLower(last[dot+1:])) {
+		return true
+	}
+	rooted := v[0] == '/' || v[0] == '~' || v[0] == '.' || v[0] == '\\' || len(v) > 2 && v[1] == ':' && isAlpha(v[0])
+	if rooted && len(segs) >= 2 {
+		return true
+	}
+	for _, sg := range segs {
+		if mixedCase(sg) {
+			return false
+		}
+	}
+	return len(segs) >= 2
+}
+
+// versionLike reports whether v is a version: v1.2.3, 1.14.2-rc.1.
+func versionLike(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "v"), "V")
+	dots := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '.':
+			dots++
+		case isDigit(c):
+		case c == '-' || c == '+' || isAlpha(c):
+			return dots >= 1 && i > 0 && isDigit(v[0])
+		default:
+			return false
+		}
+	}
+	return dots >= 1 && len(v) > 0 && isDigit(v[0])
+}
+
+// dateLike reports whether v is a date or time: digits joined by - : T Z.
+func dateLike(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isDigit(c) && c != '-' && c != ':' && c != 'T' && c != 'Z' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// hexOnly reports whether v is a hex string of at least n digits.
+func hexOnly(v string, n int) bool {
+	if len(v) < n {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isHex(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// proseValue judges a value introduced by a noun of class c: loose when a
+// strong noun and a verb stand before it ("the password is hunter"),
+// strict otherwise.
+func proseValue(s string, sp span, quoted bool, c nounClass, loose bool) bool {
+	v := s[sp.start:sp.end]
+	if v == "" || placeholder(s, "", sp, quoted) || placeholderWord(v) {
+		return false
+	}
+	if loose && c == strongNoun {
+		if quoted {
+			return hasAlnum(v) && !englishWord(v)
+		}
+		return !englishWord(v) && !strings.Contains(v, "://") && !pathLike(v) && !versionLike(v)
+	}
+	return credShape(v) || c >= weakNoun && hexOnly(v, 32)
+}
+
+// scanProse reads "NOUN [qualifier words] VERB VALUE" around a prose noun:
+// "the root password is X", "the password I set was 'X'", "Use this API
+// key (keep it private): X", "new password X", "set the token to X", "# the
+// key is" with the value on the next line, "login is admin / X". A noun
+// followed at once by = or : is an assignment, the assignment rule's.
+func scanProse(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && isAlnum(s[i-1]) {
+		return nil
+	}
+	e := i + k
+	if e < len(s) && (s[e] == 's' || s[e] == 'S') {
+		e++
+	}
+	if e < len(s) && (isAlnum(s[e]) || s[e] == '_' || s[e] == '-') {
+		return nil // keyword, tokenizer, password_file, password-protected
+	}
+	noun := strings.ToLower(s[i : i+k])
+	var class nounClass
+	for _, n := range proseNouns {
+		if n.word == noun {
+			class = n.class
+		}
+	}
+	if noun == "code" && !codeQualifiers.has(prevWord(s, i)) {
+		return nil
+	}
+	if noun == "key" && strings.EqualFold(prevWord(s, i), "primary") {
+		return nil
+	}
+	j := e
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		j++
+	}
+	if op, _ := operatorAt(s, skipBlanks(s, j)); op == "=" || op == ":" || op == ":=" || op == "=>" {
+		return nil
+	}
+	return proseAfter(s, e, class, noun)
+}
+
+// prevWord returns the lower-case word before the one starting at i.
+func prevWord(s string, i int) string {
+	j := i
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t' || s[j-1] == '-') {
+		j--
+	}
+	st := j
+	for st > 0 && (isAlnum(s[st-1]) || s[st-1] == '-') {
+		st--
+	}
+	return strings.ToLower(s[st:j])
+}
+
+// proseVerbs are the words that introduce a value after a noun phrase.
+const proseVerbs wordSet = "is was are were = -> => becomes equals to"
+
+// proseBreaks end a noun phrase without a value.
+const proseBreaks wordSet = "and or but if when while because since so then which"
+
+// maxQualifier bounds the words between a noun and its verb.
+const maxQualifier = 8
+
+// proseAfter finds the verb after a noun ending at e and the value after
+// it.
+func proseAfter(s string, e int, class nounClass, noun string) []span {
+	le := lineEnd(s, e)
+	j := e
+	for w := 0; w <= maxQualifier; w++ {
+		j = skipBlanks(s, j)
+		if j >= le {
+			return nil
+		}
+		ws := j
+		for j < le && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		word := s[ws:j]
+		lw := strings.ToLower(word)
+		if w == 0 && class == strongNoun && !proseVerbs.has(lw) {
+			// "new password X": a strong noun followed at once by its value.
+			sp, q := bareOrQuoted(s, ws, le)
+			if sp.end > sp.start && proseValue(s, sp, q, class, false) {
+				return []span{sp}
+			}
+		}
+		if lw == "to" && w > 0 {
+			continue // "the key to success": "to" is a verb only right after the noun
+		}
+		if proseVerbs.has(lw) || strings.HasSuffix(word, ":") && len(word) > 0 {
+			if lw == "is" || lw == "was" || lw == "are" || lw == "were" {
+				// "is now", "is set to", "is still", and "is:"
+				for _, more := range [...]string{"now ", "set to ", "still ", "changed to "} {
+					if k := skipBlanks(s, j); strings.HasPrefix(strings.ToLower(s[k:min(le, k+len(more))]), more) {
+						j = k + len(more)
+					}
+				}
+				if j < le && s[j] == ':' {
+					j++
+				}
+			}
+			return proseValueAt(s, j, le, class, lw != "to" && !strings.HasSuffix(word, ":") || noun == "password")
+		}
+		if proseBreaks.has(lw) || strings.ContainsAny(word[len(word)-1:], ".,;!?") {
+			return nil
+		}
+	}
+	return nil
+}
+
+// proseValueAt reads the value after a verb ending at j: on the same line,
+// or, when the verb ends the line, the lone token of the next line.
+func proseValueAt(s string, j, le int, class nounClass, loose bool) []span {
+	v := skipBlanks(s, j)
+	if v >= le {
+		sp, ok := loneNextLine(s, le)
+		if !ok || !proseValue(s, sp, false, class, loose) {
+			return nil
+		}
+		return []span{sp}
+	}
+	sp, q := bareOrQuoted(s, v, le)
+	if sp.end <= sp.start {
+		return nil
+	}
+	if class == weakNoun {
+		if u, pw, ok := userSlashPass(s, sp, le); ok {
+			_ = u
+			return []span{pw}
+		}
+	}
+	if !proseValue(s, sp, q, class, loose) {
+		return nil
+	}
+	return []span{sp}
+}
+
+// userSlashPass reads "admin / S3cret" (a login stated as user and
+// password) starting at the value sp.
+func userSlashPass(s string, sp span, le int) (user, pw span, ok bool) {
+	j := skipBlanks(s, sp.end)
+	if j >= le || s[j] != '/' || j == sp.end && !strings.ContainsAny(s[sp.start:sp.end], " ") {
+		return span{}, span{}, false
+	}
+	k := skipBlanks(s, j+1)
+	if k == j+1 {
+		return span{}, span{}, false // "a/b" is a path, "a / b" a pair
+	}
+	p, _ := bareOrQuoted(s, k, le)
+	if p.end <= p.start || !credShape(s[p.start:p.end]) {
+		return span{}, span{}, false
+	}
+	return sp, p, true
+}
+
+// bareOrQuoted reads a quoted string or a bare token at v (before le), the
+// bare one without the sentence punctuation that follows it.
+func bareOrQuoted(s string, v, le int) (span, bool) {
+	if v < le && (s[v] == '"' || s[v] == '\'' || s[v] == '`') {
+		if k := strings.IndexByte(s[v+1:le], s[v]); k > 0 {
+			return span{v + 1, v + 1 + k}, true
+		}
+		return span{}, false
+	}
+	e := v
+	for e < le && !isSpace(s[e]) && s[e] != '"' && s[e] != '`' {
+		e++
+	}
+	for e > v && strings.IndexByte(".,;:)]'?", s[e-1]) >= 0 {
+		e--
+	}
+	if e > v && s[v] == '(' {
+		return span{}, false
+	}
+	return span{v, e}, false
+}
+
+// lineEnd returns the end of the line holding j.
+func lineEnd(s string, j int) int {
+	if k := strings.IndexAny(s[j:], "\r\n"); k >= 0 {
+		return j + k
+	}
+	return len(s)
+}
+
+// loneNextLine returns the next line after the line end le when it holds
+// one token and nothing else (a blank line between is skipped).
+func loneNextLine(s string, le int) (span, bool) {
+	j := le
+	for n := 0; n < 2; n++ {
+		if j < len(s) && s[j] == '\r' {
+			j++
+		}
+		if j >= len(s) || s[j] != '\n' {
+			return span{}, false
+		}
+		j++
+		st := skipBlanks(s, j)
+		en := lineEnd(s, st)
+		if st == en {
+			j = en
+			continue
+		}
+		t := en
+		for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
+			t--
+		}
+		if strings.ContainsAny(s[st:t], " \t") {
+			return span{}, false
+		}
+		return span{st, t}, true
+	}
+	return span{}, false
+}
+
+// scanQuestion redacts a token that stands alone on the line after a
+// question (the answer a human pasted): judged by its shape, since a
+// question followed by an id, a hash or a path is ordinary.
+func scanQuestion(s string, i, _ int, _ *compiledRule) []span {
+	le := i + 1
+	sp, ok := loneNextLine(s, le)
+	if !ok || !bareTokenSecret(s[sp.start:sp.end]) {
+		return nil
+	}
+	return []span{sp}
+}
+
+// bareTokenSecret judges a token with no name: at least 20 token bytes,
+// letters of both cases or letters and digits, a high entropy, and none of
+// the shapes ids and digests take (hex, UUIDs, ULIDs, digests, integrity
+// strings, paths, versions, URLs, addresses).
+func bareTokenSecret(v string) bool {
+	if len(v) < 20 || len(v) > 1024 || hexOnly(v, 1) || uuidLike(v) || ulidLike(v) || digestLike(v) ||
+		pathLike(v) || versionLike(v) || strings.ContainsAny(v, "@:") {
+		return false
+	}
+	var lower, upper, digit int
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case isDigit(c):
+			digit++
+		case c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.' || c == '~':
+		default:
+			return false
+		}
+	}
+	classes := boolInt(lower > 0) + boolInt(upper > 0) + boolInt(digit > 0)
+	return classes >= 2 && (lower+upper) >= 4 && digit >= 2 && entropy(v) >= 3.5
+}
+
+// uuidLike reports whether v is a UUID (8-4-4-4-12 hex).
+func uuidLike(v string) bool {
+	if len(v) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if v[i] != '-' {
+				return false
+			}
+		} else if !isHex(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ulidLike reports whether v is a ULID: 26 Crockford base32 characters.
+func ulidLike(v string) bool {
+	if len(v) != 26 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isDigit(c) && !(c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// digestLike reports whether v is a digest or an integrity string:
+// sha256:..., sha512-..., md5-....
+func digestLike(v string) bool {
+	for _, p := range [...]string{"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3"} {
+		if len(v) > len(p)+1 && strings.EqualFold(v[:len(p)], p) && (v[len(p)] == ':' || v[len(p)] == '-' || v[len(p)] == '=') {
+			return true
+		}
+	}
+	return false
+}
+
+// readers are the commands whose output is a file's content.
+var readers = [...]string{"cat", "head", "tail", "less", "more", "bat", "type", "get-content", "gc", "strings", "xxd", "od", "hexdump", "base64"}
+
+// scanSecretFileRead redacts the output of a command that prints a file
+// whose name says it holds a secret (`cat config/master.key`, `cat
+// .vault_pass`, `head -1 secrets/ci_token.txt`): every following line
+// that holds one token, up to the next prompt, a key block or a blank line.
+func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_' || s[i-1] == '-' || s[i-1] == '.' || s[i-1] == '/') {
+		return nil
+	}
+	word := strings.ToLower(s[i : i+k])
+	known := false
+	for _, r := range readers {
+		known = known || r == strings.TrimSpace(word)
+	}
+	if !known {
+		return nil
+	}
+	le := lineEnd(s, i)
+	secret, phrase := false, false
+	for _, t := range cliTokens(s, i+k, 16) {
+		if t.end > le {
+			break
+		}
+		name := s[unquote(s, t).start:unquote(s, t).end]
+		if name == "" || name[0] == '-' {
+			continue
+		}
+		if sec, ph := secretFileName(name); sec {
+			secret, phrase = true, phrase || ph
+		}
+	}
+	if !secret {
+		return nil
+	}
+	var out []span
+	j := le
+	for n := 0; n < 64 && j < len(s); n++ {
+		if s[j] == '\r' {
+			j++
+		}
+		if j >= len(s) || s[j] != '\n' {
+			break
+		}
+		st := skipBlanks(s, j+1)
+		en := lineEnd(s, st)
+		t := en
+		for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
+			t--
+		}
+		line := s[st:t]
+		if line == "" || promptLine(line) || strings.HasPrefix(line, "-----") || strings.HasPrefix(line, "---- ") {
+			break
+		}
+		if !strings.ContainsAny(line, " \t") || phrase && n == 0 {
+			if len(line) >= 4 && !placeholderWord(line) {
+				out = append(out, span{st, t})
+			}
+		}
+		j = en
+	}
+	return out
+}
+
+// promptLine reports whether a line starts a new shell command: a prompt
+// marker or an assignment-free command line.
+func promptLine(l string) bool {
+	for _, p := range [...]string{"$ ", "> ", "# ", "% ", "PS ", "❯ ", "➜ "} {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretFileName judges a file a reader prints: whether its name says it
+// holds a secret, and whether that secret is a phrase (a password file,
+// whose one line may hold blanks).
+func secretFileName(path string) (secret, phrase bool) {
+	base := strings.ToLower(path[strings.LastIndexAny(path, `/\`)+1:])
+	if base == "" || strings.HasSuffix(base, ".pub") || strings.Contains(base, "public") ||
+		strings.HasSuffix(base, ".crt") || strings.HasSuffix(base, ".cer") || strings.Contains(base, "cert") {
+		return false, false
+	}
+	for _, w := range [...]string{"pass", "pwd", "passphrase"} {
+		if strings.Contains(base, w) {
+			return true, true
+		}
+	}
+	for _, w := range [...]string{"secret", "token", "apikey", "api_key", "api-key", "credential", "master.key",
+		"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", ".pgpass", "htpasswd", "private"} {
+		if strings.Contains(base, w) {
+			return true, false
+		}
+	}
+	for _, ext := range [...]string{".key", ".pem", ".ppk", ".p8", ".jwk", ".secret", ".token"} {
+		if strings.HasSuffix(base, ext) {
+			return true, false
+		}
+	}
+	return false, false
+}
+
+// placeholderWord reports whether v stands in for a credential in a sample
+// or a template: REPLACE_ME, CHANGE_ME, your-api-key-here, <insert ...>,
+// xxxx.
+func placeholderWord(v string) bool {
+	n := strings.ToLower(strings.Trim(v, `"'<>{}[]() `))
+	if n == "" {
+		return true
+	}
+	norm := strings.NewReplacer("_", "", "-", "", " ", "", ".", "").Replace(n)
+	for i := 0; i < len(norm); i++ {
+		if !isAlpha(norm[i]) {
+			return strings.Trim(norm, "x*") == "" // xxxx, ****
+		}
+	}
+	if strings.Trim(norm, "x") == "" || placeholderExact.has(norm) {
+		return true
+	}
+	for _, p := range [...]string{"replaceme", "replacewith", "replacethis", "changeme", "changethis", "insert",
+		"enteryour", "enterthe", "fillin", "putyour", "your", "todo", "fixme", "placeholder", "dummy"} {
+		if strings.HasPrefix(norm, p) {
+			return true
+		}
+	}
+	if strings.HasSuffix(norm, "here") {
+		for _, w := range [...]string{"key", "token", "secret", "pass", "value", "your", "id"} {
+			if strings.Contains(norm, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// placeholderExact are whole values that are stand-ins.
+const placeholderExact wordSet = "example sample tbd tba none notset unset empty blank"
