@@ -200,18 +200,22 @@ func replaceSpans(s string, spans []span, mark string) string {
 
 // secretSpans runs rule (a) on s and on its decoded views: the text with
 // line continuations joined (a token split over "\\\n"), the text with
-// percent escapes decoded, and every base64 run that decodes to text
-// holding a secret (the whole run is then redacted).
+// percent escapes decoded, string literals that code concatenates joined,
+// every base64 or hex run that decodes to text holding a secret (the whole
+// run is then redacted); a secret that ends its line is followed onto the
+// next when the line wraps it.
 func (p *Pipeline) secretSpans(s string) []span {
 	out := p.detect(s)
-	for _, v := range [...]func(string) (view, bool){continuationView, percentView} {
+	for _, v := range [...]func(string) (view, bool){continuationView, percentView, concatView} {
 		if vw, ok := v(s); ok {
 			for _, sp := range p.detect(vw.text) {
 				out = append(out, vw.source(sp))
 			}
 		}
 	}
-	return append(out, p.base64Spans(s)...)
+	out = append(out, p.base64Spans(s)...)
+	out = append(out, p.hexSpans(s)...)
+	return extendWrapped(s, out)
 }
 
 // detect runs the rules over s: the keyword prefilter, then each hit

@@ -83,8 +83,9 @@ func TestTextPipeline(t *testing.T) {
 		{"env value", "echo s3cr3t-v4lue done", "echo " + secretMark + " done"},
 		{"env short ignored", "ab ab", "ab ab"},
 		{"home configured", "/srv/op/code and /srv/opx", "~/code and /srv/opx"},
-		{"home other users", "/home/alice/a /Users/bob/b", "~/a ~/b"},
-		{"home windows", `C:\Users\carol\d and C:\\Users\\dave\\e`, `~\d and ~\\e`},
+		{"home only the user's own", "/home/alice/a /Users/bob/b /srv/op/x", "/home/alice/a /Users/bob/b ~/x"},
+		{"home inside another path", "/mnt/backup/srv/op/a x/srv/op y=/srv/op:/srv/op/b", "/mnt/backup/srv/op/a x/srv/op y=~:~/b"},
+		{"home in a file url", "file:///srv/op/a.txt", "file://~/a.txt"},
 		{"email", "mail a.b+c@mail.example.org.", "mail " + piiMark + "."},
 		{"phone e164", "call +442079460958 now", "call " + piiMark + " now"},
 		{"phone nanp", "call 415-555-0123 or (415) 555 0123 or 1 415 555 0123", "call " + piiMark + " or " + piiMark + " or " + piiMark},
@@ -160,5 +161,29 @@ func TestValueWalker(t *testing.T) {
 	}
 	if in["password"] != "plain words" {
 		t.Errorf("Value modified its input")
+	}
+}
+
+// TestHomePaths holds rule (c) to its one promise: the user's own home,
+// exactly, as a whole prefix at a path boundary, and no other path.
+func TestHomePaths(t *testing.T) {
+	tests := []struct{ home, in, want string }{
+		{"/home/alice", "/mnt/backup/home/projects/report.txt", "/mnt/backup/home/projects/report.txt"},
+		{"/home/alice", "/srv/home/www/index.html", "/srv/home/www/index.html"},
+		{"/home/alice", "/home/bob/notes.txt", "/home/bob/notes.txt"},
+		{"/home/alice", "cat /home/alice/notes.txt", "cat ~/notes.txt"},
+		{"/home/alice/", `{"cwd":"/home/alice","file":"/home/alice/src/a.go"}`, `{"cwd":"~","file":"~/src/a.go"}`},
+		{"/home/alice", "/home/alicex/a /home/alice.bak/b /backup/home/alice/c", "/home/alicex/a /home/alice.bak/b /backup/home/alice/c"},
+		{"/tmp/x/home", "/tmp/x/home/foo/bar.txt", "~/foo/bar.txt"},
+		{"/tmp/x/home", "/tmp/x/homework/a /tmp/x/home/home/b", "/tmp/x/homework/a ~/home/b"},
+		{"/Users/carol", "PATH=/usr/bin:/Users/carol/bin:/Users/dave/bin", "PATH=/usr/bin:~/bin:/Users/dave/bin"},
+		{`C:\Users\carol`, `C:\Users\carol\d c:\users\carol\x C:\\Users\\carol\\e C:/Users/carol/f D:\Users\carol\g`, `~\d ~\x ~\\e ~/f D:\Users\carol\g`},
+		{"", "/home/alice/a", "/home/alice/a"},
+	}
+	for _, tt := range tests {
+		p := NewPipeline(Options{Home: tt.home, NoPII: true})
+		if got := p.Text(tt.in); got != tt.want {
+			t.Errorf("home %q: Text(%q)\n got %q\nwant %q", tt.home, tt.in, got, tt.want)
+		}
 	}
 }
