@@ -635,7 +635,7 @@ func placeholderWord(v string) bool {
 	if n == "" {
 		return true
 	}
-	norm := strings.NewReplacer("_", "", "-", "", " ", "", ".", "").Replace(n)
+	norm := squeeze(n, "_- .")
 	for i := 0; i < len(norm); i++ {
 		if !isAlpha(norm[i]) {
 			return strings.Trim(norm, "x*") == "" // xxxx, ****
@@ -662,3 +662,17 @@ func placeholderWord(v string) bool {
 
 // placeholderExact are whole values that are stand-ins.
 const placeholderExact wordSet = "example sample tbd tba none notset unset empty blank"
+
+// squeeze returns s without the bytes in drop.
+func squeeze(s, drop string) string {
+	if !strings.ContainsAny(s, drop) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(drop, s[i]) < 0 {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}

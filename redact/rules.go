@@ -257,7 +257,10 @@ func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 // cookieKey reports whether a name is a cookie header or map, whose value
 // holds name=value pairs the cookie rule judges one by one.
 func cookieKey(k string) bool {
-	n := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(k))
+	if len(k) < 6 || len(k) > 10 {
+		return false
+	}
+	n := strings.ToLower(squeeze(k, "-_"))
 	return n == "cookie" || n == "cookies" || n == "setcookie"
 }
 
@@ -271,7 +274,7 @@ func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
 		return nil
 	}
 	c := classifyKey(a.key)
-	norm := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(a.key))
+	norm := strings.ToLower(squeeze(a.key, "-_"))
 	for _, suf := range flagPass {
 		if strings.HasSuffix(norm, suf) {
 			c = strongCred

@@ -41,7 +41,19 @@ func newKWIndex(rs []rule) *kwIndex {
 			x.second[e.kw[0]][e.kw[1]>>6] |= 1 << (e.kw[1] & 63)
 		}
 	}
-	slices.SortStableFunc(x.entry, func(a, b kwEntry) int { return int(pairOf(a.kw)) - int(pairOf(b.kw)) })
+	// Sort by first pair, stable, through a pointer-free key: sorting the
+	// entries themselves costs a hook's first redaction more than the rest
+	// of the index.
+	keys := make([]uint64, len(x.entry))
+	for i, e := range x.entry {
+		keys[i] = uint64(pairOf(e.kw))<<32 | uint64(i)
+	}
+	slices.Sort(keys)
+	sorted := make([]kwEntry, len(x.entry))
+	for i, k := range keys {
+		sorted[i] = x.entry[uint32(k)]
+	}
+	x.entry = sorted
 	x.byPair = make(map[uint16][2]int32, len(x.entry)/2)
 	for i := 0; i < len(x.entry); {
 		k := pairOf(x.entry[i].kw)

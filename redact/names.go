@@ -1,0 +1,123 @@
+package redact
+
+import (
+	"strings"
+	"sync"
+)
+
+// Name returns an identifier (a tool name, an MCP server name, a subject,
+// a state key) with every credential the token rules find in it replaced
+// and the rest of the name kept: "mcp__gh_ghp_..._create_issue" becomes
+// "mcp__gh_[REDACTED:secret]_create_issue", "https://svc:pw@host/sse"
+// keeps its scheme, user and host. Identifiers are metadata, kept at every
+// ceiling below full, so they pass here instead of the text pipeline.
+//
+// A name holding nothing a token could be (no run of 16 or more letters
+// and digits other than hex, no URL, no assignment, no address) is
+// returned as it is without building any rule, so the metadata path of an
+// ordinary hook compiles nothing.
+func Name(s string) string {
+	if !nameSuspect(s) {
+		return s
+	}
+	return replaceSpans(s, namePipeline().secretHits(s), secretMark)
+}
+
+// namePipeline runs rule (a) alone: no home, no environment values, no PII.
+var namePipeline = sync.OnceValue(func() *Pipeline { return NewPipeline(Options{NoPII: true}) })
+
+// nameSuspect reports whether a name may hold a credential: a URL, an
+// assignment or an address, or a run of at least 16 letters and digits
+// that is not a hex digest, a ULID or a plain lower-case word.
+func nameSuspect(s string) bool {
+	if len(s) < 16 {
+		return false
+	}
+	if strings.Contains(s, "://") || strings.ContainsAny(s, "=@") {
+		return true
+	}
+	for i := 0; i < len(s); {
+		if !isAlnum(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		var lower, other bool
+		for j < len(s) && isAlnum(s[j]) {
+			lower = lower || s[j] >= 'a' && s[j] <= 'z' && !isHex(s[j])
+			other = other || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'g' && s[j] <= 'z' || isDigit(s[j])
+			j++
+		}
+		run := s[i:j]
+		if len(run) >= 16 && !hexOnly(run, 16) && !ulidLike(run) && !plainWord(run) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// plainWord reports whether a run is lower-case letters only, or
+// CamelCase words ("createissue", "ReadTextFile"): names, not tokens.
+func plainWord(run string) bool {
+	for i := 0; i < len(run); i++ {
+		if !isAlpha(run[i]) {
+			return false
+		}
+	}
+	return camelWords(run) || strings.ToLower(run) == run
+}
+
+// nameValue passes every string of a decoded value kept verbatim at a
+// ceiling below full, object keys included, through [Name]. The input is
+// not modified: a container holding a changed string is copied.
+func nameValue(v any) any {
+	out, _ := names(v)
+	return out
+}
+
+// names is nameValue reporting whether anything changed.
+func names(v any) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		n := Name(t)
+		return n, n != t
+	case map[string]any:
+		var out map[string]any
+		for k, x := range t {
+			nk := Name(k)
+			nx, changed := names(x)
+			if !changed && nk == k {
+				continue
+			}
+			if out == nil {
+				out = make(map[string]any, len(t))
+				for k2, x2 := range t {
+					out[k2] = x2
+				}
+			}
+			delete(out, k)
+			out[nk] = nx
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	case []any:
+		var out []any
+		for i, x := range t {
+			nx, changed := names(x)
+			if changed && out == nil {
+				out = append(make([]any, 0, len(t)), t[:i]...)
+			}
+			if out != nil {
+				out = append(out, nx)
+			}
+		}
+		if out == nil {
+			return t, false
+		}
+		return out, true
+	}
+	return v, false
+}
