@@ -138,3 +138,30 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("corpus: %d cases, %d with secrets, %d negatives, %d false positives", len(cases), pos, neg, fp)
 }
+
+// promptForms are the shapes in which the mappings put a command into a
+// permission card: Claude Code / Codex / Qwen ("Permission requested: TOOL
+// — COMMAND (DESCRIPTION)"), OpenCode ("Permission requested: KIND —
+// TITLE") and a card whose command is the whole prompt.
+var promptForms = []struct{ before, after string }{
+	{"Permission requested: Bash — ", " (Run the deploy step)"},
+	{"Permission requested: bash — ", ""},
+	{"", " (write the config)"},
+}
+
+// TestPromptSameAsText proves that a permission prompt and any other text
+// field get the same redaction: every corpus case, put into each prompt
+// shape, comes out as the case's own redaction inside the same words.
+func TestPromptSameAsText(t *testing.T) {
+	p := corpusPipeline()
+	cases := loadCorpus(t)
+	for _, c := range cases {
+		want := p.Text(c.text)
+		for _, f := range promptForms {
+			got := p.Text(f.before + c.text + f.after)
+			if got != f.before+want+f.after {
+				t.Errorf("%s:%s in %q...%q:\n got %q\nwant %q", c.file, c.name, f.before, f.after, got, f.before+want+f.after)
+			}
+		}
+	}
+}

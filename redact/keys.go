@@ -25,7 +25,8 @@ var strongSuffixes = [...]string{
 	"encryptionkey", "masterkey", "accountkey", "authkey", "sessionkey",
 	"credential", "credentials", "cred", "creds", "authorization", "auth", "cookie",
 	"onetimecode", "onetimepassword", "secretanswer", "securityanswer", "recoverycode",
-	"backupcode", "seedphrase", "mnemonic",
+	"backupcode", "seedphrase", "mnemonic", "licensekey", "licencekey", "productkey", "serialkey",
+	"activationkey", "activationcode", "registrationkey", "keydata",
 }
 
 // strongLast are whole last segments that mark a credential ("db_pass",

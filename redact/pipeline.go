@@ -141,13 +141,17 @@ func (p *Pipeline) value(v any, cred bool) any {
 // a credential by its key alone.
 func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string]any {
 	out := make(map[string]any, len(m))
+	pair := pairSecret(m)
+	secretIn := func(k string, x any) bool {
+		return secret(k) || k == pair || answersQuestion(k, x)
+	}
 	var renamed []string
 	for k, x := range m {
 		if p.Text(k) != k {
 			renamed = append(renamed, k)
 			continue
 		}
-		out[k] = p.value(x, secret(k))
+		out[k] = p.value(x, secretIn(k, x))
 	}
 	slices.Sort(renamed)
 	for _, k := range renamed {
@@ -159,9 +163,48 @@ func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string
 			}
 			nk = base + " #" + strconv.Itoa(n)
 		}
-		out[nk] = p.value(m[k], secret(k))
+		out[nk] = p.value(m[k], secretIn(k, m[k]))
 	}
 	return out
+}
+
+// pairNames are the members that name a field in a {name, value} pair,
+// pairValues those that hold its value.
+const (
+	pairNames  wordSet = "name id key field label title question prompt header variable var"
+	pairValues wordSet = "value answer text response input content data"
+)
+
+// pairSecret returns the member of a {name: X, value: V} object (a form
+// field's answer, an environment entry) that holds a secret because X
+// names one: {"field": "passphrase", "value": "..."}. "" when there is none.
+func pairSecret(m map[string]any) string {
+	if len(m) < 2 || len(m) > 8 {
+		return ""
+	}
+	named := false
+	for k, x := range m {
+		if n, ok := x.(string); ok && pairNames.has(strings.ToLower(k)) && (formSecretName(n) || secretWords(n, false)) {
+			named = true
+		}
+	}
+	if !named {
+		return ""
+	}
+	for k := range m {
+		if pairValues.has(strings.ToLower(k)) {
+			return k
+		}
+	}
+	return ""
+}
+
+// answersQuestion reports whether x is a lone token answering a question
+// (an object keyed by a question's words): judged by its shape, as a
+// token pasted after a question in text is.
+func answersQuestion(k string, x any) bool {
+	v, ok := x.(string)
+	return ok && strings.HasSuffix(strings.TrimSpace(k), "?") && bareTokenSecret(strings.TrimSpace(v))
 }
 
 // secretHits returns the spans rule (a) finds in s.

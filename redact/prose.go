@@ -405,6 +405,25 @@ func bareOrQuoted(s string, v, le int) (span, bool) {
 	return span{v, e}, false
 }
 
+// lineBody returns the end of the content of the line s[st:en]: without
+// trailing blanks, and without a trailing parenthesized remark (the
+// description a permission card appends to a command: "... (Deploy)").
+func lineBody(s string, st, en int) int {
+	t := en
+	for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
+		t--
+	}
+	if t > st && s[t-1] == ')' {
+		if k := strings.LastIndex(s[st:t], " ("); k > 0 && !strings.ContainsAny(s[st+k+2:t-1], "()") {
+			t = st + k
+			for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
+				t--
+			}
+		}
+	}
+	return t
+}
+
 // lineEnd returns the end of the line holding j.
 func lineEnd(s string, j int) int {
 	if k := strings.IndexAny(s[j:], "\r\n"); k >= 0 {
@@ -431,10 +450,7 @@ func loneNextLine(s string, le int) (span, bool) {
 			j = en
 			continue
 		}
-		t := en
-		for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
-			t--
-		}
+		t := lineBody(s, st, en)
 		if strings.ContainsAny(s[st:t], " \t") {
 			return span{}, false
 		}
@@ -570,10 +586,7 @@ func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
 		}
 		st := skipBlanks(s, j+1)
 		en := lineEnd(s, st)
-		t := en
-		for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
-			t--
-		}
+		t := lineBody(s, st, en)
 		line := s[st:t]
 		if line == "" || promptLine(line) || strings.HasPrefix(line, "-----") || strings.HasPrefix(line, "---- ") {
 			break

@@ -251,7 +251,38 @@ func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 	if !ok || cookieKey(a.key) || !judge(s, a, classifyKey(a.key)) {
 		return nil
 	}
+	if !a.quote && phraseKey(a.key) {
+		a.value = phraseValue(s, a.value)
+	}
 	return []span{a.value}
+}
+
+// phraseKey reports whether a name holds a phrase, whose unquoted value
+// runs to the end of its line (passphrase: amber falcon river).
+func phraseKey(k string) bool {
+	n := strings.ToLower(k)
+	for _, w := range [...]string{"passphrase", "phrase", "mnemonic", "seed", "answer"} {
+		if strings.HasSuffix(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseValue extends an unquoted value to the end of its line when the
+// words after it are plain words (no other assignment, no separator, no
+// comment).
+func phraseValue(s string, v span) span {
+	le := lineEnd(s, v.end)
+	rest := s[v.end:le]
+	if strings.ContainsAny(rest, "=:;,\"'&|#{}[]<>()`\\") {
+		return v
+	}
+	end := le
+	for end > v.end && (s[end-1] == ' ' || s[end-1] == '\t') {
+		end--
+	}
+	return span{v.start, end}
 }
 
 // cookieKey reports whether a name is a cookie header or map, whose value

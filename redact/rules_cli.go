@@ -200,8 +200,8 @@ func cliTokens(s string, j, max int) []span {
 	var out []span
 	for len(out) < max {
 		j = skipBlanks(s, j)
-		if j >= len(s) || strings.IndexByte("\n\r;|&<>", s[j]) >= 0 {
-			break
+		if j >= len(s) || strings.IndexByte("\n\r;|&<>(", s[j]) >= 0 {
+			break // a separator, or a subshell or a card's "(description)"
 		}
 		e := j
 		for e < len(s) && !isSpace(s[e]) && s[e] != ';' && s[e] != '|' && s[e] != '&' {

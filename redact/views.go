@@ -302,7 +302,8 @@ func extendWrapped(s string, spans []span) []span {
 			for en < len(s) && tokenByte(s[en]) {
 				en++
 			}
-			if en == st || en < len(s) && s[en] != '\n' && s[en] != '\r' && !(s[en] == '"' || s[en] == '\'' || s[en] == ';') {
+			body := lineBody(s, st, lineEnd(s, st))
+			if en == st || en < body && !(s[en] == '"' || s[en] == '\'' || s[en] == ';') {
 				break
 			}
 			t := s[st:en]
