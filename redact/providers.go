@@ -506,7 +506,7 @@ func providerRules() []rule {
 		},
 		{
 			id: "twilio-key", keywords: []string{"SK"},
-			exact:   true,
+			exact: true, near: hexAfter(2, 32),
 			pattern: `\bSK[0-9a-fA-F]{32}\b`,
 			back:    1, fwd: 300,
 			tp: []string{"SKb026809bb94e39862b259e0227886a0f"},
@@ -529,7 +529,7 @@ func providerRules() []rule {
 		},
 		{
 			id: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "MD", "NT", "Nj", "Nz", "ND", "OT", "Oj", "Oz", "OD"},
-			exact:   true,
+			exact: true, near: dotAfter(23, 28),
 			pattern: `\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}\b`,
 			back:    1, fwd: 300,
 			tp: []string{"MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB", "ODk1ThPD9npS0qUfViUduy6x.jsDx6Z.CHN1VdtfYpRmPkmNe_oyMbO6GW28w2qF8tO_4E"},
@@ -603,7 +603,7 @@ func providerRules() []rule {
 			fp:     []string{"Authorization: SSWS {api_token}", "the SSWS scheme"},
 		},
 		{
-			id: "twilio-positional", keywords: []string{"AC"}, exact: true,
+			id: "twilio-positional", keywords: []string{"AC"}, exact: true, near: hexAfter(2, 32),
 			// An account SID followed by its auth token as the next argument:
 			// Client("AC...", "<32 hex>").
 			pattern: `\bAC[0-9a-fA-F]{32}['"]?\s*,\s*(?:[A-Za-z_]\w*\s*[=:]\s*)?['"]?([0-9a-fA-F]{32})\b`,
@@ -665,4 +665,27 @@ func scanPuttyPrivate(s string, i, k int, _ *compiledRule) []span {
 		j = en
 	}
 	return out
+}
+
+// hexAfter vets a keyword hit of length k followed by n hex digits.
+func hexAfter(k, n int) func(string, int) bool {
+	return func(s string, i int) bool {
+		return i+k+n <= len(s) && hexOnly(s[i+k:i+k+n], n)
+	}
+}
+
+// dotAfter vets a keyword hit that starts a run of token bytes reaching a
+// '.' between lo and hi bytes on (a Discord bot token's first part).
+func dotAfter(lo, hi int) func(string, int) bool {
+	return func(s string, i int) bool {
+		for j := i; j < len(s) && j-i <= hi; j++ {
+			switch c := s[j]; {
+			case c == '.':
+				return j-i >= lo
+			case !isAlnum(c) && c != '_' && c != '-':
+				return false
+			}
+		}
+		return false
+	}
 }

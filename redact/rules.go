@@ -30,7 +30,11 @@ type rule struct {
 	// hit at i (keyword length k) by a linear scan.
 	scan func(s string, i, k int, r *compiledRule) []span
 	// check, when set, vets the redacted text of a pattern match.
-	check  func(string) bool
+	check func(string) bool
+	// near, when set, vets a keyword hit at i before its window opens: a
+	// cheap look at the bytes after a short keyword ("SK", "MT") spares
+	// compiling a pattern for every capitalized word.
+	near   func(s string, i int) bool
 	tp, fp []string
 }
 
@@ -124,7 +128,7 @@ func genericRules() []rule {
 		{
 			id:       "url-credentials",
 			keywords: []string{"://"},
-			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?@"'<>]+)@`,
+			pattern:  `[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?@"'<>]+)@`,
 			back:     32, fwd: 256,
 			groups: []int{1},
 			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git", "https://svc:Vq3#mZ8p@mcp.internal:8443/sse"},
@@ -134,7 +138,7 @@ func genericRules() []rule {
 			id: "url-token-user",
 			// A token as the whole userinfo: https://TOKEN@github.com/...
 			keywords: []string{"://"},
-			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,})@`,
+			pattern:  `[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,})@`,
 			back:     32, fwd: 256,
 			groups: []int{1},
 			check:  randomLike,

@@ -112,6 +112,9 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 			}
 			ri := e.rule
 			r := &rs[ri]
+			if r.near != nil && !r.near(s, i) {
+				continue
+			}
 			if r.scan != nil {
 				hits = append(hits, hit{ri, i, len(e.kw)})
 				continue
