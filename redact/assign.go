@@ -314,6 +314,9 @@ func parseValue(s string, i int) (sp span, quoted, ok bool) {
 		st = i
 		en = bareEnd(s, i)
 	}
+	if quoted && bs == 0 && en < n && (s[en] == '\n' || s[en] == '\r') {
+		en = spanLines(s, en, s[i])
+	}
 	if en == st {
 		return span{}, quoted, false
 	}
@@ -330,6 +333,23 @@ func parseValue(s string, i int) (sp span, quoted, ok bool) {
 		return span{j, e}, false, e > j
 	}
 	return span{st, en}, quoted, true
+}
+
+// spanLines continues a quoted value that a line break interrupts at en
+// (a shell string, a heredoc splitting a password): to its closing quote q
+// when that closes within a few lines and ends the value; else the value
+// ends at the line break.
+func spanLines(s string, en int, q byte) int {
+	lim := min(len(s), en+256)
+	k := strings.IndexByte(s[en:lim], q)
+	if k < 0 || strings.Count(s[en:en+k], "\n") > 3 {
+		return en
+	}
+	c := en + k
+	if c+1 < len(s) && !isSpace(s[c+1]) && strings.IndexByte(";,)]}", s[c+1]) < 0 {
+		return en
+	}
+	return c
 }
 
 // closeQuote returns the position of the quote q closing a string that

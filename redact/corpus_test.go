@@ -156,6 +156,9 @@ func TestPromptSameAsText(t *testing.T) {
 	p := corpusPipeline()
 	cases := loadCorpus(t)
 	for _, c := range cases {
+		if _, lone := loneToken(c.text); lone {
+			continue // a token is alone only as a whole text, never inside a card
+		}
 		want := p.Text(c.text)
 		for _, f := range promptForms {
 			got := p.Text(f.before + c.text + f.after)

@@ -92,7 +92,11 @@ func (p *Pipeline) Text(s string) string {
 		return s
 	}
 	p.init()
-	s = replaceSpans(s, p.secretSpans(s), secretMark)
+	spans := p.secretSpans(s)
+	if sp, ok := loneToken(s); ok {
+		spans = append(spans, sp)
+	}
+	s = replaceSpans(s, spans, secretMark)
 	s = replaceSpans(s, p.envSpans(s), secretMark)
 	s = replaceSpans(s, homeSpans(s, p.home), "~")
 	if !p.opts.NoPII {
@@ -256,9 +260,37 @@ func (p *Pipeline) secretSpans(s string) []span {
 			}
 		}
 	}
-	out = append(out, p.base64Spans(s)...)
-	out = append(out, p.hexSpans(s)...)
+	out = append(out, p.base64Spans(s, 0)...)
+	out = append(out, p.hexSpans(s, 0)...)
+	out = append(out, p.dumpSpans(s)...)
 	return extendWrapped(s, out)
+}
+
+// loneToken reports a text that is one generated-looking token and
+// nothing else (a secret pasted as a whole prompt or answer): at least 32
+// bytes, lower and upper case letters and digits, high entropy, none of
+// the shapes ids and digests take, and no plain word among its parts (a
+// name such as mcp__server__tool is not a token). Names never pass it
+// ([Name] keeps a name's structure).
+func loneToken(s string) (span, bool) {
+	st, en := 0, len(s)
+	for st < en && isSpace(s[st]) {
+		st++
+	}
+	for en > st && isSpace(s[en-1]) {
+		en--
+	}
+	t := s[st:en]
+	if len(t) < 32 || strings.ContainsAny(t, " \t\r\n") || strings.Contains(t, "__") || !bareTokenSecret(t) ||
+		!mixedCase(t) || !hasDigit(t) || entropy(t) < 4 {
+		return span{}, false
+	}
+	for _, part := range strings.FieldsFunc(t, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' }) {
+		if len(part) >= 4 && strings.ToLower(part) == part && plainWord(part) {
+			return span{}, false
+		}
+	}
+	return span{st, en}, true
 }
 
 // detect runs the rules over s: the keyword prefilter, then each hit

@@ -20,6 +20,12 @@ const (
 	// strongNoun values ("the password is X") are credentials unless they
 	// are English words.
 	strongNoun
+	// codeNoun values ("the PIN is 4821", "verification code: 482913")
+	// may be digits alone.
+	codeNoun
+	// phraseNoun values ("seed phrase: twelve plain words") run to the end
+	// of the line.
+	phraseNoun
 )
 
 // proseNouns are the nouns the prose rule starts at, with their class.
@@ -27,10 +33,10 @@ var proseNouns = [...]struct {
 	word  string
 	class nounClass
 }{
-	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun},
-	{"passcode", strongNoun}, {"pin", strongNoun},
+	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun}, {"pw", strongNoun},
+	{"passcode", codeNoun}, {"pin", codeNoun}, {"code", codeNoun},
 	{"secret", weakNoun}, {"token", weakNoun}, {"key", weakNoun}, {"credential", weakNoun},
-	{"creds", weakNoun}, {"login", weakNoun}, {"code", weakNoun},
+	{"creds", weakNoun}, {"login", weakNoun}, {"mnemonic", phraseNoun}, {"phrase", phraseNoun},
 }
 
 // proseKeywords are the keywords of the prose rule.
@@ -46,6 +52,10 @@ func proseKeywords() []string {
 // verification or recovery code, not an exit or status code.
 const codeQualifiers wordSet = "verification security one-time onetime otp 2fa mfa sms auth authentication " +
 	"recovery backup login access confirmation"
+
+// phraseQualifiers are the words that make "phrase" a wallet's or a key's
+// secret phrase.
+const phraseQualifiers wordSet = "seed recovery secret backup wallet mnemonic pass"
 
 // proseStop are the words a prose value is not: articles, prepositions,
 // adjectives and participles that follow "the password is" in ordinary
@@ -221,6 +231,9 @@ func proseValue(s string, sp span, quoted bool, c nounClass, loose bool) bool {
 	if v == "" || placeholder(s, "", sp, quoted) || placeholderWord(v) {
 		return false
 	}
+	if c == codeNoun && len(v) >= 4 && len(v) <= 10 && isDigits(v) {
+		return true
+	}
 	if loose && c == strongNoun {
 		if quoted {
 			return hasAlnum(v) && !englishWord(v)
@@ -253,7 +266,7 @@ func scanProse(s string, i, k int, _ *compiledRule) []span {
 			class = n.class
 		}
 	}
-	if noun == "code" && !codeQualifiers.has(prevWord(s, i)) {
+	if noun == "code" && !codeQualifiers.has(prevWord(s, i)) || noun == "phrase" && !phraseQualifiers.has(prevWord(s, i)) {
 		return nil
 	}
 	if noun == "key" && strings.EqualFold(prevWord(s, i), "primary") {
@@ -263,7 +276,12 @@ func scanProse(s string, i, k int, _ *compiledRule) []span {
 	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 		j++
 	}
-	if op, _ := operatorAt(s, skipBlanks(s, j)); op == "=" || op == ":" || op == ":=" || op == "=>" {
+	if op, next := operatorAt(s, skipBlanks(s, j)); op == "=" || op == ":" || op == ":=" || op == "=>" {
+		if class == codeNoun || class == phraseNoun || noun == "pw" {
+			// PIN: 4821, seed phrase: ..., pw: X; names the assignment
+			// rule judges too weakly.
+			return proseValueAt(s, next, lineEnd(s, next), class, false)
+		}
 		return nil
 	}
 	return proseAfter(s, e, class, noun)
@@ -349,8 +367,20 @@ func proseValueAt(s string, j, le int, class nounClass, loose bool) []span {
 		}
 		return []span{sp}
 	}
+	if class == phraseNoun {
+		return phraseWords(s, v, le)
+	}
 	sp, q := bareOrQuoted(s, v, le)
 	if sp.end <= sp.start {
+		return nil
+	}
+	if !q && englishWord(s[sp.start:sp.end]) {
+		// "the password is the same as before: X"
+		if c := strings.Index(s[sp.end:le], ": "); c >= 0 && c < 64 {
+			if w, q2 := bareOrQuoted(s, skipBlanks(s, sp.end+c+2), le); w.end > w.start && proseValue(s, w, q2, class, false) {
+				return []span{w}
+			}
+		}
 		return nil
 	}
 	if class == weakNoun {
@@ -363,6 +393,28 @@ func proseValueAt(s string, j, le int, class nounClass, loose bool) []span {
 		return nil
 	}
 	return []span{sp}
+}
+
+// phraseWords reads a secret phrase: the rest of the line from v when it
+// is at least four plain lower-case words (a BIP-39 mnemonic, a
+// passphrase of words), quoted or not.
+func phraseWords(s string, v, le int) []span {
+	st, en := v, lineBody(s, v, le)
+	if st < en && (s[st] == '"' || s[st] == '\'') && s[en-1] == s[st] {
+		st, en = st+1, en-1
+	}
+	words := strings.Fields(s[st:en])
+	if len(words) < 4 {
+		return nil
+	}
+	for _, w := range words {
+		for i := 0; i < len(w); i++ {
+			if !(w[i] >= 'a' && w[i] <= 'z') {
+				return nil
+			}
+		}
+	}
+	return []span{{st, en}}
 }
 
 // userSlashPass reads "admin / S3cret" (a login stated as user and
@@ -413,12 +465,14 @@ func lineBody(s string, st, en int) int {
 	for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
 		t--
 	}
-	if t > st && s[t-1] == ')' {
-		if k := strings.LastIndex(s[st:t], " ("); k > 0 && !strings.ContainsAny(s[st+k+2:t-1], "()") {
-			t = st + k
-			for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
-				t--
-			}
+	for n := 0; n < 2 && t > st && s[t-1] == ')'; n++ {
+		k := strings.LastIndex(s[st:t], " (")
+		if k <= 0 || strings.ContainsAny(s[st+k+2:t-1], "()") {
+			break
+		}
+		t = st + k
+		for t > st && (s[t-1] == ' ' || s[t-1] == '\t') {
+			t--
 		}
 	}
 	return t
@@ -688,4 +742,124 @@ func squeeze(s, drop string) string {
 		}
 	}
 	return string(b)
+}
+
+// scanSecretFileWrite redacts what a command writes into a file whose name
+// says it holds a secret: `echo VALUE > ~/.vault_pass`, `printf %s VALUE |
+// tee secrets/token`, and the body of `cat > FILE <<EOF` or `tee FILE
+// <<EOF` up to its delimiter. A key block in the body is left to the key
+// rule, so a certificate written to a .pem file stays.
+func scanSecretFileWrite(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && (isAlnum(s[i-1]) || s[i-1] == '_' || s[i-1] == '-' || s[i-1] == '.' || s[i-1] == '/') {
+		return nil
+	}
+	cmd := strings.TrimSpace(strings.ToLower(s[i : i+k]))
+	le := lineEnd(s, i)
+	line := s[i:le]
+	if h := strings.Index(line, "<<"); h >= 0 && (cmd == "cat" || cmd == "tee") && !strings.HasPrefix(line[h:], "<<<") {
+		file := ""
+		if cmd == "cat" {
+			if r := strings.IndexByte(line, '>'); r >= 0 {
+				if ts := cliTokens(s, i+r+1+boolInt(r+1 < len(line) && line[r+1] == '>'), 1); len(ts) == 1 {
+					file = s[unquote(s, ts[0]).start:unquote(s, ts[0]).end]
+				}
+			}
+		} else {
+			for _, t := range cliTokens(s, i+k, 8) {
+				if n := s[t.start:t.end]; n[0] != '-' {
+					file = s[unquote(s, t).start:unquote(s, t).end]
+					break
+				}
+			}
+		}
+		sec, phrase := secretFileName(file)
+		if !sec {
+			return nil
+		}
+		d := strings.TrimLeft(line[h+2:], "-~ \t")
+		de := 0
+		for de < len(d) && !isSpace(d[de]) && d[de] != ';' && d[de] != '>' && d[de] != '|' {
+			de++
+		}
+		delim := strings.Trim(d[:de], `'"`)
+		if delim == "" {
+			return nil
+		}
+		return heredocBody(s, le, delim, phrase)
+	}
+	if cmd != "echo" && cmd != "printf" {
+		return nil
+	}
+	ts := cliTokens(s, i+k, 16)
+	if len(ts) == 0 || ts[len(ts)-1].end > le {
+		return nil
+	}
+	j := skipBlanks(s, ts[len(ts)-1].end)
+	file := ""
+	switch {
+	case j < le && s[j] == '>':
+		if j+1 < le && s[j+1] == '>' {
+			j++
+		}
+		if f := cliTokens(s, j+1, 1); len(f) == 1 {
+			file = s[unquote(s, f[0]).start:unquote(s, f[0]).end]
+		}
+	case j < le && s[j] == '|':
+		f := cliTokens(s, j+1, 4)
+		if len(f) >= 2 && s[f[0].start:f[0].end] == "tee" {
+			for _, t := range f[1:] {
+				if n := s[t.start:t.end]; n[0] != '-' {
+					file = s[unquote(s, t).start:unquote(s, t).end]
+					break
+				}
+			}
+		}
+	}
+	if sec, _ := secretFileName(file); !sec {
+		return nil
+	}
+	var out []span
+	for n, t := range ts {
+		v := unquote(s, t)
+		val := s[v.start:v.end]
+		if val == "" || val[0] == '-' && n == 0 || val[0] == '$' || cmd == "printf" && strings.Contains(val, "%") || !hasAlnum(val) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// heredocBody returns the lines of a heredoc that starts after the line
+// end le, up to its delimiter line: each line that holds one token (or,
+// for a password file, each line whole), key blocks skipped.
+func heredocBody(s string, le int, delim string, phrase bool) []span {
+	var out []span
+	inBlock := false
+	j := le
+	for n := 0; n < 64 && j < len(s); n++ {
+		if s[j] == '\r' {
+			j++
+		}
+		if j >= len(s) || s[j] != '\n' {
+			break
+		}
+		st := skipBlanks(s, j+1)
+		en := lineEnd(s, st)
+		t := lineBody(s, st, en)
+		line := s[st:t]
+		j = en
+		switch {
+		case line == delim:
+			return out
+		case strings.HasPrefix(line, "-----BEGIN") || strings.HasPrefix(line, "---- BEGIN"):
+			inBlock = true
+		case strings.HasPrefix(line, "-----END") || strings.HasPrefix(line, "---- END"):
+			inBlock = false
+		case inBlock || line == "" || placeholderWord(line):
+		case phrase || !strings.ContainsAny(line, " \t=") && len(line) >= 4:
+			out = append(out, span{st, t})
+		}
+	}
+	return out
 }

@@ -603,14 +603,21 @@ func providerRules() []rule {
 			fp:     []string{"Authorization: SSWS {api_token}", "the SSWS scheme"},
 		},
 		{
-			id: "twilio-positional", keywords: []string{"AC"}, exact: true, near: hexAfter(2, 32),
-			// An account SID followed by its auth token as the next argument:
-			// Client("AC...", "<32 hex>").
-			pattern: `\bAC[0-9a-fA-F]{32}['"]?\s*,\s*(?:[A-Za-z_]\w*\s*[=:]\s*)?['"]?([0-9a-fA-F]{32})\b`,
+			id: "twilio-auth-token", keywords: []string{"AC"}, exact: true, near: hexAfter(2, 32),
+			// An account SID and, within the next few lines, a 32-hex token
+			// of its own (the auth token): Client("AC...", "<hex>"), or a
+			// second variable whatever its name.
+			scan: scanTwilioToken,
+			tp: []string{`Client("ACb2cb54c4ead94c2855306776fb743b03", "2e7f3c3acb391d66cd2e085de07a0689")`, "twilio('ACd920c0c76f8634d0631cbfa89e1cde27',\n  'b18f0649ab2e1fc165e766977fd27126')",
+				"sid = \"AC0f1e2d3c4b5a69788796a5b4c3d2e1f0\"\ntk = \"9c1d4e7f2a5b8c3d6e9f0a1b2c3d4e5f\""},
+			fp: []string{"account ACb2cb54c4ead94c2855306776fb743b03 sent SM9f8e7d6c5b4a39281706f5e4d3c2b1a0", "ACCESS"},
+		},
+		{
+			id: "google-refresh-token", keywords: []string{"1//0"},
+			pattern: `\b1//0[0-9A-Za-z_\-]{40,}`,
 			back:    1, fwd: 300,
-			groups: []int{1},
-			tp:     []string{`Client("ACb2cb54c4ead94c2855306776fb743b03", "2e7f3c3acb391d66cd2e085de07a0689")`, "twilio('ACd920c0c76f8634d0631cbfa89e1cde27',\n  'b18f0649ab2e1fc165e766977fd27126')"},
-			fp:     []string{"account ACb2cb54c4ead94c2855306776fb743b03 sent SM9f8e7d6c5b4a39281706f5e4d3c2b1a0", "ACCESS"},
+			tp: []string{"refresh_token=1//0gLk8Qx2vN7tR4pW9mZ3cY6hJ1dF5sGaE2uB4oI7lK0nM8qX3zV"},
+			fp: []string{"see 1//0 in the docs"},
 		},
 		{
 			id: "oauth-refresh-token", keywords: []string{"rt_"},
@@ -688,4 +695,27 @@ func dotAfter(lo, hi int) func(string, int) bool {
 		}
 		return false
 	}
+}
+
+// scanTwilioToken redacts the auth token that travels with a Twilio
+// account SID: a 32-hex token standing alone (quoted or as a whole word)
+// within the next 240 bytes, up to three lines on.
+func scanTwilioToken(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && isAlnum(s[i-1]) || i+k+32 < len(s) && isAlnum(s[i+k+32]) {
+		return nil
+	}
+	from, end := i+k+32, min(len(s), i+k+32+240)
+	lines := 0
+	for j := from; j < end; j++ {
+		if s[j] == '\n' {
+			if lines++; lines > 3 {
+				break
+			}
+		}
+		if !isHex(s[j]) || isAlnum(s[j-1]) || j+32 > len(s) || !hexOnly(s[j:j+32], 32) || j+32 < len(s) && isAlnum(s[j+32]) {
+			continue
+		}
+		return []span{{j, j + 32}}
+	}
+	return nil
 }

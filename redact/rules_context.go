@@ -50,6 +50,16 @@ func contextRules() []rule {
 			fp: []string{"$ cat README.md\n# title", "$ cat ~/.ssh/id_ed25519.pub\nssh-ed25519 AAAAC3Nz dev@host", "cat VERSION\n1.14.2"},
 		},
 		{
+			id:       "secret-file-input",
+			keywords: []string{"echo ", "printf ", "cat ", "tee "},
+			scan:     scanSecretFileWrite,
+			tp: []string{
+				"echo 'harbor-mosaic-88' > ~/.vault_pass", "printf %s Zk4Pq9Lw2Xn7 | tee secrets/api_token",
+				"cat > ~/.config/app/token <<'EOF'\nQ7w3Lm9Xz2Vb8Nc4Rt6Yh1Jk5Pd0\nEOF", "tee .vault_password <<EOF\nmy long pass phrase\nEOF",
+			},
+			fp: []string{"echo hello > notes.txt", `echo "$TOKEN" > ~/.token`, "cat > server.pem <<EOF\n-----BEGIN CERTIFICATE-----\nMIIBlzCCAT2g\n-----END CERTIFICATE-----\nEOF"},
+		},
+		{
 			id:       "cookie",
 			keywords: []string{"cookie", "-b"},
 			scan:     scanCookie,

@@ -108,7 +108,7 @@ func b64Wrap(n int) bool { return n == 76 || n == 64 || n == 60 }
 // also wrapped over lines at an encoder's width) that decode to text
 // holding a secret, or to a user:password pair, and returns each such run
 // whole. Every byte is decoded at most once.
-func (p *Pipeline) base64Spans(s string) []span {
+func (p *Pipeline) base64Spans(s string, depth int) []span {
 	var out []span
 	var joined strings.Builder
 	for i := 0; i < len(s); {
@@ -146,13 +146,27 @@ func (p *Pipeline) base64Spans(s string) []span {
 			if len(run)%4 == 1 {
 				run = run[:len(run)-1] // cut short (a clipped prompt)
 			}
-			if txt, ok := decodeB64(run); ok && (len(p.detect(txt)) > 0 || userPass(txt)) {
+			if txt, ok := decodeB64(run); ok && p.decodedSecret(txt, depth) {
 				out = append(out, span{st, e})
 			}
 		}
 		i = max(e, i+1)
 	}
 	return out
+}
+
+// maxDecodeDepth bounds how many encodings deep a secret is looked for
+// (base64 of base64, hex of base64): each level decodes every byte at most
+// once, so the work stays linear.
+const maxDecodeDepth = 3
+
+// decodedSecret reports whether text decoded at depth holds a secret: the
+// rules find one, it is a user:password pair, or it decodes again to one.
+func (p *Pipeline) decodedSecret(txt string, depth int) bool {
+	if len(p.detect(txt)) > 0 || userPass(txt) || len(p.dumpSpans(txt)) > 0 {
+		return true
+	}
+	return depth+1 < maxDecodeDepth && (len(p.base64Spans(txt, depth+1)) > 0 || len(p.hexSpans(txt, depth+1)) > 0)
 }
 
 // minHex is the shortest hex run worth decoding (16 bytes of text).
@@ -162,7 +176,7 @@ const minHex = 32
 // pairs (xxd -p output, wrapped over lines, or \xHH escapes) that decode
 // to text in which the rules find a secret. Each such run is returned
 // whole.
-func (p *Pipeline) hexSpans(s string) []span {
+func (p *Pipeline) hexSpans(s string, depth int) []span {
 	var out []span
 	var raw []byte
 	for i := 0; i < len(s); {
@@ -195,7 +209,7 @@ func (p *Pipeline) hexSpans(s string) []span {
 			i = max(end, i+1)
 			continue
 		}
-		if txt, ok := hexText(raw); ok && (len(p.detect(txt)) > 0 || userPass(txt)) {
+		if txt, ok := hexText(raw); ok && p.decodedSecret(txt, depth) {
 			out = append(out, span{st, end})
 		}
 		i = max(end, i+1)
@@ -378,7 +392,7 @@ func userPass(t string) bool {
 			return false
 		}
 	}
-	return !strings.Contains(pw, ":") && !strings.HasPrefix(pw, "//") && !nodeID(u, pw)
+	return !strings.Contains(pw, ":") && !strings.HasPrefix(pw, "//") && !nodeID(u, pw) && !isDigits(pw)
 }
 
 // nodeID reports whether a decoded "user:password" pair is a GitHub legacy
@@ -393,4 +407,90 @@ func nodeID(u, pw string) bool {
 		i++
 	}
 	return i < len(pw) && isDigits(pw[i:])
+}
+
+// dumpSpans finds hex dumps (xxd's and hexdump -C's "offset: hex groups
+// ascii" lines) whose bytes, read across lines, hold a secret: a token
+// split over the dump's lines is seen whole. Each such line's hex and text
+// columns are returned.
+func (p *Pipeline) dumpSpans(s string) []span {
+	var out []span
+	var raw []byte
+	var lines []span
+	flush := func() {
+		if len(lines) > 0 && len(raw) >= 8 {
+			if txt, ok := hexText(raw); ok && (len(p.detect(txt)) > 0 || userPass(txt)) {
+				out = append(out, lines...)
+			}
+		}
+		raw, lines = raw[:0], lines[:0]
+	}
+	for ls := 0; ls < len(s); {
+		le := lineEnd(s, ls)
+		body, ok := dumpLine(s, ls, le, &raw)
+		if !ok && len(lines) == 0 {
+			// The first line may follow other words ("$ xxd f" output
+			// quoted after a card's "Permission requested: ... — ").
+			if k := strings.Index(s[ls:le], " 0000"); k >= 0 {
+				body, ok = dumpLine(s, ls+k+1, le, &raw)
+			}
+		}
+		if ok {
+			lines = append(lines, body)
+		} else {
+			flush()
+		}
+		ls = le + 1
+		if len(raw) > 1<<20 {
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// dumpLine reads one hex dump line s[ls:le]: an offset of 4 to 16 hex
+// digits (with or without a colon), at least two groups of hex digit pairs
+// separated by blanks, then the text column. It appends the bytes to raw
+// and returns the line after its offset.
+func dumpLine(s string, ls, le int, raw *[]byte) (span, bool) {
+	j := ls
+	for j < le && isHex(s[j]) {
+		j++
+	}
+	if j-ls < 4 || j-ls > 16 {
+		return span{}, false
+	}
+	if j < le && s[j] == ':' {
+		j++
+	}
+	body := j
+	n0 := len(*raw)
+	groups := 0
+	for {
+		k := j
+		for k < le && s[k] == ' ' {
+			k++
+		}
+		if k-j < 1 || k-j > 2 || k >= le {
+			break
+		}
+		g := k
+		for g+1 < le && isHex(s[g]) && isHex(s[g+1]) && g-k < 8 {
+			g += 2
+		}
+		if g == k || g < le && s[g] != ' ' {
+			break
+		}
+		for h := k; h < g; h += 2 {
+			*raw = append(*raw, unhex(s[h])<<4|unhex(s[h+1]))
+		}
+		groups++
+		j = g
+	}
+	if groups < 2 {
+		*raw = (*raw)[:n0]
+		return span{}, false
+	}
+	return span{body, lineBody(s, body, le)}, true
 }
