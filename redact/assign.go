@@ -79,7 +79,7 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 		if j >= len(s) || s[j] != '>' {
 			return a, false
 		}
-		return a, xmlValue(s, j+1, &a)
+		return a, xmlValue(s, j+1, s[ks:ke], &a)
 	}
 	op, next := operatorAt(s, j)
 	if op == "" && j > ke && j < len(s) && isAlpha(s[j]) { // one type word: var key string = v
@@ -195,10 +195,10 @@ func nextLineValue(s string, j int, a *assignment) bool {
 	if !ok {
 		return false
 	}
-	// The token must end at a blank or the line's end: "next: 1" or
-	// "key=v" on the next line is an assignment of its own.
-	if e := sp.end + boolInt(q); e < len(s) && !isSpace(s[e]) && s[e] != '\\' {
-		return false
+	// The token must end its line: "next: 1" or "key=v" on the next line
+	// is an assignment of its own, "curl -s ..." a command.
+	if e := skipBlanks(s, sp.end+boolInt(q)); e < lineBody(s, v, lineEnd(s, v)) && s[e] != '\\' && s[e] != '#' {
+		return false // a card's trailing "(description)" is not on the line
 	}
 	if t := s[sp.start:sp.end]; !q && (strings.HasSuffix(t, ":") || strings.Contains(t, "=")) {
 		return false
@@ -207,14 +207,15 @@ func nextLineValue(s string, j int, a *assignment) bool {
 	return true
 }
 
-// xmlValue reads <key>value</key>: the text up to the next '<', trimmed,
-// possibly on the following lines.
-func xmlValue(s string, j int, a *assignment) bool {
+// xmlValue reads <key>value</key>: the text up to the element's closing
+// tag, trimmed, possibly on the following lines. Text that another tag or
+// nothing closes is not a value (<token> in prose is a placeholder).
+func xmlValue(s string, j int, name string, a *assignment) bool {
 	e := j
 	for e < len(s) && e-j < 4096 && s[e] != '<' {
 		e++
 	}
-	if e >= len(s) || s[e] != '<' {
+	if e >= len(s) || !strings.HasPrefix(s[e:], "</"+name) {
 		return false
 	}
 	st, en := j, e
@@ -392,7 +393,9 @@ func bareEnd(s string, i int) int {
 // string" in a TypeScript interface).
 const typeWords wordSet = "string str number int integer bool boolean bytes any object unknown " +
 	"void char float double long optional required true false null none " +
-	"nil undefined redacted secret password token hidden masked"
+	"nil undefined redacted secret password token hidden masked " +
+	"int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 complex64 complex128 " +
+	"yes no on off enabled disabled read write inherit"
 
 // placeholder reports whether the value v of an assignment to key is a
 // stand-in rather than a credential: punctuation alone, a boolean or type
@@ -405,8 +408,14 @@ func placeholder(s string, key string, sp span, quoted bool) bool {
 	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) || placeholderWord(v) {
 		return true
 	}
-	if strings.EqualFold(v, key) {
+	if strings.EqualFold(v, key) || credentialName(v) {
 		return true
+	}
+	if !quoted && sp.start > 0 && s[sp.start-1] == ':' && plainWord(v) && strings.ToLower(v) == v {
+		return true // credentials:show, secrets:sync, token:read: a subcommand or a scope
+	}
+	if !quoted && proseStop.has(strings.ToLower(v)) && sp.end+1 < len(s) && s[sp.end] == ' ' && isAlpha(s[sp.end+1]) {
+		return true // "a token: the relay and ...", "Authorization: who may ...": a sentence goes on
 	}
 	switch {
 	case v[0] == '$' && (strings.HasPrefix(v, "${") || strings.HasPrefix(v, "$(") || envName(v[1:])):
@@ -423,8 +432,69 @@ func placeholder(s string, key string, sp span, quoted bool) bool {
 		if codeRef(v) {
 			return true
 		}
+		if sp.end < len(s) && (s[sp.end] == '{' || s[sp.end] == '$') {
+			return true // linux-gomod-{{ checksum }}, app-${VERSION}: a template
+		}
+		if goDefine(s, sp.start) && identifier(v) {
+			return true // Go: auth := username + ...
+		}
 	}
-	return false
+	return expression(s, sp, quoted, v)
+}
+
+// goDefine reports whether the value at v follows Go's := (not Make's
+// ::= or :::=).
+func goDefine(s string, v int) bool {
+	j := v
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	return j >= 2 && s[j-2:j] == ":=" && (j < 3 || s[j-3] != ':')
+}
+
+// identifier reports whether v is a program identifier.
+func identifier(v string) bool {
+	if v == "" || isDigit(v[0]) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnum(v[i]) && v[i] != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// expression reports whether a value is one operand of a larger
+// expression: an identifier or a prefix literal ("Basic ", "Bearer ")
+// that code joins with a variable (auth := user + ":" + pw,
+// "Basic "+basicAuth(u, p)), not a value of its own.
+func expression(s string, sp span, quoted bool, v string) bool {
+	j := sp.end + boolInt(quoted)
+	j = skipBlanks(s, j)
+	if j >= len(s) || s[j] != '+' && !strings.HasPrefix(s[j:], "||") && !strings.HasPrefix(s[j:], "..") {
+		return false
+	}
+	k := skipBlanks(s, j+1+boolInt(s[j] != '+'))
+	if k < len(s) && (s[k] == '"' || s[k] == '\'' || s[k] == '`') {
+		return false // "ghp_ab" + "cd": a literal joined to a literal
+	}
+	return quoted && strings.TrimSpace(v) != v || !quoted && identifier(v)
+}
+
+// credentialName reports whether a value is itself the name of a
+// credential in UPPER_SNAKE case (password: DB_PASSWORD, Auth:
+// `SERVER_TOKEN`): a reference to where the secret lives, not the secret.
+func credentialName(v string) bool {
+	if len(v) < 5 || !strings.Contains(v, "_") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return classifyKey(v) != notCred
 }
 
 // envName reports whether v is a variable name in one case: [A-Z_]+ or

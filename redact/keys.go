@@ -22,7 +22,7 @@ const (
 var strongSuffixes = [...]string{
 	"password", "passwd", "passphrase", "passcode", "secret", "secrets", "token",
 	"apikey", "apikeys", "accesskey", "secretkey", "privatekey", "signingkey",
-	"encryptionkey", "masterkey", "accountkey", "authkey", "sessionkey",
+	"encryptionkey", "masterkey", "accountkey", "authkey",
 	"credential", "credentials", "cred", "creds", "authorization", "auth", "cookie",
 	"onetimecode", "onetimepassword", "secretanswer", "securityanswer", "recoverycode",
 	"backupcode", "seedphrase", "mnemonic", "licensekey", "licencekey", "productkey", "serialkey",
@@ -50,7 +50,7 @@ const weakWords wordSet = "key keys access auth api session sig signature salt h
 
 // descriptors are last segments that describe a credential rather than
 // hold one: "secret_name", "password_file", "token_type", "token_count".
-const descriptors wordSet = "name names file files path paths dir type types count counts length " +
+const descriptors wordSet = "name names file files path paths dir type types count counts length id identifier " +
 	"len size url uri endpoint ref refs arn env var vars prefix suffix " +
 	"hint format field fields label header param policy rotation ttl " +
 	"expiry expires expiration expiresat lifetime version enabled required " +

@@ -33,7 +33,7 @@ var proseNouns = [...]struct {
 	word  string
 	class nounClass
 }{
-	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun}, {"pw", strongNoun},
+	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun},
 	{"passcode", codeNoun}, {"pin", codeNoun}, {"code", codeNoun},
 	{"secret", weakNoun}, {"token", weakNoun}, {"key", weakNoun}, {"credential", weakNoun},
 	{"creds", weakNoun}, {"login", weakNoun}, {"mnemonic", phraseNoun}, {"phrase", phraseNoun},
@@ -52,6 +52,9 @@ func proseKeywords() []string {
 // verification or recovery code, not an exit or status code.
 const codeQualifiers wordSet = "verification security one-time onetime otp 2fa mfa sms auth authentication " +
 	"recovery backup login access confirmation"
+
+// pinQualifiers are the words that make a lower-case "pin" a PIN.
+const pinQualifiers wordSet = "card sim bank atm debit credit phone device security unlock access login my your"
 
 // phraseQualifiers are the words that make "phrase" a wallet's or a key's
 // secret phrase.
@@ -117,6 +120,9 @@ func credShape(v string) bool {
 	if len(v) < 6 || len(v) > 512 || strings.Contains(v, "://") || pathLike(v) || versionLike(v) {
 		return false
 	}
+	if strings.ContainsAny(v, "()[]{}<>*&") && !strings.ContainsAny(v, "!#$%^") {
+		return false // code: *io.PipeWriter, f(x), []byte
+	}
 	if randomLike(v) {
 		return true
 	}
@@ -141,7 +147,18 @@ func credShape(v string) bool {
 	if dateLike(v) {
 		return false
 	}
-	return letters > 0 && digits > 0 || letters > 0 && symbols > 0 && len(v) >= 8 && mixedCase(v)
+	return letters > 0 && digits > 0 || letters > 0 && symbols >= 2 && len(v) >= 8 && mixedCase(v) && !joinedWords(v)
+}
+
+// joinedWords reports whether v is words joined by punctuation
+// (Accept-Encoding, read:org), each part letters only.
+func joinedWords(v string) bool {
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return !isAlpha(byte(r)) || r >= 0x80 }) {
+		if !plainWord(part) {
+			return false
+		}
+	}
+	return true
 }
 
 // mixedCase reports whether v holds both lower- and upper-case letters.
@@ -249,15 +266,15 @@ func proseValue(s string, sp span, quoted bool, c nounClass, loose bool) bool {
 // key is" with the value on the next line, "login is admin / X". A noun
 // followed at once by = or : is an assignment, the assignment rule's.
 func scanProse(s string, i, k int, _ *compiledRule) []span {
-	if i > 0 && isAlnum(s[i-1]) {
-		return nil
+	if i > 0 && (isAlnum(s[i-1]) || s[i-1] == '.') || i > 1 && s[i-1] == '(' && (isAlnum(s[i-2]) || s[i-2] == '_') {
+		return nil // req.password, Get(key string): code, not prose
 	}
 	e := i + k
 	if e < len(s) && (s[e] == 's' || s[e] == 'S') {
 		e++
 	}
-	if e < len(s) && (isAlnum(s[e]) || s[e] == '_' || s[e] == '-') {
-		return nil // keyword, tokenizer, password_file, password-protected
+	if e < len(s) && (isAlnum(s[e]) || s[e] == '_' || s[e] == '-' || s[e] == '.' || s[e] == '(') {
+		return nil // keyword, tokenizer, password_file, password-protected, token.Valid()
 	}
 	noun := strings.ToLower(s[i : i+k])
 	var class nounClass
@@ -272,14 +289,17 @@ func scanProse(s string, i, k int, _ *compiledRule) []span {
 	if noun == "key" && strings.EqualFold(prevWord(s, i), "primary") {
 		return nil
 	}
+	if noun == "pin" && s[i:i+k] != "PIN" && !pinQualifiers.has(prevWord(s, i)) {
+		return nil // pin a version, a pin of the spec
+	}
 	j := e
 	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 		j++
 	}
 	if op, next := operatorAt(s, skipBlanks(s, j)); op == "=" || op == ":" || op == ":=" || op == "=>" {
-		if class == codeNoun || class == phraseNoun || noun == "pw" {
-			// PIN: 4821, seed phrase: ..., pw: X; names the assignment
-			// rule judges too weakly.
+		if class == codeNoun || class == phraseNoun {
+			// PIN: 4821, seed phrase: ...: names the assignment rule
+			// judges too weakly.
 			return proseValueAt(s, next, lineEnd(s, next), class, false)
 		}
 		return nil
@@ -335,6 +355,9 @@ func proseAfter(s string, e int, class nounClass, noun string) []span {
 		if lw == "to" && w > 0 {
 			continue // "the key to success": "to" is a verb only right after the noun
 		}
+		if (lw == "=" || lw == "->" || lw == "=>") && w > 0 {
+			return nil // a symbol binds to the word before it, not to the noun
+		}
 		if proseVerbs.has(lw) || strings.HasSuffix(word, ":") && len(word) > 0 {
 			if lw == "is" || lw == "was" || lw == "are" || lw == "were" {
 				// "is now", "is set to", "is still", and "is:"
@@ -349,8 +372,8 @@ func proseAfter(s string, e int, class nounClass, noun string) []span {
 			}
 			return proseValueAt(s, j, le, class, lw != "to" && !strings.HasSuffix(word, ":") || noun == "password")
 		}
-		if proseBreaks.has(lw) || strings.ContainsAny(word[len(word)-1:], ".,;!?") {
-			return nil
+		if proseBreaks.has(lw) || strings.ContainsAny(word[len(word)-1:], ".,;!?") || strings.ContainsAny(word, "{}") {
+			return nil // a sentence ended, or code
 		}
 	}
 	return nil
@@ -609,7 +632,7 @@ func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
 	for _, r := range readers {
 		known = known || r == strings.TrimSpace(word)
 	}
-	if !known {
+	if !known || !commandStart(s, i) {
 		return nil
 	}
 	le := lineEnd(s, i)
@@ -619,8 +642,11 @@ func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
 			break
 		}
 		name := s[unquote(s, t).start:unquote(s, t).end]
-		if name == "" || name[0] == '-' {
-			continue
+		if name == "" || name[0] == '-' || isDigits(name) {
+			continue // flags and their counts (head -n 1)
+		}
+		if !fileLike(name) {
+			return nil // every argument is a file: "type token struct{}" is code
 		}
 		if sec, ph := secretFileName(name); sec {
 			secret, phrase = true, phrase || ph
@@ -655,6 +681,34 @@ func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
 	return out
 }
 
+// commandStart reports whether a word at i starts a shell command: at the
+// start of a line (after a prompt marker), after a command separator or
+// sudo, or after the dash a permission card puts before its command.
+func commandStart(s string, i int) bool {
+	j := i
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j == 0 || s[j-1] == '\n' || s[j-1] == '\r' {
+		return true
+	}
+	w := j
+	for w > 0 && !isSpace(s[w-1]) {
+		w--
+	}
+	prev := s[w:j]
+	if w == 0 || s[w-1] == '\n' {
+		if prev == "$" || prev == "#" || prev == ">" || prev == "%" || prev == "❯" || prev == "➜" || strings.HasSuffix(prev, "$") || strings.HasSuffix(prev, ">") {
+			return true
+		}
+	}
+	switch prev {
+	case "&&", "||", ";", "|", "(", "$(", "`", "sudo", "then", "do", "—", "-", "exec", "time", "$", "❯", "➜":
+		return true
+	}
+	return strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, "$(") || strings.HasSuffix(prev, "`") || strings.HasSuffix(prev, "&&")
+}
+
 // promptLine reports whether a line starts a new shell command: a prompt
 // marker or an assignment-free command line.
 func promptLine(l string) bool {
@@ -662,6 +716,19 @@ func promptLine(l string) bool {
 		if strings.HasPrefix(l, p) {
 			return true
 		}
+	}
+	return false
+}
+
+// fileLike reports whether a command's argument names a file: a path, a
+// name with an extension or a dot file, or a key file's usual bare name.
+func fileLike(name string) bool {
+	if strings.ContainsAny(name, "./\\~") {
+		return true
+	}
+	switch name {
+	case "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "credentials", "token", "secret", "secrets":
+		return true
 	}
 	return false
 }
@@ -711,6 +778,9 @@ func placeholderWord(v string) bool {
 	if strings.Trim(norm, "x") == "" || placeholderExact.has(norm) {
 		return true
 	}
+	if pre, ok := strings.CutSuffix(v, "..."); ok && len(pre) <= 12 {
+		return true // sk-ant-..., ghp_...: a documented shape, not a value
+	}
 	for _, p := range [...]string{"replaceme", "replacewith", "replacethis", "changeme", "changethis", "insert",
 		"enteryour", "enterthe", "fillin", "putyour", "your", "todo", "fixme", "placeholder", "dummy"} {
 		if strings.HasPrefix(norm, p) {
@@ -754,6 +824,9 @@ func scanSecretFileWrite(s string, i, k int, _ *compiledRule) []span {
 		return nil
 	}
 	cmd := strings.TrimSpace(strings.ToLower(s[i : i+k]))
+	if !commandStart(s, i) {
+		return nil
+	}
 	le := lineEnd(s, i)
 	line := s[i:le]
 	if h := strings.Index(line, "<<"); h >= 0 && (cmd == "cat" || cmd == "tee") && !strings.HasPrefix(line[h:], "<<<") {
@@ -773,7 +846,7 @@ func scanSecretFileWrite(s string, i, k int, _ *compiledRule) []span {
 			}
 		}
 		sec, phrase := secretFileName(file)
-		if !sec {
+		if !sec || !fileLike(file) {
 			return nil
 		}
 		d := strings.TrimLeft(line[h+2:], "-~ \t")
@@ -815,7 +888,7 @@ func scanSecretFileWrite(s string, i, k int, _ *compiledRule) []span {
 			}
 		}
 	}
-	if sec, _ := secretFileName(file); !sec {
+	if sec, _ := secretFileName(file); !sec || !fileLike(file) {
 		return nil
 	}
 	var out []span
