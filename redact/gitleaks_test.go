@@ -66,15 +66,15 @@ func TestGitleaksDifferential(t *testing.T) {
 	fired := map[string]int{}
 	found, removed, beyond, positives := 0, 0, 0, 0
 	for _, c := range loadCorpus(t) {
-		out := p.Text(c.text)
-		fs := d.DetectString(c.text)
+		out := p.Text(c.Text)
+		fs := d.DetectString(c.Text)
 		for _, f := range fs {
 			found++
 			fired[f.RuleID]++
-			at := c.file + ":" + c.name + " (" + f.RuleID + ")"
+			at := c.File + ":" + c.Name + " (" + f.RuleID + ")"
 			ok := f.Secret != "" && !strings.Contains(out, f.Secret)
-			if !strings.Contains(c.text, f.Secret) { // decoded from base64, hex or percent escapes
-				tok := encodedToken(c.text, f)
+			if !strings.Contains(c.Text, f.Secret) { // decoded from base64, hex or percent escapes
+				tok := encodedToken(c.Text, f)
 				ok = ok && tok != "" && !strings.Contains(out, tok)
 			}
 			if !ok {
@@ -83,7 +83,7 @@ func TestGitleaksDifferential(t *testing.T) {
 			}
 			removed++
 		}
-		if !c.clean {
+		if !c.Clean {
 			positives++
 			if len(fs) == 0 {
 				beyond++

@@ -13,12 +13,17 @@ import (
 // ceiling below full, so they pass here instead of the text pipeline.
 //
 // A name holding nothing a token could be (no run of 16 or more letters
-// and digits other than hex, no URL, no assignment, no address) is
-// returned as it is without building any rule, so the metadata path of an
-// ordinary hook compiles nothing.
+// and digits other than hex, no part mixing letters and digits, no URL,
+// assignment, address or words) is returned as it is without building any
+// rule, so the metadata path of an ordinary hook compiles nothing. A
+// metadata string holding words is text a vendor put there (a tool's
+// title, an error's reason): it gets the whole of rule (a).
 func Name(s string) string {
 	if !nameSuspect(s) {
 		return s
+	}
+	if _, lone := loneToken(s); lone {
+		return secretMark // the whole name is one generated token
 	}
 	return replaceSpans(s, namePipeline().secretHits(s), secretMark)
 }
@@ -27,13 +32,16 @@ func Name(s string) string {
 var namePipeline = sync.OnceValue(func() *Pipeline { return NewPipeline(Options{NoPII: true}) })
 
 // nameSuspect reports whether a name may hold a credential: a URL, an
-// assignment or an address, or a run of at least 16 letters and digits
-// that is not a hex digest, a ULID or a plain lower-case word.
+// assignment or an address; words (a metadata field holding text, such as
+// a tool title or a vendor's reason, gets the whole of rule (a)); a run of
+// at least 16 letters and digits that is not a hex digest, a ULID or a
+// plain word; or a part of 8 or more that mixes letters and digits
+// (glpat-JS6R-wzhy3TXttayxt43), hex aside.
 func nameSuspect(s string) bool {
-	if len(s) < 16 {
+	if len(s) < 12 {
 		return false
 	}
-	if strings.Contains(s, "://") || strings.ContainsAny(s, "=@") {
+	if strings.Contains(s, "://") || strings.ContainsAny(s, "=@ \t\n") {
 		return true
 	}
 	for i := 0; i < len(s); {
@@ -42,14 +50,15 @@ func nameSuspect(s string) bool {
 			continue
 		}
 		j := i
-		var lower, other bool
+		letters, digits := false, false
 		for j < len(s) && isAlnum(s[j]) {
-			lower = lower || s[j] >= 'a' && s[j] <= 'z' && !isHex(s[j])
-			other = other || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'g' && s[j] <= 'z' || isDigit(s[j])
+			letters = letters || isAlpha(s[j])
+			digits = digits || isDigit(s[j])
 			j++
 		}
 		run := s[i:j]
-		if len(run) >= 16 && !hexOnly(run, 16) && !ulidLike(run) && !plainWord(run) {
+		if len(run) >= 16 && !hexOnly(run, 16) && !ulidLike(run) && !plainWord(run) ||
+			len(run) >= 8 && letters && digits && !hexOnly(run, 8) && !ulidLike(run) {
 			return true
 		}
 		i = j

@@ -93,7 +93,7 @@ func (p *Pipeline) Text(s string) string {
 	}
 	p.init()
 	spans := p.secretSpans(s)
-	if sp, ok := loneToken(s); ok {
+	if sp, ok := loneSpan(s); ok {
 		spans = append(spans, sp)
 	}
 	s = replaceSpans(s, spans, secretMark)
@@ -264,6 +264,28 @@ func (p *Pipeline) secretSpans(s string) []span {
 	out = append(out, p.hexSpans(s, 0)...)
 	out = append(out, p.dumpSpans(s)...)
 	return extendWrapped(s, out)
+}
+
+// loneSpan finds a lone token in s: the whole text, or the detail of a
+// one-line card ("Permission requested: Bash — TOKEN (description)", the
+// text after its last " — " or ": ", a trailing remark aside).
+func loneSpan(s string) (span, bool) {
+	if sp, ok := loneToken(s); ok {
+		return sp, true
+	}
+	if strings.ContainsAny(s, "\n\r") || len(s) > 4096 {
+		return span{}, false
+	}
+	for _, sep := range [...]string{" — ", ": "} {
+		if k := strings.LastIndex(s, sep); k >= 0 {
+			st := k + len(sep)
+			en := lineBody(s, st, len(s))
+			if sp, ok := loneToken(s[st:en]); ok {
+				return span{st + sp.start, st + sp.end}, true
+			}
+		}
+	}
+	return span{}, false
 }
 
 // loneToken reports a text that is one generated-looking token and

@@ -706,7 +706,10 @@ func commandStart(s string, i int) bool {
 	case "&&", "||", ";", "|", "(", "$(", "`", "sudo", "then", "do", "—", "-", "exec", "time", "$", "❯", "➜":
 		return true
 	}
-	return strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, "$(") || strings.HasSuffix(prev, "`") || strings.HasSuffix(prev, "&&")
+	// "Permission requested: cat ...", "Run: cat ...": a card or a label
+	// states the command after a colon.
+	return strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, "$(") || strings.HasSuffix(prev, "`") ||
+		strings.HasSuffix(prev, "&&") || strings.HasSuffix(prev, ":") && len(prev) > 1
 }
 
 // promptLine reports whether a line starts a new shell command: a prompt

@@ -103,7 +103,7 @@ func cliRules() []rule {
 		{
 			id:       "echo-to-stdin",
 			keywords: []string{"-stdin", "with-token", "passwd", "sudo"},
-			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n]*` +
+			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n|()]*` +
 				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*S\b)`,
 			back: 512, fwd: 16, groups: []int{1},
 			check: func(v string) bool {
