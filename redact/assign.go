@@ -408,13 +408,13 @@ func placeholder(s string, key string, sp span, quoted bool) bool {
 	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) || placeholderWord(v) {
 		return true
 	}
-	if strings.EqualFold(v, key) || credentialName(v) {
+	if strings.EqualFold(v, key) || len(v) <= 64 && credentialName(v) {
 		return true
 	}
 	if !quoted && sp.start > 0 && s[sp.start-1] == ':' && plainWord(v) && strings.ToLower(v) == v {
 		return true // credentials:show, secrets:sync, token:read: a subcommand or a scope
 	}
-	if !quoted && proseStop.has(strings.ToLower(v)) && sp.end+1 < len(s) && s[sp.end] == ' ' && isAlpha(s[sp.end+1]) {
+	if !quoted && sp.end+1 < len(s) && s[sp.end] == ' ' && isAlpha(s[sp.end+1]) && proseStop.has(strings.ToLower(v)) {
 		return true // "a token: the relay and ...", "Authorization: who may ...": a sentence goes on
 	}
 	switch {

@@ -70,8 +70,15 @@ const fileExts wordSet = "java go py js ts tsx jsx rb rs c h cc cpp cs kt swift 
 // process.
 type wordSet string
 
+// maxSetWord is the longest word any wordSet holds (TestWordSets checks
+// it).
+const maxSetWord = 16
+
 // has reports whether w is one of the set's words.
 func (ws wordSet) has(w string) bool {
+	if len(w) > maxSetWord || strings.IndexByte(w, ' ') >= 0 {
+		return false // no set holds a word this long: most values asked about are tokens
+	}
 	s := string(ws)
 	for off := 0; w != ""; {
 		i := strings.Index(s[off:], w)

@@ -126,24 +126,16 @@ func genericRules() []rule {
 			fp:     []string{"basic authentication works", "a basic example"},
 		},
 		{
-			id:       "url-credentials",
+			id: "url-credentials",
+			// The password of a URL's userinfo (scheme://user:PASSWORD@host),
+			// or a token standing as the whole userinfo (https://TOKEN@host).
 			keywords: []string{"://"},
-			pattern:  `[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?@"'<>]+)@`,
-			back:     32, fwd: 256,
-			groups: []int{1},
-			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git", "https://svc:Vq3#mZ8p@mcp.internal:8443/sse"},
-			fp:     []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user"},
-		},
-		{
-			id: "url-token-user",
-			// A token as the whole userinfo: https://TOKEN@github.com/...
-			keywords: []string{"://"},
-			pattern:  `[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,})@`,
-			back:     32, fwd: 256,
-			groups: []int{1},
-			check:  randomLike,
-			tp:     []string{"git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git"},
-			fp:     []string{"ssh://git@github.com/o/r.git", "https://docs.example.com/@scope/pkg"},
+			scan:     scanURLUserinfo,
+			tp: []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379",
+				"git clone https://x-access-token:abc123def456@github.com/o/r.git", "https://svc:Vq3#mZ8p@mcp.internal:8443/sse",
+				"git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git", "mcp__db_https://admin:Pw0rd-77@db.example__query"},
+			fp: []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user",
+				"ssh://git@github.com/o/r.git", "https://docs.example.com/@scope/pkg", "http://[::1]:8080/x"},
 		},
 		{
 			id: "credential-assignment",
@@ -287,6 +279,42 @@ func phraseValue(s string, v span) span {
 		end--
 	}
 	return span{v.start, end}
+}
+
+// scanURLUserinfo reads the authority after a "://" hit: the userinfo is
+// what comes before its last '@' (a password may hold '@' or '#', as
+// people write them), and its password, or the whole userinfo when it is
+// one generated token, is the secret.
+func scanURLUserinfo(s string, i, k int, _ *compiledRule) []span {
+	if i == 0 || !isAlnum(s[i-1]) {
+		return nil // no scheme
+	}
+	j := i + k
+	at, e := -1, j
+	for ; e < len(s) && e-j < 512; e++ {
+		c := s[e]
+		if c == '@' {
+			at = e
+			continue
+		}
+		if isSpace(c) || c == '/' || c == '?' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c == '[' && e == j {
+			break
+		}
+	}
+	if at <= j {
+		return nil
+	}
+	ui := s[j:at]
+	if c := strings.IndexByte(ui, ':'); c >= 0 {
+		if c+1 == len(ui) {
+			return nil
+		}
+		return []span{{j + c + 1, at}}
+	}
+	if len(ui) >= 16 && randomLike(ui) {
+		return []span{{j, at}}
+	}
+	return nil
 }
 
 // cookieKey reports whether a name is a cookie header or map, whose value

@@ -187,3 +187,17 @@ func TestHomePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestWordSets keeps every word set's words within maxSetWord, the bound
+// wordSet.has answers longer words by.
+func TestWordSets(t *testing.T) {
+	for _, ws := range []wordSet{typeWords, strongLastAlone, strongLastAfter, strongWords, weakWords, descriptors,
+		fileExts, formWords, secretFormats, proseStop, codeQualifiers, phraseQualifiers, pinQualifiers, proseVerbs,
+		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues} {
+		for _, w := range strings.Fields(string(ws)) {
+			if len(w) > maxSetWord {
+				t.Errorf("word %q is longer than maxSetWord", w)
+			}
+		}
+	}
+}
