@@ -333,7 +333,7 @@ var flagPass = [...]string{"pass", "passin", "passout", "pwd", "pw", "passwd"}
 
 func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
 	a, ok := flagAt(s, i, k)
-	if !ok {
+	if !ok || singleDash(s, i, k) && !shortPassFlag(a.key) {
 		return nil
 	}
 	c := classifyKey(a.key)
@@ -348,6 +348,22 @@ func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
 	}
 	return []span{a.value}
 }
+
+// singleDash reports whether the flag holding the keyword at i is written
+// with one dash (-storepass, or -pPASS: mysql's -p with its value).
+func singleDash(s string, i, k int) bool {
+	ks, _ := keyAround(s, i, k)
+	return ks+1 < len(s) && s[ks] == '-' && s[ks+1] != '-'
+}
+
+// shortPassFlags are the one-dash long flags that take a password
+// (keytool, openssl, influx): any other one-dash word holding "pass" is a
+// short flag with its value attached (mysql -pPASS, 7z -ppassword), the
+// command-line rules' to judge, and the next word is not its value.
+const shortPassFlags wordSet = "pass passin passout password passwd pw pwd storepass keypass srcstorepass " +
+	"deststorepass srckeypass destkeypass new-password"
+
+func shortPassFlag(key string) bool { return shortPassFlags.has(strings.ToLower(key)) }
 
 // scanNameValue redacts the value of a {name: X, value: V} pair when X
 // names a credential: the "value" key at i, the name within the 200 bytes

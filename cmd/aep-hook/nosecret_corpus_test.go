@@ -349,7 +349,7 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 // TestNoSecretCorpusRedactVerbs runs every case through `aep-hook redact`
 // and `aep-hook redact --json` (every text as a form's answers, under names
 // that do and do not say secret, in one document): no secret survives, and
-// every benign case comes out of `redact --no-pii` as it went in.
+// every benign case comes out of `redact --keep-pii` as it went in.
 func TestNoSecretCorpusRedactVerbs(t *testing.T) {
 	dir, ok := pins.Dir("AEP_SECRET_CORPUS", secretcorpus.Dir)
 	if !ok {
@@ -363,7 +363,7 @@ func TestNoSecretCorpusRedactVerbs(t *testing.T) {
 	var docs []any
 	for _, c := range cases {
 		var out, errb bytes.Buffer
-		run([]string{"aep-hook", "redact", "--no-pii", "--home", "/nonexistent-home"}, Streams{In: strings.NewReader(c.Text), Out: &out, Err: &errb}, os.Getenv)
+		run([]string{"aep-hook", "redact", "--keep-pii", "--home", "/nonexistent-home"}, Streams{In: strings.NewReader(c.Text), Out: &out, Err: &errb}, os.Getenv)
 		if c.Clean {
 			benign++
 			if out.String() != c.Text {
