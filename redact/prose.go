@@ -332,7 +332,7 @@ const maxQualifier = 8
 // proseAfter finds the verb after a noun ending at e and the value after
 // it.
 func proseAfter(s string, e int, class nounClass, noun string) []span {
-	le := lineEnd(s, e)
+	le := lineEndWithin(s, e, 512)
 	j := e
 	for w := 0; w <= maxQualifier; w++ {
 		j = skipBlanks(s, j)
@@ -502,12 +502,24 @@ func lineBody(s string, st, en int) int {
 }
 
 // lineEnd returns the end of the line holding j.
-func lineEnd(s string, j int) int {
-	if k := strings.IndexAny(s[j:], "\r\n"); k >= 0 {
+//
+// The scan is bounded (maxLine): the rules look at a line around a hit,
+// and a megabyte without a line break must cost each hit a bounded look,
+// not the rest of the input.
+func lineEnd(s string, j int) int { return lineEndWithin(s, j, maxLine) }
+
+// lineEndWithin is lineEnd looking at most n bytes on: a rule that reads a
+// few words after a hit (a noun's verb and value) needs no more.
+func lineEndWithin(s string, j, n int) int {
+	lim := min(len(s), j+n)
+	if k := strings.IndexAny(s[j:lim], "\r\n"); k >= 0 {
 		return j + k
 	}
-	return len(s)
+	return lim
 }
+
+// maxLine bounds how far lineEnd and lineStart look for a line break.
+const maxLine = 4096
 
 // loneNextLine returns the next line after the line end le when it holds
 // one token and nothing else (a blank line between is skipped).

@@ -289,7 +289,7 @@ func scanSecretsSet(s string, i, k int, _ *compiledRule) []span {
 // scanFromLiteral redacts the value of --from-literal=KEY=VALUE on a line
 // that creates a secret.
 func scanFromLiteral(s string, i, k int, _ *compiledRule) []span {
-	ls := strings.LastIndexByte(s[:i], '\n') + 1
+	ls := lineStart(s, i)
 	if !strings.Contains(s[ls:i], "secret") {
 		return nil
 	}

@@ -173,7 +173,7 @@ func cookieValue(name, v string) bool {
 func scanCookie(s string, i, k int, _ *compiledRule) []span {
 	le := lineEnd(s, i)
 	if k == 2 { // -b: curl's cookie flag only
-		if i == 0 || s[i-1] != ' ' && s[i-1] != '\t' || !strings.Contains(s[strings.LastIndexByte(s[:i], '\n')+1:i], "curl") {
+		if i == 0 || s[i-1] != ' ' && s[i-1] != '\t' || !strings.Contains(s[lineStart(s, i):i], "curl") {
 			return nil
 		}
 		return cookieArg(s, i+k, le, false)

@@ -218,7 +218,11 @@ func (p *Pipeline) hexSpans(s string, depth int) []span {
 }
 
 // lineStart returns the start of the line holding j.
-func lineStart(s string, j int) int { return strings.LastIndexByte(s[:j], '\n') + 1 }
+// Like lineEnd, it looks back at most maxLine bytes.
+func lineStart(s string, j int) int {
+	from := max(0, j-maxLine)
+	return from + strings.LastIndexByte(s[from:j], '\n') + 1
+}
 
 // hexText reports whether decoded bytes are printable text.
 func hexText(b []byte) (string, bool) {
