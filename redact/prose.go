@@ -668,29 +668,41 @@ func scanSecretFileRead(s string, i, k int, _ *compiledRule) []span {
 		return nil
 	}
 	var out []span
+	nextLines(s, le, func(n, st, t int) bool {
+		line := s[st:t]
+		if line == "" || promptLine(line) || strings.HasPrefix(line, "-----") || strings.HasPrefix(line, "---- ") {
+			return false
+		}
+		if (!strings.ContainsAny(line, " \t") || phrase && n == 0) && len(line) >= 4 && !placeholderWord(line) {
+			out = append(out, span{st, t})
+		}
+		return true
+	})
+	return out
+}
+
+// maxOutputLines bounds the lines a rule reads after a command.
+const maxOutputLines = 64
+
+// nextLines calls fn with each line after the line end le (its number
+// from 0, the start of its content and the end of its body, see
+// lineBody) until fn returns false or maxOutputLines have been read.
+func nextLines(s string, le int, fn func(n, st, t int) bool) {
 	j := le
-	for n := 0; n < 64 && j < len(s); n++ {
+	for n := 0; n < maxOutputLines && j < len(s); n++ {
 		if s[j] == '\r' {
 			j++
 		}
 		if j >= len(s) || s[j] != '\n' {
-			break
+			return
 		}
 		st := skipBlanks(s, j+1)
 		en := lineEnd(s, st)
-		t := lineBody(s, st, en)
-		line := s[st:t]
-		if line == "" || promptLine(line) || strings.HasPrefix(line, "-----") || strings.HasPrefix(line, "---- ") {
-			break
-		}
-		if !strings.ContainsAny(line, " \t") || phrase && n == 0 {
-			if len(line) >= 4 && !placeholderWord(line) {
-				out = append(out, span{st, t})
-			}
+		if !fn(n, st, lineBody(s, st, en)) {
+			return
 		}
 		j = en
 	}
-	return out
 }
 
 // commandStart reports whether a word at i starts a shell command: at the
@@ -919,27 +931,16 @@ func scanSecretFileWrite(s string, i, k int, _ *compiledRule) []span {
 }
 
 // heredocBody returns the lines of a heredoc that starts after the line
-// end le, up to its delimiter line: each line that holds one token (or,
-// for a password file, each line whole), key blocks skipped.
+// end le, up to its delimiter line (or the text's end: a card may be cut
+// short): each line that holds one token (or, for a password file, each
+// line whole), key blocks skipped.
 func heredocBody(s string, le int, delim string, phrase bool) []span {
 	var out []span
 	inBlock := false
-	j := le
-	for n := 0; n < 64 && j < len(s); n++ {
-		if s[j] == '\r' {
-			j++
-		}
-		if j >= len(s) || s[j] != '\n' {
-			break
-		}
-		st := skipBlanks(s, j+1)
-		en := lineEnd(s, st)
-		t := lineBody(s, st, en)
-		line := s[st:t]
-		j = en
-		switch {
+	nextLines(s, le, func(_, st, t int) bool {
+		switch line := s[st:t]; {
 		case line == delim:
-			return out
+			return false
 		case strings.HasPrefix(line, "-----BEGIN") || strings.HasPrefix(line, "---- BEGIN"):
 			inBlock = true
 		case strings.HasPrefix(line, "-----END") || strings.HasPrefix(line, "---- END"):
@@ -948,6 +949,7 @@ func heredocBody(s string, le int, delim string, phrase bool) []span {
 		case phrase || !strings.ContainsAny(line, " \t=") && len(line) >= 4:
 			out = append(out, span{st, t})
 		}
-	}
+		return true
+	})
 	return out
 }

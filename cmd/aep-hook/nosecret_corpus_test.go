@@ -140,8 +140,8 @@ func templates(t *testing.T, v mapping.Vendor, pinDir, fixtures string) []templa
 	return out
 }
 
-// corpusSurfaces loads the corpus and the pins, or skips.
-func corpusSurfaces(t *testing.T) (cases []secretcorpus.Case, pinDir, fixtures string) {
+// loadCorpus reads the redaction corpus.
+func loadCorpus(t *testing.T) []secretcorpus.Case {
 	t.Helper()
 	dir, ok := pins.Dir("AEP_SECRET_CORPUS", secretcorpus.Dir)
 	if !ok {
@@ -151,7 +151,25 @@ func corpusSurfaces(t *testing.T) (cases []secretcorpus.Case, pinDir, fixtures s
 	if err != nil {
 		t.Fatal(err)
 	}
-	pinDir, ok = pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
+	return cases
+}
+
+// secretCases are the cases with secrets.
+func secretCases(cases []secretcorpus.Case) []secretcorpus.Case {
+	var out []secretcorpus.Case
+	for _, c := range cases {
+		if !c.Clean {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// corpusSurfaces loads the corpus and the pins, or skips.
+func corpusSurfaces(t *testing.T) (cases []secretcorpus.Case, pinDir, fixtures string) {
+	t.Helper()
+	cases = loadCorpus(t)
+	pinDir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
 	if !ok {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("conformance pins not found; mandatory under CI=true")
@@ -195,12 +213,7 @@ func leaks(out string, cases []secretcorpus.Case) []string {
 // the output.
 func TestNoSecretCorpusEveryTable(t *testing.T) {
 	cases, pinDir, fixtures := corpusSurfaces(t)
-	var secret []secretcorpus.Case
-	for _, c := range cases {
-		if !c.Clean {
-			secret = append(secret, c)
-		}
-	}
+	secret := secretCases(cases)
 	var report []string
 	for _, v := range mapping.Vendors() {
 		tps := templates(t, v, pinDir, fixtures)
@@ -254,12 +267,7 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 // state, the internal error log), no stdout and no stderr holds a secret.
 func TestNoSecretCorpusHookProcesses(t *testing.T) {
 	cases, pinDir, fixtures := corpusSurfaces(t)
-	var secret []secretcorpus.Case
-	for _, c := range cases {
-		if !c.Clean {
-			secret = append(secret, c)
-		}
-	}
+	secret := secretCases(cases)
 	type hookVendor struct {
 		v   mapping.Vendor
 		tps []template
@@ -351,14 +359,7 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 // that do and do not say secret, in one document): no secret survives, and
 // every benign case comes out of `redact --keep-pii` as it went in.
 func TestNoSecretCorpusRedactVerbs(t *testing.T) {
-	dir, ok := pins.Dir("AEP_SECRET_CORPUS", secretcorpus.Dir)
-	if !ok {
-		t.Fatal("corpus not found")
-	}
-	cases, err := secretcorpus.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := loadCorpus(t)
 	fp, benign := 0, 0
 	var docs []any
 	for _, c := range cases {
@@ -383,13 +384,7 @@ func TestNoSecretCorpusRedactVerbs(t *testing.T) {
 	if code := run([]string{"aep-hook", "redact", "--json"}, Streams{In: bytes.NewReader(doc), Out: &out, Err: &errb}, os.Getenv); code != 0 {
 		t.Fatalf("redact --json exit %d: %s", code, errb.String())
 	}
-	var secret []secretcorpus.Case
-	for _, c := range cases {
-		if !c.Clean {
-			secret = append(secret, c)
-		}
-	}
-	for _, l := range leaks(out.String(), secret) {
+	for _, l := range leaks(out.String(), secretCases(cases)) {
 		t.Errorf("redact --json: %s leaks", l)
 	}
 	t.Logf("redact verbs: %d cases, %d benign, %d false positives", len(cases), benign, fp)
