@@ -38,8 +38,8 @@ var namePipeline = sync.OnceValue(func() *Pipeline { return NewPipeline(Options{
 // plain word; or a part of 8 or more that mixes letters and digits
 // (glpat-JS6R-wzhy3TXttayxt43), hex aside.
 func nameSuspect(s string) bool {
-	if len(s) < 12 {
-		return false
+	if len(s) < 8 {
+		return false // nothing shorter is a token or holds one
 	}
 	if strings.Contains(s, "://") || strings.ContainsAny(s, "=@ \t\n") {
 		return true

@@ -304,7 +304,56 @@ func scanProse(s string, i, k int, _ *compiledRule) []span {
 		}
 		return nil
 	}
-	return proseAfter(s, e, class, noun)
+	if out := proseAfter(s, e, class, noun); out != nil {
+		return out
+	}
+	return proseBefore(s, i, class)
+}
+
+// proseBefore reads the value stated before its noun: "Hunter2!x is my
+// password", "X was the old key": VALUE, a verb, at most three words
+// (an article, adjectives), the noun. The value must look like a
+// credential whatever the noun.
+func proseBefore(s string, i int, class nounClass) []span {
+	j := i
+	word := func() (st, en int) { // the word ending before j, blanks skipped
+		en = j
+		for en > 0 && en > i-256 && (s[en-1] == ' ' || s[en-1] == '\t') {
+			en--
+		}
+		st = en
+		for st > 0 && st > i-256 && !isSpace(s[st-1]) {
+			st--
+		}
+		return st, en
+	}
+	for n := 0; n <= 3; n++ {
+		st, en := word()
+		if st == en {
+			return nil
+		}
+		w := strings.ToLower(s[st:en])
+		j = st
+		if w == "is" || w == "was" || w == "=" || w == "are" {
+			vs, ve := word()
+			if vs == ve {
+				return nil
+			}
+			sp := span{vs, ve}
+			if q := s[vs]; (q == '"' || q == '\'' || q == '`') && ve-vs >= 2 && s[ve-1] == q {
+				sp = span{vs + 1, ve - 1}
+			}
+			v := s[sp.start:sp.end]
+			if placeholderWord(v) || !(credShape(v) || class == codeNoun && len(v) >= 4 && len(v) <= 10 && isDigits(v)) {
+				return nil
+			}
+			return []span{sp}
+		}
+		if n == 3 || len(w) > 12 || !plainWord(w) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // prevWord returns the lower-case word before the one starting at i.

@@ -18,6 +18,7 @@ func contextRules() []rule {
 				"the password I set was \"Blue#Heron77\"", "new password Kd9#xQ2mV4", "# the key is\nZx9Lm2Qw8Er4Ty7Ui1Op5As3Df6Gh0Jk9Lz2Xc8V",
 				"set the token to Pq7Wm3Kx9Zt1Lv5Nb8Rc2Yd6 now", "Use this API key (keep it private): kR2pL8xQ4wZ6tN0mB3cV",
 				"login for the router is admin / S3cure!pw2026", "the verification code is 482913x",
+				"Hunter2!x is my new password", "'Qv8#Lm3zTx' was the old wifi password",
 			},
 			fp: []string{
 				"The key is to cache the module downloads.", "the password is required", "the secret is consistency",
@@ -25,6 +26,7 @@ func contextRules() []rule {
 				"the key is missing from the map", "the exit code is 1", "primary key is user_id",
 				"the password reset flow", "Enter passphrase for key '/srv/k':", "a keyboard and a tokenizer",
 				"the key to success is practice", "the token is stored in the keychain",
+				"Consistency is the key to success.", "That is my password.", "v1.2.3 is the current key",
 			},
 		},
 		{
@@ -69,6 +71,15 @@ func contextRules() []rule {
 				`document.cookie = "auth=Zx8Cv7Bn6Mm5Ll4Kk3"`,
 			},
 			fp: []string{"Cookie: theme=dark; lang=en-US", "git checkout -b feature/cookie-banner", "curl -b cookies.txt https://x", "set-cookie: a=b; Path=/"},
+		},
+		{
+			id: "cookie-jar",
+			// A Netscape cookie file line (curl -c, wget --save-cookies):
+			// domain, subdomains, path, secure, expiry, name, value.
+			keywords: []string{"\ttrue\t", "\tfalse\t"},
+			scan:     scanCookieJar,
+			tp:       []string{".example.com\tTRUE\t/\tTRUE\t1767225600\tsessionid\t5mn6vkclbe2wo1p29g62exjv"},
+			fp:       []string{".example.com\tTRUE\t/\tFALSE\t1767225600\ttheme\tdark", "a\ttrue\tb"},
 		},
 		{
 			id:       "htpasswd-b",
@@ -223,6 +234,21 @@ func scanCookie(s string, i, k int, _ *compiledRule) []span {
 	return nil
 }
 
+// scanCookieJar judges the value of the cookie file line holding the hit.
+func scanCookieJar(s string, i, _ int, _ *compiledRule) []span {
+	ls, le := lineStart(s, i), lineEnd(s, i)
+	f := strings.Split(s[ls:le], "\t")
+	if len(f) != 7 || !isDigits(f[4]) || !boolWord(f[1]) || !boolWord(f[3]) {
+		return nil
+	}
+	if !cookieValue(f[5], f[6]) {
+		return nil
+	}
+	return []span{{le - len(f[6]), le}}
+}
+
+func boolWord(w string) bool { return strings.EqualFold(w, "true") || strings.EqualFold(w, "false") }
+
 // cookieArg reads one quoted or bare argument holding cookie pairs.
 func cookieArg(s string, j, le int, set bool) []span {
 	j = skipBlanks(s, j)
@@ -259,12 +285,16 @@ func cookiePairs(s string, j, end int, set bool) []span {
 		}
 		if eq := strings.IndexByte(s[st:en], '='); eq > 0 {
 			name := strings.TrimSpace(s[st : st+eq])
-			vs, ve := st+eq+1, en
-			for ve > vs && (s[ve-1] == ' ' || s[ve-1] == '\t') {
-				ve--
+			vs := st + eq + 1
+			ve := vs
+			for ve < en && s[ve] != ' ' && s[ve] != '\t' {
+				ve++ // a cookie value holds no blank: what follows one is not the header's
 			}
 			if (!set || first) && !cookieAttrs.has(strings.ToLower(name)) && cookieValue(name, s[vs:ve]) {
 				out = append(out, span{vs, ve})
+			}
+			if ve < en && strings.TrimSpace(s[ve:en]) != "" {
+				break // the header ended at the blank (httpie's Cookie:a=b in a command)
 			}
 		}
 		first = false
