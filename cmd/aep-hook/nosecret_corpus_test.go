@@ -112,23 +112,51 @@ const maxTemplates = 16
 // question), up to maxTemplates evenly spread over the rest.
 func templates(t *testing.T, v mapping.Vendor, pinDir, fixtures string) []template {
 	templateCache.Lock()
-	defer templateCache.Unlock()
-	if tps, ok := templateCache.by[v.Name]; ok {
-		return tps
-	}
 	if templateCache.by == nil {
-		templateCache.by = map[string][]template{}
+		templateCache.by = map[string]*vendorTemplates{}
 	}
-	tps := gatherTemplates(t, v, pinDir, fixtures)
-	templateCache.by[v.Name] = tps
-	return tps
+	vt := templateCache.by[v.Name]
+	if vt == nil {
+		vt = &vendorTemplates{}
+		templateCache.by[v.Name] = vt
+	}
+	templateCache.Unlock()
+	vt.once.Do(func() { vt.tps = gatherTemplates(t, v, pinDir, fixtures) })
+	return vt.tps
 }
 
 // templateCache keeps each vendor's templates for the tests of one run:
 // gathering them asks the built binary about each candidate.
 var templateCache struct {
 	sync.Mutex
-	by map[string][]template
+	by map[string]*vendorTemplates
+}
+
+type vendorTemplates struct {
+	once sync.Once
+	tps  []template
+}
+
+// inParallel runs job(i) for i in [0, n) on a few goroutines: the jobs
+// wait on processes of the built binary, and a loaded machine runs more of
+// them at once than it has cores.
+func inParallel(n int, job func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				job(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func gatherTemplates(t *testing.T, v mapping.Vendor, pinDir, fixtures string) []template {
@@ -148,9 +176,9 @@ func gatherTemplates(t *testing.T, v mapping.Vendor, pinDir, fixtures string) []
 			add(template{hook: s.Hook, input: s.Input, prelude: prelude})
 		}
 	}
-	dirs, _ := filepath.Glob(filepath.Join(fixtures, v.Name, "recorded", "*"))
-	for _, d := range dirs {
-		fx, err := realagents.LoadFixture(d)
+	dirs, _ := filepath.Glob(filepath.Join(fixtures, v.Name, "recorded", "*", "firings.jsonl"))
+	for _, f := range dirs {
+		fx, err := realagents.LoadFixture(filepath.Dir(f))
 		if err != nil {
 			continue
 		}
@@ -256,10 +284,13 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 	cases, pinDir, fixtures := corpusSurfaces(t)
 	secret := secretCases(cases)
 	var report []string
-	for _, v := range mapping.Vendors() {
+	var mu sync.Mutex
+	vendors := mapping.Vendors()
+	inParallel(len(vendors)*len(settings), func(job int) {
+		v, st := vendors[job/len(settings)], settings[job%len(settings)]
 		tps := templates(t, v, pinDir, fixtures)
 		if len(tps) == 0 {
-			continue
+			return
 		}
 		var attn []template
 		for _, tp := range tps {
@@ -267,35 +298,35 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 				attn = append(attn, tp)
 			}
 		}
-		for _, st := range settings {
-			pool := tps
-			if st.name == "default" && len(attn) > 0 {
-				pool = attn
-			}
-			var in strings.Builder
-			for i, c := range secret {
-				tp := pool[i%len(pool)]
-				sub, _ := substitute(tp.input, c.Text)
-				in.WriteString(tp.line(v, sub))
-			}
-			cmd := exec.Command(bin, append([]string{"map", v.Name}, st.args...)...)
-			cmd.Env = hookEnv(t.TempDir(), t.TempDir())
-			cmd.Stdin = strings.NewReader(in.String())
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			cmd.Run() // a moment a table refuses is reported on stderr and skipped
-			if d := os.Getenv("AEP_CORPUS_DUMP"); d != "" {
-				// The inputs and outputs, to look a leak up by hand.
-				os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".in"), []byte(in.String()), 0o644)
-				os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".out"), out.Bytes(), 0o644)
-			}
-			for _, l := range leaks(out.String()+errb.String(), secret) {
-				t.Errorf("%s at %s: %s leaks", v.Name, st.name, l)
-			}
-			report = append(report, fmt.Sprintf("%s/%s: %d moments (%d templates, %d raising attention), %d redactions",
-				v.Name, st.name, len(secret), len(tps), len(attn), strings.Count(out.String(), "[REDACTED:secret]")))
+		pool := tps
+		if st.name == "default" && len(attn) > 0 {
+			pool = attn
 		}
-	}
+		var in strings.Builder
+		for i, c := range secret {
+			tp := pool[i%len(pool)]
+			sub, _ := substitute(tp.input, c.Text)
+			in.WriteString(tp.line(v, sub))
+		}
+		cmd := exec.Command(bin, append([]string{"map", v.Name}, st.args...)...)
+		cmd.Env = hookEnv(t.TempDir(), t.TempDir())
+		cmd.Stdin = strings.NewReader(in.String())
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run() // a moment a table refuses is reported on stderr and skipped
+		if d := os.Getenv("AEP_CORPUS_DUMP"); d != "" {
+			// The inputs and outputs, to look a leak up by hand.
+			os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".in"), []byte(in.String()), 0o644)
+			os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".out"), out.Bytes(), 0o644)
+		}
+		for _, l := range leaks(out.String()+errb.String(), secret) {
+			t.Errorf("%s at %s: %s leaks", v.Name, st.name, l)
+		}
+		mu.Lock()
+		report = append(report, fmt.Sprintf("%s/%s: %d moments (%d templates, %d raising attention), %d redactions",
+			v.Name, st.name, len(secret), len(tps), len(attn), strings.Count(out.String(), "[REDACTED:secret]")))
+		mu.Unlock()
+	})
 	sort.Strings(report)
 	t.Logf("%d secret cases through every table:\n%s", len(secret), strings.Join(report, "\n"))
 }
@@ -329,29 +360,9 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 	for si, st := range settings {
 		home, tmp := t.TempDir(), t.TempDir()
 		env := append(hookEnv(home, tmp), st.env...)
-		jobs := make(chan firing)
 		var mu sync.Mutex
 		var outs strings.Builder
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for f := range jobs {
-					cmd := exec.Command(bin, f.args...)
-					cmd.Env, cmd.Stdin = env, bytes.NewReader(f.stdin)
-					var o, e bytes.Buffer
-					cmd.Stdout, cmd.Stderr = &o, &e
-					err := cmd.Run()
-					mu.Lock()
-					outs.WriteString(o.String() + e.String())
-					if err != nil {
-						fmt.Fprintf(&outs, "\nexit: %v %v\n", f.args, err)
-					}
-					mu.Unlock()
-				}
-			}()
-		}
+		var firings []firing
 		per := map[string]int{}
 		for i, c := range secret {
 			if i%(3*len(settings)) != si {
@@ -365,10 +376,22 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 				args = append(args, tp.hook)
 			}
 			per[hv.v.Name]++
-			jobs <- firing{args, sub}
+			firings = append(firings, firing{args, sub})
 		}
-		close(jobs)
-		wg.Wait()
+		inParallel(len(firings), func(i int) {
+			f := firings[i]
+			cmd := exec.Command(bin, f.args...)
+			cmd.Env, cmd.Stdin = env, bytes.NewReader(f.stdin)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			err := cmd.Run()
+			mu.Lock()
+			defer mu.Unlock()
+			outs.WriteString(o.String() + e.String())
+			if err != nil {
+				fmt.Fprintf(&outs, "\nexit: %v %v\n", f.args, err)
+			}
+		})
 		all := outs.String()
 		if strings.Contains(all, "\nexit: ") {
 			t.Errorf("at %s a hook process failed:\n%s", st.name, all)
@@ -387,11 +410,7 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 		for _, l := range leaks(all, secret) {
 			t.Errorf("at %s: stdout or stderr holds %s", st.name, l)
 		}
-		n := 0
-		for _, k := range per {
-			n += k
-		}
-		t.Logf("at %s: %d hook processes over %d vendors %v, %d files under AEP_HOME", st.name, n, len(vendors), per, files)
+		t.Logf("at %s: %d hook processes over %d vendors %v, %d files under AEP_HOME", st.name, len(firings), len(vendors), per, files)
 	}
 }
 
