@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,8 +40,11 @@ const structuralKeys = " type event hook_event_name hookEventName hookName metho
 	"event.name service.name decision behavior tool permission "
 
 // substitute returns the template with text in every content string, and
-// how many it replaced.
-func substitute(tpl json.RawMessage, text string) (json.RawMessage, int) {
+// how many it replaced. A nonzero nth makes the moment's own ids (a
+// permission's, a tool call's; never a session's) unique to the case, so
+// that a table's dedupe of a repeated card or call does not swallow every
+// case after the first.
+func substitute(tpl json.RawMessage, text string, nth int) (json.RawMessage, int) {
 	dec := json.NewDecoder(bytes.NewReader(tpl))
 	dec.UseNumber()
 	var v any
@@ -62,6 +66,9 @@ func substitute(tpl json.RawMessage, text string) (json.RawMessage, int) {
 		case string:
 			k := " " + key + " "
 			idish := strings.HasSuffix(key, "id") || strings.HasSuffix(key, "Id") || strings.HasSuffix(key, "ID")
+			if idish && nth > 0 && t != "" && !sessionKey(key) {
+				return t + "-c" + strconv.Itoa(nth)
+			}
 			if strings.Contains(structuralKeys, k) || idish {
 				return t
 			}
@@ -83,6 +90,19 @@ func substitute(tpl json.RawMessage, text string) (json.RawMessage, int) {
 		return tpl, 0
 	}
 	return bytes.TrimSpace(b.Bytes()), n
+}
+
+// sessionKey reports whether an id member names the session (or the
+// conversation, thread or context a vendor keys its sessions by): those
+// stay, so every case of one run lands in the session the template sets up.
+func sessionKey(key string) bool {
+	low := strings.ToLower(key)
+	for _, w := range [...]string{"session", "conversation", "thread", "context"} {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // template is one vendor moment the corpus is put into.
@@ -162,7 +182,7 @@ func inParallel(n int, job func(i int)) {
 func gatherTemplates(t *testing.T, v mapping.Vendor, pinDir, fixtures string) []template {
 	var all []template
 	add := func(tp template) {
-		if _, n := substitute(tp.input, "x"); n > 0 {
+		if _, n := substitute(tp.input, "x", 0); n > 0 {
 			all = append(all, tp)
 		}
 	}
@@ -285,9 +305,28 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 	secret := secretCases(cases)
 	var report []string
 	var mu sync.Mutex
-	vendors := mapping.Vendors()
-	inParallel(len(vendors)*len(settings), func(job int) {
-		v, st := vendors[job/len(settings)], settings[job%len(settings)]
+	// Every table at its default posture; a channel table (the tees, the
+	// stream bridges, the sidecars, the forwarders) also as the primary
+	// source, where it maps the content a companion leaves to the hooks.
+	type job struct {
+		v    mapping.Vendor
+		mode string
+	}
+	var jobs []job
+	for _, v := range mapping.Vendors() {
+		jobs = append(jobs, job{v, ""})
+		if v.Transport != mapping.TransportHook {
+			jobs = append(jobs, job{v, "primary"})
+		}
+	}
+	inParallel(len(jobs)*len(settings), func(n int) {
+		v, mode, st := jobs[n/len(settings)].v, jobs[n/len(settings)].mode, settings[n%len(settings)]
+		name := st.name
+		args := append([]string{"map", v.Name}, st.args...)
+		if mode != "" {
+			name += "/" + mode
+			args = append(args, "--mode", mode)
+		}
 		tps := templates(t, v, pinDir, fixtures)
 		if len(tps) == 0 {
 			return
@@ -305,10 +344,10 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 		var in strings.Builder
 		for i, c := range secret {
 			tp := pool[i%len(pool)]
-			sub, _ := substitute(tp.input, c.Text)
+			sub, _ := substitute(tp.input, c.Text, i+1)
 			in.WriteString(tp.line(v, sub))
 		}
-		cmd := exec.Command(bin, append([]string{"map", v.Name}, st.args...)...)
+		cmd := exec.Command(bin, args...)
 		cmd.Env = hookEnv(t.TempDir(), t.TempDir())
 		cmd.Stdin = strings.NewReader(in.String())
 		var out, errb bytes.Buffer
@@ -316,15 +355,17 @@ func TestNoSecretCorpusEveryTable(t *testing.T) {
 		cmd.Run() // a moment a table refuses is reported on stderr and skipped
 		if d := os.Getenv("AEP_CORPUS_DUMP"); d != "" {
 			// The inputs and outputs, to look a leak up by hand.
-			os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".in"), []byte(in.String()), 0o644)
-			os.WriteFile(filepath.Join(d, v.Name+"-"+st.name+".out"), out.Bytes(), 0o644)
+			file := v.Name + "-" + strings.ReplaceAll(name, "/", "-")
+			os.WriteFile(filepath.Join(d, file+".in"), []byte(in.String()), 0o644)
+			os.WriteFile(filepath.Join(d, file+".out"), out.Bytes(), 0o644)
 		}
 		for _, l := range leaks(out.String()+errb.String(), secret) {
-			t.Errorf("%s at %s: %s leaks", v.Name, st.name, l)
+			t.Errorf("%s at %s: %s leaks", v.Name, name, l)
 		}
 		mu.Lock()
-		report = append(report, fmt.Sprintf("%s/%s: %d moments (%d templates, %d raising attention), %d redactions",
-			v.Name, st.name, len(secret), len(tps), len(attn), strings.Count(out.String(), "[REDACTED:secret]")))
+		report = append(report, fmt.Sprintf("%s/%s: %d moments (%d templates, %d raising attention), %d events, %d of them attention.requested, %d redactions",
+			v.Name, name, len(secret), len(tps), len(attn), strings.Count(out.String(), "\n"),
+			strings.Count(out.String(), `"type":"attention.requested"`), strings.Count(out.String(), "[REDACTED:secret]")))
 		mu.Unlock()
 	})
 	sort.Strings(report)
@@ -370,7 +411,7 @@ func TestNoSecretCorpusHookProcesses(t *testing.T) {
 			}
 			hv := vendors[(i/len(settings)/3)%len(vendors)]
 			tp := hv.tps[(i/len(settings)/3/len(vendors))%len(hv.tps)]
-			sub, _ := substitute(tp.input, c.Text)
+			sub, _ := substitute(tp.input, c.Text, i+1)
 			args := []string{hv.v.Name}
 			if hv.v.HookFromArgv && tp.hook != "" {
 				args = append(args, tp.hook)
