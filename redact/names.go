@@ -25,7 +25,15 @@ func Name(s string) string {
 	if _, lone := loneToken(s); lone {
 		return secretMark // the whole name is one generated token
 	}
-	return replaceSpans(s, namePipeline().secretHits(s), secretMark)
+	spans := namePipeline().secretHits(s)
+	for i, sp := range spans {
+		// A token's alphabet holds '_', a name's separator "__" ends it:
+		// mcp__openai_sk-proj-..._chat keeps its "__chat".
+		if k := strings.Index(s[sp.start+1:sp.end], "__"); k >= 0 {
+			spans[i].end = sp.start + 1 + k
+		}
+	}
+	return replaceSpans(s, spans, secretMark)
 }
 
 // namePipeline runs rule (a) alone: no home, no environment values, no PII.

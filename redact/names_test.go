@@ -15,6 +15,7 @@ func TestName(t *testing.T) {
 		{"slack-xoxb-7731940266-8812045539174-qL3vNw8Rt2Zp6Yk9Hc1Df4Sa", "slack-" + secretMark},
 		{"api?token=glpat-y7dJNC8r1WT8Kyievt2V", "api?token=" + secretMark},
 		{"tool:mcp__gh_ghp_Xw8Lq2Zr5Tn9Vb1Mc4Kd7Hf0Js3Pa6Ye2Gu_list", "tool:mcp__gh_" + secretMark + "_list"},
+		{"mcp__openai_sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk6lMn__chat", "mcp__openai_" + secretMark + "__chat"},
 	}
 	for _, tt := range tests {
 		if got := Name(tt.in); got != tt.want {

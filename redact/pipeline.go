@@ -147,7 +147,7 @@ func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string
 	out := make(map[string]any, len(m))
 	pair := pairSecret(m)
 	secretIn := func(k string, x any) bool {
-		return secret(k) || k == pair || answersQuestion(k, x)
+		return secret(k) || k == pair || answersQuestion(k, x) || formValue(k, x)
 	}
 	var renamed []string
 	for k, x := range m {
@@ -186,21 +186,45 @@ func pairSecret(m map[string]any) string {
 	if len(m) < 2 || len(m) > 8 {
 		return ""
 	}
-	named := false
+	named, weakNamed := false, false
 	for k, x := range m {
-		if n, ok := x.(string); ok && pairNames.has(strings.ToLower(k)) && (formSecretName(n) || secretWords(n, false)) {
-			named = true
+		if n, ok := x.(string); ok && pairNames.has(strings.ToLower(k)) {
+			named = named || formSecretName(n) || secretWords(n, false)
+			weakNamed = weakNamed || classifyKey(n) == weakCred
 		}
 	}
-	if !named {
-		return ""
-	}
-	for k := range m {
-		if pairValues.has(strings.ToLower(k)) {
+	for k, x := range m {
+		if !pairValues.has(strings.ToLower(k)) {
+			continue
+		}
+		if named {
+			return k
+		}
+		// A name that may hold a credential ("license", "session") takes a
+		// value that looks like one: {"field": "license", "value": "QX7F2-..."}.
+		if v, ok := x.(string); ok && weakNamed && credShape(v) && !placeholderWord(v) {
 			return k
 		}
 	}
 	return ""
+}
+
+// formValue reports whether x, under the key k, is a secret a form or a
+// record names by a word CredentialKey leaves alone: a PIN, an OTP, a CVV,
+// a card or security code ({"pin": "0420"}). Booleans, English words,
+// versions and placeholders are what such keys also hold ({"mfa": true},
+// {"pin": "v1.2.0"}), and stay.
+func formValue(k string, x any) bool {
+	if !secretWords(k, false) {
+		return false
+	}
+	switch v := x.(type) {
+	case string:
+		return v != "" && hasAlnum(v) && !placeholderWord(v) && !englishWord(v) && !versionLike(v)
+	case json.Number, float64, float32, int, int64, int32, uint, uint64, uint32:
+		return true
+	}
+	return false
 }
 
 // answersQuestion reports whether x is a lone token answering a question

@@ -304,7 +304,7 @@ func scanProse(s string, i, k int, _ *compiledRule) []span {
 		}
 		return nil
 	}
-	if out := proseAfter(s, e, class, noun); out != nil {
+	if out := proseAfter(s, e, class, noun, setBefore(s, i)); out != nil {
 		return out
 	}
 	return proseBefore(s, i, class)
@@ -378,9 +378,38 @@ const proseBreaks wordSet = "and or but if when while because since so then whic
 // maxQualifier bounds the words between a noun and its verb.
 const maxQualifier = 8
 
+// setVerbs are the verbs that make a later "to" introduce a noun's value:
+// "set the secret key for the app to X", "change the admin password on
+// the router to X".
+const setVerbs wordSet = "set change changed update updated reset rotate rotated"
+
+// setBefore reports whether one of setVerbs stands at most four words
+// before the noun starting at i, on its line.
+func setBefore(s string, i int) bool {
+	j := i
+	for n := 0; n < 4; n++ {
+		for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		st := j
+		for st > 0 && st > i-64 && isAlpha(s[st-1]) {
+			st--
+		}
+		if st == j {
+			return false
+		}
+		if setVerbs.has(strings.ToLower(s[st:j])) {
+			return true
+		}
+		j = st
+	}
+	return false
+}
+
 // proseAfter finds the verb after a noun ending at e and the value after
-// it.
-func proseAfter(s string, e int, class nounClass, noun string) []span {
+// it; set says a verb such as "set" stands before the noun, so that "to"
+// after the noun's qualifiers introduces the value.
+func proseAfter(s string, e int, class nounClass, noun string, set bool) []span {
 	le := lineEndWithin(s, e, 512)
 	j := e
 	for w := 0; w <= maxQualifier; w++ {
@@ -401,7 +430,7 @@ func proseAfter(s string, e int, class nounClass, noun string) []span {
 				return []span{sp}
 			}
 		}
-		if lw == "to" && w > 0 {
+		if lw == "to" && w > 0 && !set {
 			continue // "the key to success": "to" is a verb only right after the noun
 		}
 		if (lw == "=" || lw == "->" || lw == "=>") && w > 0 {
@@ -420,6 +449,14 @@ func proseAfter(s string, e int, class nounClass, noun string) []span {
 				}
 			}
 			return proseValueAt(s, j, le, class, lw != "to" && !strings.HasSuffix(word, ":") || noun == "password")
+		}
+		if (lw == "with" || lw == "as") && class == weakNoun {
+			// "login with admin / S3cret": a pair, never a lone word
+			if sp, _ := bareOrQuoted(s, skipBlanks(s, j), le); sp.end > sp.start {
+				if _, pw, ok := userSlashPass(s, sp, le); ok {
+					return []span{pw}
+				}
+			}
 		}
 		if proseBreaks.has(lw) || strings.ContainsAny(word[len(word)-1:], ".,;!?") || strings.ContainsAny(word, "{}") {
 			return nil // a sentence ended, or code

@@ -587,11 +587,12 @@ func providerRules() []rule {
 		},
 		{
 			id: "discord-webhook", keywords: []string{"discord.com/api", "discordapp.com/api"},
-			pattern: `(?i)\bhttps?://(?:[a-z]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{5,30}/([A-Za-z0-9_\-]{30,})`,
+			pattern: `(?i)(?:\bhttps?://)?\b(?:[a-z]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{5,30}/([A-Za-z0-9_\-]{30,})`,
 			back:    40, fwd: 300,
 			groups: []int{1},
-			tp:     []string{"https://discord.com/api/webhooks/1398104973841831610/c3OPVYD1MGex0UoGl6ghp-cU7np4EPg5IRhLOXgJVK4Tz", "https://canary.discordapp.com/api/v10/webhooks/12345678/Hc2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4"},
-			fp:     []string{"https://discord.com/api/oauth2/authorize", "https://discord.com/channels/1170455123987654321/1170455123987654322"},
+			tp: []string{"https://discord.com/api/webhooks/1398104973841831610/c3OPVYD1MGex0UoGl6ghp-cU7np4EPg5IRhLOXgJVK4Tz", "https://canary.discordapp.com/api/v10/webhooks/12345678/Hc2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4",
+				"hook: discord.com/api/webhooks/998877665544/Rk2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4 (no scheme)"},
+			fp: []string{"https://discord.com/api/oauth2/authorize", "https://discord.com/channels/1170455123987654321/1170455123987654322"},
 		},
 		{
 			id: "okta-ssws", keywords: []string{"ssws"},

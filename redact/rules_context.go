@@ -19,6 +19,7 @@ func contextRules() []rule {
 				"set the token to Pq7Wm3Kx9Zt1Lv5Nb8Rc2Yd6 now", "Use this API key (keep it private): kR2pL8xQ4wZ6tN0mB3cV",
 				"login for the router is admin / S3cure!pw2026", "the verification code is 482913x",
 				"Hunter2!x is my new password", "'Qv8#Lm3zTx' was the old wifi password",
+				"set the secret key for the app to dj-x8#k2!m9q@v4w7z1b5 first", "login with admin / h7Kw!2pQ on staging",
 			},
 			fp: []string{
 				"The key is to cache the module downloads.", "the password is required", "the secret is consistency",
@@ -27,6 +28,7 @@ func contextRules() []rule {
 				"the password reset flow", "Enter passphrase for key '/srv/k':", "a keyboard and a tokenizer",
 				"the key to success is practice", "the token is stored in the keychain",
 				"Consistency is the key to success.", "That is my password.", "v1.2.3 is the current key",
+				"set the token for the job to expire hourly", "login with your SSO account / or a passkey",
 			},
 		},
 		{
@@ -50,6 +52,24 @@ func contextRules() []rule {
 				"head -1 secrets/ci_token.txt\n8c1f0e2d4b6a9e7c5d3b1a0f8e6d4c2b1a9f7e5d",
 			},
 			fp: []string{"$ cat README.md\n# title", "$ cat ~/.ssh/id_ed25519.pub\nssh-ed25519 AAAAC3Nz dev@host", "cat VERSION\n1.14.2"},
+		},
+		{
+			id:       "secret-command-output",
+			keywords: printerKeywords(),
+			scan:     scanSecretPrinter,
+			tp: []string{
+				"$ gh auth token\nQm9Lx2Vb8Nc4Rt6Yh1Jk5Pd0Zz", "$ vault kv get -field=password secret/db\nhunter-two-22",
+				"$ openssl rand -hex 32\n3f786850e387550fdab836ed7e6dc881de23001b3f786850e387550fdab836ed",
+				"$ printenv STRIPE_SECRET_KEY\nrk9Lm2Nx4Pv6Rt8Bw0Yc", "$ echo $DB_PASSWORD\nWinter2026",
+				"$ aws configure get aws_secret_access_key\n7CmY/uCu3ZR1zTOlUcR64cXQLioDnkHIfxIq2HZt",
+				"$ kubectl get secret api -o jsonpath='{.data.token}' | base64 -d\n8kLm2Nq4Ps6Ru8Tw0Vy2Xa4Zc6Be8Dg",
+				"$ pass show work/vpn\nmy vpn pass phrase\nuser: ops",
+			},
+			fp: []string{
+				"$ echo $HOME\n/home/dev", "$ printenv PATH\n/usr/bin:/bin", "$ gh auth status\nLogged in to github.com",
+				"$ kubectl get secrets\nNAME   TYPE   DATA   AGE", "$ vault kv get secret/db\n====== Data ======",
+				"echo $TOKEN_COUNT\n12", "$ echo $API_KEY\n\n$ ls",
+			},
 		},
 		{
 			id:       "secret-file-input",

@@ -164,6 +164,29 @@ func TestValueWalker(t *testing.T) {
 	}
 }
 
+// TestValueFormWords: keys a form or a record names a secret by (a PIN, an
+// OTP, a CVV) hide their scalar values, and a {name, value} pair whose name
+// may hold a credential hides a value that looks like one; booleans, words,
+// versions and descriptive pairs stay.
+func TestValueFormWords(t *testing.T) {
+	p := NewPipeline(Options{NoPII: true})
+	tests := []struct{ in, want map[string]any }{
+		{map[string]any{"pin": "0420", "cvv": float64(123), "card_number": "4111 1111 1111 1111"},
+			map[string]any{"pin": secretMark, "cvv": secretMark, "card_number": secretMark}},
+		{map[string]any{"mfa": "required", "pin": "v1.2.0", "pin_length": float64(6)},
+			map[string]any{"mfa": "required", "pin": "v1.2.0", "pin_length": float64(6)}},
+		{map[string]any{"field": "license", "value": "QX7F2-K9M4T-P3W8R-L6B1Z"},
+			map[string]any{"field": "license", "value": secretMark}},
+		{map[string]any{"field": "license", "value": "MIT"}, map[string]any{"field": "license", "value": "MIT"}},
+		{map[string]any{"name": "session", "value": "default"}, map[string]any{"name": "session", "value": "default"}},
+	}
+	for _, tt := range tests {
+		if got := p.Value(tt.in); string(Canonical(got)) != string(Canonical(tt.want)) {
+			t.Errorf("Value(%s)\n got %s\nwant %s", Canonical(tt.in), Canonical(got), Canonical(tt.want))
+		}
+	}
+}
+
 // TestHomePaths holds rule (c) to its one promise: the user's own home,
 // exactly, as a whole prefix at a path boundary, and no other path.
 func TestHomePaths(t *testing.T) {
@@ -178,6 +201,7 @@ func TestHomePaths(t *testing.T) {
 		{"/tmp/x/home", "/tmp/x/homework/a /tmp/x/home/home/b", "/tmp/x/homework/a ~/home/b"},
 		{"/Users/carol", "PATH=/usr/bin:/Users/carol/bin:/Users/dave/bin", "PATH=/usr/bin:~/bin:/Users/dave/bin"},
 		{`C:\Users\carol`, `C:\Users\carol\d c:\users\carol\x C:\\Users\\carol\\e C:/Users/carol/f D:\Users\carol\g`, `~\d ~\x ~\\e ~/f D:\Users\carol\g`},
+		{"/home/alice", "the build ran in /home/alice. Then /home/alice, and (/home/alice/x.go)", "the build ran in ~. Then ~, and (~/x.go)"},
 		{"", "/home/alice/a", "/home/alice/a"},
 	}
 	for _, tt := range tests {
@@ -193,7 +217,7 @@ func TestHomePaths(t *testing.T) {
 func TestWordSets(t *testing.T) {
 	for _, ws := range []wordSet{typeWords, strongLastAlone, strongLastAfter, strongWords, weakWords, descriptors,
 		fileExts, formWords, secretFormats, proseStop, codeQualifiers, phraseQualifiers, pinQualifiers, proseVerbs,
-		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues} {
+		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues, setVerbs} {
 		for _, w := range strings.Fields(string(ws)) {
 			if len(w) > maxSetWord {
 				t.Errorf("word %q is longer than maxSetWord", w)

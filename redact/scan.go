@@ -205,7 +205,7 @@ func homeSpans(s, home string) []span {
 			}
 			st, en := off+j, off+j+len(needle)
 			off = en
-			if en < len(s) && (keyByte(s[en]) || s[en] == '~') {
+			if en < len(s) && (keyByte(s[en]) || s[en] == '~') && !sentenceEnd(s, en) {
 				continue // /home/alicex, /home/alice.old
 			}
 			if st > 0 && !homeBoundary(s, st) {
@@ -215,6 +215,15 @@ func homeSpans(s, home string) []span {
 		}
 	}
 	return out
+}
+
+// sentenceEnd reports whether the byte at i is punctuation ending a
+// sentence or a clause ("... in /home/alice."), not part of a name.
+func sentenceEnd(s string, i int) bool {
+	if c := s[i]; c != '.' && c != ',' && c != ';' && c != ':' && c != '!' && c != '?' {
+		return false
+	}
+	return i+1 == len(s) || isSpace(s[i+1]) || strings.IndexByte(`"')]}`, s[i+1]) >= 0
 }
 
 // homeBoundary reports whether a path may start at st: after a blank, a
