@@ -430,6 +430,9 @@ func proseAfter(s string, e int, class nounClass, noun string, set bool) []span 
 				return []span{sp}
 			}
 		}
+		if w == 0 && (word == "-" || word == "—" || word == "–") {
+			return proseValueAt(s, j, le, class, true) // "admin password - X", "the key — X"
+		}
 		if lw == "to" && w > 0 && !set {
 			continue // "the key to success": "to" is a verb only right after the noun
 		}
@@ -638,12 +641,39 @@ func loneNextLine(s string, le int) (span, bool) {
 // question (the answer a human pasted): judged by its shape, since a
 // question followed by an id, a hash or a path is ordinary.
 func scanQuestion(s string, i, _ int, _ *compiledRule) []span {
+	if s[i] == ':' && !proseLabel(s, i) {
+		return nil // a YAML key, a heading of data: not a person handing a value over
+	}
 	le := i + 1
 	sp, ok := loneNextLine(s, le)
 	if !ok || !bareTokenSecret(s[sp.start:sp.end]) {
 		return nil
 	}
 	return []span{sp}
+}
+
+// proseLabel reports whether the line ending in the colon at i is a few
+// words of prose ("Here you go:", "the new one:"), not a YAML key or a
+// list item's name.
+func proseLabel(s string, i int) bool {
+	st := lineStart(s, i)
+	if k := strings.LastIndex(s[st:i], " — "); k >= 0 {
+		st += k + len(" — ") // a card's command after its title
+	}
+	line := strings.TrimSpace(s[st:i])
+	if line == "" || line[0] == '-' || line[0] == '#' || line[0] == '"' || st < i && (s[st] == ' ' || s[st] == '\t') {
+		return false
+	}
+	words := strings.Fields(line)
+	if len(words) < 2 || len(words) > 8 {
+		return false
+	}
+	for _, w := range words {
+		if !plainWord(strings.Trim(w, ",'!")) {
+			return false
+		}
+	}
+	return true
 }
 
 // bareTokenSecret judges a token with no name: at least 20 token bytes,
@@ -670,7 +700,23 @@ func bareTokenSecret(v string) bool {
 		}
 	}
 	classes := boolInt(lower > 0) + boolInt(upper > 0) + boolInt(digit > 0)
-	return classes >= 2 && (lower+upper) >= 4 && digit >= 2 && entropy(v) >= 3.5
+	return classes >= 2 && (lower+upper) >= 4 && digit >= 2 && entropy(v) >= 3.5 && !slugLike(v)
+}
+
+// slugLike reports whether v is words and numbers joined by punctuation
+// (ci-deploy-token-2026, release_2026_03, api.v2.users): a name someone
+// chose, not a generated token.
+func slugLike(v string) bool {
+	parts := strings.FieldsFunc(v, func(r rune) bool { return r == '-' || r == '_' || r == '.' || r == '/' })
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if !(plainWord(p) && len(p) <= 16) && !(isDigits(p) && len(p) <= 8) {
+			return false
+		}
+	}
+	return true
 }
 
 // uuidLike reports whether v is a UUID (8-4-4-4-12 hex).

@@ -20,6 +20,7 @@ func contextRules() []rule {
 				"login for the router is admin / S3cure!pw2026", "the verification code is 482913x",
 				"Hunter2!x is my new password", "'Qv8#Lm3zTx' was the old wifi password",
 				"set the secret key for the app to dj-x8#k2!m9q@v4w7z1b5 first", "login with admin / h7Kw!2pQ on staging",
+				"- staging admin password - Orange&Lime42",
 			},
 			fp: []string{
 				"The key is to cache the module downloads.", "the password is required", "the secret is consistency",
@@ -29,15 +30,19 @@ func contextRules() []rule {
 				"the key to success is practice", "the token is stored in the keychain",
 				"Consistency is the key to success.", "That is my password.", "v1.2.3 is the current key",
 				"set the token for the job to expire hourly", "login with your SSO account / or a passkey",
+				"the key - a random string - goes here", "password — required",
 			},
 		},
 		{
 			id: "question-answer-token",
-			// A token pasted alone on the line after a question.
-			keywords: []string{"?\n", "?\r"},
+			// A token pasted alone on the line after a question, or after
+			// a few words of prose that hand it over ("Here you go:").
+			keywords: []string{"?\n", "?\r", ":\n", ":\r"},
 			scan:     scanQuestion,
-			tp:       []string{"Which token should I use?\n0ZX2rNI0lsbvhE5XMEkIHzzqffIORByrOq"},
+			tp:       []string{"Which token should I use?\n0ZX2rNI0lsbvhE5XMEkIHzzqffIORByrOq", "Here you go:\nRb4Tn8Vc2Xz6Lm0Qp3Ws7Ed1Rf5Tg9Yh3Uj"},
 			fp: []string{
+				"ca_bundle:\n  LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM", "  data:\nZXlKMGFHVnRaU0k2SW1SaGNtc2lmUT09",
+				"What should the token be named?\nci-deploy-token-2026", "The new tag:\nrelease_2026_03",
 				"Which commit?\n3f786850e387550fdab836ed7e6dc881de23001b", "Which request?\n7c9e6679-7425-40de-944b-e07fc1f90ae7",
 				"Which event?\n01JX9YB3P4T9ZK3V8Q2W6E5R7T", "Where?\n/etc/nginx/sites-available/default.conf",
 				"Which image?\nsha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
