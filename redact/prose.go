@@ -657,8 +657,10 @@ func scanQuestion(s string, i, _ int, _ *compiledRule) []span {
 // list item's name.
 func proseLabel(s string, i int) bool {
 	st := lineStart(s, i)
-	if k := strings.LastIndex(s[st:i], " — "); k >= 0 {
-		st += k + len(" — ") // a card's command after its title
+	for _, sep := range [...]string{" — ", ": "} {
+		if k := strings.LastIndex(s[st:i], sep); k >= 0 {
+			st += k + len(sep) // a card's command after its title, a question after its header
+		}
 	}
 	line := strings.TrimSpace(s[st:i])
 	if line == "" || line[0] == '-' || line[0] == '#' || line[0] == '"' || st < i && (s[st] == ' ' || s[st] == '\t') {
