@@ -105,7 +105,9 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 		for w < len(s) && (isAlnum(s[w]) || s[w] == '_' || s[w] == '[' || s[w] == ']' || s[w] == '|' || s[w] == '<' || s[w] == '>') {
 			w++
 		}
-		if e := skipBlanks(s, w); w > v && e < len(s) && s[e] == '=' && (e+1 >= len(s) || s[e+1] != '=' && s[e+1] != '>') {
+		// The '=' of an annotation has a value after it on its line; one
+		// that ends the line is a base64 value's padding (token: QUJD=).
+		if e := skipBlanks(s, w); w > v && e < len(s) && s[e] == '=' && e+1 < len(s) && s[e+1] != '=' && s[e+1] != '>' && !atLineEnd(s, e+1) {
 			v = skipBlanks(s, e+1)
 		}
 	}
@@ -397,6 +399,12 @@ const typeWords wordSet = "string str number int integer bool boolean bytes any 
 	"int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 complex64 complex128 " +
 	"yes no on off enabled disabled read write inherit"
 
+// codeWords are the keywords that open an expression in common languages:
+// after an assignment operator and before another word they say the value
+// is computed, not written down.
+const codeWords wordSet = "await new yield typeof async lambda require import function func fn " +
+	"this self super not"
+
 // placeholder reports whether the value v of an assignment to key is a
 // stand-in rather than a credential: punctuation alone, a boolean or type
 // word, the key's own name, a variable or template reference ($NAME,
@@ -416,6 +424,9 @@ func placeholder(s string, key string, sp span, quoted bool) bool {
 	}
 	if !quoted && sp.end+1 < len(s) && s[sp.end] == ' ' && isAlpha(s[sp.end+1]) && proseStop.has(strings.ToLower(v)) {
 		return true // "a token: the relay and ...", "Authorization: who may ...": a sentence goes on
+	}
+	if !quoted && sp.end+1 < len(s) && s[sp.end] == ' ' && (isAlpha(s[sp.end+1]) || s[sp.end+1] == '_') && codeWords.has(v) {
+		return true // token = await getToken(), secret = new Secret(...): code computes the value
 	}
 	switch {
 	case v[0] == '$' && (strings.HasPrefix(v, "${") || strings.HasPrefix(v, "$(") || envName(v[1:])):

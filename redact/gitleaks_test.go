@@ -53,6 +53,16 @@ func encodedToken(text string, f report.Finding) string {
 	for en < len(line) && !isSpace(line[en]) && line[en] != '"' && line[en] != '\'' {
 		en++
 	}
+	if strings.HasSuffix(line[st:en], ":") && en < len(line) {
+		// A rule matching key and value reports the key's column: the
+		// encoded form is the value after it.
+		st = en
+		for st < len(line) && (isSpace(line[st]) || line[st] == '"' || line[st] == '\'') {
+			st++
+		}
+		for en = st; en < len(line) && !isSpace(line[en]) && line[en] != '"' && line[en] != '\''; en++ {
+		}
+	}
 	return line[st:en]
 }
 

@@ -153,6 +153,7 @@ func genericRules() []rule {
 				"cache_key = 3f786850e387550fdab836ed7e6dc881de23001b", `var apiToken string = "k8s-t0ken-v4lue"`,
 				`System.setProperty("API_TOKEN", "d4f7a1b2c3")`, "PASSWORD :::= s3cr3tv4l", "<password>hunter2</password>",
 				"API_KEY=\n  sk9f8e7d6c5b4a3", "password: |\n  hunter2", `mySecretString=Zf3D0LXCM3EIMb`,
+				"data:\n  token: UVdFUlRZVUlPUGFzZGZnaGprbA==", "seed: pulse orbit lemon cradle fossil tunnel vivid amber canoe relax width grape",
 			},
 			fp: []string{
 				"max_tokens: 4096", "tokenizer=cl100k_base", "the secret to fast builds", "token_type: bearer",
@@ -161,6 +162,8 @@ func genericRules() []rule {
 				"password:\n  next: 1", "token: string;", "password = os.environ", "token = get_token()",
 				"API_KEY=$API_KEY", "password: ${{ secrets.DB_PASSWORD }}", "PWD=/srv/x", "api_version: 2024-10-01",
 				"token_count = 123456789012", "key: value", "password = password", `auth_mode = "oauth2"`,
+				"const token = await getToken();", "secret = new SecretClient(vaultUrl)", "seed: 42",
+				"seed: the staging database with fixtures before the integration tests run",
 			},
 		},
 		{
@@ -244,6 +247,17 @@ func judge(s string, a assignment, c keyClass) bool {
 
 func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 	a, ok := assignAt(s, i, k)
+	if ok && mnemonicKey(a.key) {
+		// seed: 42 is a random seed; seed: followed by a dozen plain
+		// words is a wallet's recovery phrase.
+		le := lineEnd(s, a.value.start)
+		if a.quote {
+			le = a.value.end
+		}
+		if ws := phraseWords(s, a.value.start, le); ws != nil && mnemonicShape(s[ws[0].start:ws[0].end]) {
+			return ws
+		}
+	}
 	if !ok || cookieKey(a.key) || !judge(s, a, classifyKey(a.key)) {
 		return nil
 	}
@@ -252,6 +266,34 @@ func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 	}
 	return []span{a.value}
 }
+
+// mnemonicKey reports whether a name that is not a credential's by itself
+// ("seed", "wallet_seed") holds a recovery phrase when its value is one.
+func mnemonicKey(k string) bool {
+	segs := nameSegments(k)
+	return len(segs) > 0 && segs[len(segs)-1] == "seed"
+}
+
+// mnemonicShape reports whether plain lower-case words can be a BIP-39
+// recovery phrase: 12 to 24 words in steps of three, each of 3 to 8
+// letters, none of the short words prose is made of and the word list
+// leaves out.
+func mnemonicShape(v string) bool {
+	ws := strings.Fields(v)
+	if len(ws) < 12 || len(ws) > 24 || len(ws)%3 != 0 {
+		return false
+	}
+	for _, w := range ws {
+		if len(w) < 3 || len(w) > 8 || mnemonicAbsent.has(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// mnemonicAbsent are common English words the BIP-39 list does not hold.
+const mnemonicAbsent wordSet = "the and for with from than are was were has had its our your their " +
+	"tests runs data dev"
 
 // phraseKey reports whether a name holds a phrase, whose unquoted value
 // runs to the end of its line (passphrase: amber falcon river).

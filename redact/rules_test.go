@@ -217,7 +217,7 @@ func TestHomePaths(t *testing.T) {
 func TestWordSets(t *testing.T) {
 	for _, ws := range []wordSet{typeWords, strongLastAlone, strongLastAfter, strongWords, weakWords, descriptors,
 		fileExts, formWords, secretFormats, proseStop, codeQualifiers, phraseQualifiers, pinQualifiers, proseVerbs,
-		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues, setVerbs} {
+		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues, setVerbs, codeWords, mnemonicAbsent} {
 		for _, w := range strings.Fields(string(ws)) {
 			if len(w) > maxSetWord {
 				t.Errorf("word %q is longer than maxSetWord", w)
