@@ -36,7 +36,7 @@ var proseNouns = [...]struct {
 	{"password", strongNoun}, {"passwd", strongNoun}, {"passphrase", strongNoun},
 	{"passcode", codeNoun}, {"pin", codeNoun}, {"code", codeNoun},
 	{"secret", weakNoun}, {"token", weakNoun}, {"key", weakNoun}, {"credential", weakNoun},
-	{"creds", weakNoun}, {"login", weakNoun}, {"mnemonic", phraseNoun}, {"phrase", phraseNoun},
+	{"creds", weakNoun}, {"login", weakNoun}, {"pass", weakNoun}, {"mnemonic", phraseNoun}, {"phrase", phraseNoun},
 }
 
 // proseKeywords are the keywords of the prose rule.
@@ -430,6 +430,13 @@ func proseAfter(s string, e int, class nounClass, noun string, set bool) []span 
 				return []span{sp}
 			}
 		}
+		if w == 0 && class == weakNoun && !proseVerbs.has(lw) {
+			// "here's my key X": a weak noun followed at once by a value
+			// only when the value is a generated token by its shape.
+			if sp, _ := bareOrQuoted(s, ws, le); sp.end > sp.start && bareTokenSecret(s[sp.start:sp.end]) {
+				return []span{sp}
+			}
+		}
 		if w == 0 && (word == "-" || word == "—" || word == "–") {
 			return proseValueAt(s, j, le, class, true) // "admin password - X", "the key — X"
 		}
@@ -702,7 +709,36 @@ func bareTokenSecret(v string) bool {
 		}
 	}
 	classes := boolInt(lower > 0) + boolInt(upper > 0) + boolInt(digit > 0)
-	return classes >= 2 && (lower+upper) >= 4 && digit >= 2 && entropy(v) >= 3.5 && !slugLike(v)
+	return classes >= 2 && (lower+upper) >= 4 && digit >= 2 && entropy(v) >= 3.5 && !slugLike(v) && !wordsAndNumber(v)
+}
+
+// wordsAndNumber reports whether v is a program identifier of words and a
+// number or two (eventBusRegistry2024, oauth2ClientConfig): runs of at
+// least three letters, each capital starting a lower-case word, and at
+// most two runs of at most four digits. A generated token's letters come
+// in short runs of mixed case.
+func wordsAndNumber(v string) bool {
+	digitRuns := 0
+	for i := 0; i < len(v); {
+		j := i
+		if isDigit(v[i]) {
+			for j < len(v) && isDigit(v[j]) {
+				j++
+			}
+			if digitRuns++; digitRuns > 2 || j-i > 4 {
+				return false
+			}
+		} else {
+			for j < len(v) && isAlpha(v[j]) {
+				j++
+			}
+			if j-i < 3 || !camelWords(v[i:j]) {
+				return false
+			}
+		}
+		i = j
+	}
+	return true
 }
 
 // slugLike reports whether v is words and numbers joined by punctuation

@@ -20,7 +20,8 @@ func contextRules() []rule {
 				"login for the router is admin / S3cure!pw2026", "the verification code is 482913x",
 				"Hunter2!x is my new password", "'Qv8#Lm3zTx' was the old wifi password",
 				"set the secret key for the app to dj-x8#k2!m9q@v4w7z1b5 first", "login with admin / h7Kw!2pQ on staging",
-				"- staging admin password - Orange&Lime42",
+				"- staging admin password - Orange&Lime42", "here's my key Tz4Wc6Yd1Fh5Jg0Rx8As3Df7Gh2Kq",
+				"the vpn pass for tonight is Gs8#Lq2mWx7",
 			},
 			fp: []string{
 				"The key is to cache the module downloads.", "the password is required", "the secret is consistency",
@@ -29,6 +30,8 @@ func contextRules() []rule {
 				"the password reset flow", "Enter passphrase for key '/srv/k':", "a keyboard and a tokenizer",
 				"the key to success is practice", "the token is stored in the keychain",
 				"Consistency is the key to success.", "That is my password.", "v1.2.3 is the current key",
+				"the key eventBusSubscriberRegistry2024 is the bean name", "the pass rate is 98.5% on main",
+				"a second pass over the AST resolves the imports", "token 01JX9YB3P4T9ZK3V8Q2W6E5R7T expired",
 				"set the token for the job to expire hourly", "login with your SSO account / or a passkey",
 				"the key - a random string - goes here", "password — required",
 			},
