@@ -45,10 +45,13 @@
 // A bare value is judged by its shape and by the words and commands around
 // it: a prose noun and its verb ("the root password is X": a password takes
 // anything but an English word, a key only what looks generated, a PIN its
-// digits), a token pasted alone after a question or as a whole text, the
-// output of a command printing a secret file, what a command writes into
-// one. Hex strings, UUIDs, ULIDs, digests, integrity strings, paths,
-// versions and base64 media are not tokens by shape alone.
+// digits), a noun followed at once by a generated token ("here's my key
+// X"), a value stated before its noun, a token pasted alone after a
+// question or a few words ending in a colon, or as a whole text, the output
+// of a command that prints a secret or reads a secret file, what a command
+// writes into one, a recovery phrase's dozen words after seed. Hex strings,
+// UUIDs, ULIDs, digests, integrity strings, paths, versions, base64 media,
+// slugs and identifiers of words and numbers are not tokens by shape alone.
 //
 // Every scan also runs on decoded views of the input: lines joined at
 // backslash continuations, URL percent escapes decoded, string literals
@@ -71,14 +74,15 @@
 // Breadth is measured, not claimed: gitleaks v8.30.1 is a test-only
 // dependency (never linked into the binary, TestGitleaksNotLinked), and
 // TestGitleaksDifferential asserts that every secret its default rules find
-// in the project's corpus (testdata/corpus, over 700 cases with negatives
-// that must stay untouched) is also removed here. Linking gitleaks instead
+// in the project's corpus (testdata/corpus, over 800 cases, a fifth of
+// them negatives that must stay untouched) is also removed here. Linking gitleaks instead
 // would compile its 222 default rules in every hook process.
 //
 // Worst cases stay linear: windows around hits are merged before a pattern
-// runs, token extension is bounded, scanners never revisit bytes, each byte
-// is decoded at most once per encoding level (three at most), and all
-// patterns are RE2. `make bench` prints the pipeline's cost per MB beside
+// runs, token extension is bounded, a scanner looks a bounded way along
+// the line around its hit (a megabyte without a line break costs each hit
+// a bounded look), each byte is decoded at most once per encoding level
+// (three at most), and all patterns are RE2. `make bench` prints the pipeline's cost per MB beside
 // one RE2 pass of the same bytes.
 //
 // # Errors
