@@ -91,6 +91,9 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 			op, next = operatorAt(s, skipBlanks(s, w))
 		}
 	}
+	if quoted && j == ke && op == ":" && next < len(s) && s[next] == s[ks-1] {
+		return a, false // "Password:": a prompt's words in quotes, not a key and its value
+	}
 	switch op {
 	case "":
 		return a, false
