@@ -91,6 +91,9 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 			op, next = operatorAt(s, skipBlanks(s, w))
 		}
 	}
+	if op == ":" && ks > 0 && s[ks-1] == '/' {
+		return a, false // ghcr.io/acme/api:1.4.2, a path's last segment and its tag or port
+	}
 	if quoted && j == ke && op == ":" && next < len(s) && s[next] == s[ks-1] {
 		return a, false // "Password:": a prompt's words in quotes, not a key and its value
 	}
@@ -116,6 +119,19 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 	}
 	if op == "," && (v >= len(s) || (s[v] != '"' && s[v] != '\'' && !(s[v] == '\\' && v+1 < len(s) && s[v+1] == '"'))) {
 		return a, false
+	}
+	if op == ":" && v < len(s) && s[v] == '!' {
+		// A YAML tag (!vault |, !!binary): the value is what follows it.
+		w := v
+		for w < len(s) && !isSpace(s[w]) {
+			w++
+		}
+		if strings.HasPrefix(s[v:w], "!vault") {
+			return a, false // Ansible Vault ciphertext: encrypted, not a secret in the clear
+		}
+		if e := skipBlanks(s, w); w < len(s) && e > w && !atLineEnd(s, w) {
+			v = e // password: !!str Hunt3r2x
+		}
 	}
 	if v < len(s) && (s[v] == '|' || s[v] == '>') && op == ":" { // YAML block scalar
 		e := v + 1

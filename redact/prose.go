@@ -732,7 +732,11 @@ func wordsAndNumber(v string) bool {
 			for j < len(v) && isAlpha(v[j]) {
 				j++
 			}
-			if j-i < 3 || !camelWords(v[i:j]) {
+			run := v[i:j]
+			if j < len(v) && len(run) > 3 && (run[len(run)-1] == 'V' || run[len(run)-1] == 'v') {
+				run = run[:len(run)-1] // GatewayV2: a version's letter
+			}
+			if len(run) < 3 || !camelWords(run) {
 				return false
 			}
 		}
@@ -750,11 +754,17 @@ func slugLike(v string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if !(plainWord(p) && len(p) <= 16) && !(isDigits(p) && len(p) <= 8) {
+		if !(wordPart(p) && len(p) <= 16) && !(isDigits(p) && len(p) <= 8) && !wordsAndNumber(p) {
 			return false
 		}
 	}
 	return true
+}
+
+// wordPart reports whether p is one part of a name people write: a plain
+// word, a capitalized one (X-Hub-Signature), or a single letter.
+func wordPart(p string) bool {
+	return plainWord(p) || len(p) == 1 && isAlpha(p[0]) || isAlpha(p[0]) && plainWord(strings.ToLower(p[:1])+p[1:])
 }
 
 // uuidLike reports whether v is a UUID (8-4-4-4-12 hex).

@@ -153,7 +153,7 @@ func genericRules() []rule {
 				"cache_key = 3f786850e387550fdab836ed7e6dc881de23001b", `var apiToken string = "k8s-t0ken-v4lue"`,
 				`System.setProperty("API_TOKEN", "d4f7a1b2c3")`, "PASSWORD :::= s3cr3tv4l", "<password>hunter2</password>",
 				"API_KEY=\n  sk9f8e7d6c5b4a3", "password: |\n  hunter2", `mySecretString=Zf3D0LXCM3EIMb`,
-				"data:\n  token: UVdFUlRZVUlPUGFzZGZnaGprbA==", "seed: pulse orbit lemon cradle fossil tunnel vivid amber canoe relax width grape",
+				"data:\n  token: UVdFUlRZVUlPUGFzZGZnaGprbA==", "password: !!str Hunt3r2x", "seed: pulse orbit lemon cradle fossil tunnel vivid amber canoe relax width grape",
 			},
 			fp: []string{
 				"max_tokens: 4096", "tokenizer=cl100k_base", "the secret to fast builds", "token_type: bearer",
@@ -164,6 +164,8 @@ func genericRules() []rule {
 				"token_count = 123456789012", "key: value", "password = password", `auth_mode = "oauth2"`,
 				"const token = await getToken();", "secret = new SecretClient(vaultUrl)", "seed: 42",
 				"seed: the staging database with fixtures before the integration tests run",
+				`export const SECRET_HEADER = "X-Hub-Signature-256";`, "image: ghcr.io/acme/api:2026.12.1-7f3c9e2",
+				"password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231336162386435",
 			},
 		},
 		{
@@ -242,7 +244,8 @@ func judge(s string, a assignment, c keyClass) bool {
 	if c == notCred || placeholder(s, a.key, a.value, a.quote) {
 		return false
 	}
-	return c == strongCred || randomLike(s[a.value.start:a.value.end])
+	v := s[a.value.start:a.value.end]
+	return c == strongCred || randomLike(v) && !slugLike(v)
 }
 
 func scanCredAssign(s string, i, k int, _ *compiledRule) []span {

@@ -49,7 +49,7 @@ func contextRules() []rule {
 			fp: []string{
 				"ca_bundle:\n  LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM", "  data:\nZXlKMGFHVnRaU0k2SW1SaGNtc2lmUT09",
 				"What should the token be named?\nci-deploy-token-2026", "The new tag:\nrelease_2026_03",
-				"Release: the new tag:\nv2.14.0-rc.3", "Commit: the fix landed in:\n3f786850e387550fdab836ed7e6dc881de23001b",
+				"Release: the new tag:\nv2.14.0-rc.3", "Which branch should I use?\nfeature/PaymentGatewayV2Refactor2026", "Commit: the fix landed in:\n3f786850e387550fdab836ed7e6dc881de23001b",
 				"Which commit?\n3f786850e387550fdab836ed7e6dc881de23001b", "Which request?\n7c9e6679-7425-40de-944b-e07fc1f90ae7",
 				"Which event?\n01JX9YB3P4T9ZK3V8Q2W6E5R7T", "Where?\n/etc/nginx/sites-available/default.conf",
 				"Which image?\nsha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
