@@ -22,7 +22,7 @@ func geminiCLI() *Agent {
 			{
 				Name: "api-error", Mode: "headless",
 				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the run has no terminal (nothing says why it stopped)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1, AbnormalEnds: 1},
 				Model:       failing,
 				Drive:       headless(3*time.Minute, "-p", "SCENARIO:fail hello", "--yolo", "--skip-trust"),
 			},
@@ -55,6 +55,101 @@ func geminiCLI() *Agent {
 					Submitted("SCENARIO:slow think hard", "BeforeAgent"), Fired("BeforeModel", 1), Screen("esc to cancel"), Pause(2*time.Second),
 					PressedUntilGone("Escape", "esc to cancel"), Screen(qwenReady),
 					Submitted("SCENARIO:after say hi", "BeforeAgent"), Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
+			{
+				Name: "esc-tool-tui", Mode: "tmux",
+				Description: "gemini TUI: Esc while a shell command runs (its AfterTool says it was cancelled; Gemini fires no AfterAgent for the turn), a second prompt finishes, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, ToolsStopped: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"sleepy": {calls(call("run_shell_command", obj{"command": "sleep 120", "description": "Wait a while"}))},
+					"after":  {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Submitted("SCENARIO:sleepy wait a while", "BeforeAgent"), Fired("BeforeTool", 1), Screen("esc to cancel"), Pause(2*time.Second),
+					PressedUntilGone("Escape", "esc to cancel"), Fired("AfterTool", 1), Screen(qwenReady),
+					Submitted("SCENARIO:after say hi", "BeforeAgent"), Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
+			{
+				Name: "refused-tui", Mode: "tmux",
+				Description: "gemini TUI in its default approval mode: a shell command's card is refused (No, suggest changes: Esc); the turn ends with no hook saying so; a second prompt finishes, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"refuse": {calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"}))},
+					"after":  {say("Hi.")},
+				}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Submitted("SCENARIO:refuse make a file", "BeforeAgent"), Screen("Allow once"), Pause(time.Second), Pressed("Escape"),
+					Screen(qwenReady),
+					Submitted("SCENARIO:after say hi", "BeforeAgent"), Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
+			{
+				Name: "allow-session-tui", Mode: "tmux",
+				Description: "gemini TUI in its default approval mode: the first shell command allowed for this session, the second (same command) runs with no card, an edit allowed for all future sessions; /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
+					calls(call("run_shell_command", obj{"command": "echo first", "description": "Say first"})),
+					calls(call("run_shell_command", obj{"command": "echo second", "description": "Say second"})),
+					calls(call("write_file", obj{"file_path": "notes.txt", "content": "hello\n"})),
+					say("All done."),
+				}}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Submitted("SCENARIO:allow run and write", "BeforeAgent"),
+					Screen("Allow for this session"), Pause(time.Second), Pressed("Down"), Pause(500*time.Millisecond), Pressed("Enter"),
+					Fired("AfterTool", 2),
+					Screen("Allow for all future sessions"), Pause(time.Second), Pressed("Down", "Down"), Pause(500*time.Millisecond), Pressed("Enter"),
+					Fired("AfterAgent", 1), Screen(qwenReady),
+					Submitted("/quit", "SessionEnd")),
+			},
+			{
+				Name: "subagent", Mode: "headless",
+				Description: "gemini -p --yolo: invoke_agent delegates to the generalist subagent, which runs a command and calls complete_task (its tool hooks are the parent's session's: nothing names the subagent); the parent answers",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Side():
+						return say("Done.")
+					case req.Marker == "child" && req.Round == 0:
+						return calls(call("run_shell_command", obj{"command": "echo from-the-child", "description": "Say hello"}))
+					case req.Marker == "child":
+						return calls(call("complete_task", obj{"result": obj{"response": "Ran it."}}))
+					case req.Marker == "parent" && req.Round == 0:
+						return calls(call("invoke_agent", obj{"agent_name": "generalist", "prompt": "SCENARIO:child run one command"}))
+					}
+					return say("Done.")
+				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:parent delegate", "--yolo", "--skip-trust"),
+			},
+			{
+				Name: "parallel", Mode: "headless",
+				Description: "gemini -p --yolo: one reply with two shell commands and a read of a missing file (parallel calls in one reply), then an answer",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"parallel": {
+					calls(call("run_shell_command", obj{"command": "echo one", "description": "Say one"}),
+						call("run_shell_command", obj{"command": "echo two", "description": "Say two"}),
+						call("read_file", obj{"file_path": "missing.txt"})),
+					say("Both ran."),
+				}}),
+				Drive: headless(3*time.Minute, "-p", "SCENARIO:parallel run both", "--yolo", "--skip-trust"),
+			},
+			{
+				Name: "typed-during-tui", Mode: "tmux",
+				Description: "gemini TUI --yolo: a second prompt typed while the first turn's command runs (Gemini queues it), both turns finish, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("run_shell_command", obj{"command": "sleep 8", "description": "Wait"})), say("Waited.")},
+					"second": {say("Second.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Submitted("SCENARIO:first wait", "BeforeAgent"), Fired("BeforeTool", 1), Pause(time.Second),
+					Typed("SCENARIO:second then this"),
+					Fired("AfterAgent", 2), Screen(qwenReady),
 					Submitted("/quit", "SessionEnd")),
 			},
 		},

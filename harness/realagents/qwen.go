@@ -68,7 +68,7 @@ func qwenCode() *Agent {
 				// PermissionRequest comes before PreToolUse and names no call.
 				// The refused call fires no PreToolUse, and the turn no Stop:
 				// it ends like an interrupt.
-				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1},
+				Facts: truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 2, Interrupts: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"approval": {
 					calls(call("run_shell_command", obj{"command": "touch allowed-file", "description": "Create the allowed file"})),
 					calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"})),
@@ -99,7 +99,98 @@ func qwenCode() *Agent {
 					Typed("/compress"), Fired("PostCompact", 1), Screen(qwenReady),
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
+			{
+				Name: "refused-tui", Mode: "tmux",
+				Description: "qwen TUI in its default approval mode: a shell command's card refused by choosing No, suggest changes (PostToolBatch: cancelled, the user did not allow it; the turn ends with no Stop), a second prompt, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"refuse": {calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"}))},
+					"after":  {say("Hi.")},
+				}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Typed("SCENARIO:refuse make a file"), Fired("PermissionRequest", 1), Screen("No, suggest changes"), Pause(time.Second), shown(),
+					Pressed("Down"), Pause(300*time.Millisecond), Pressed("Down"), Pause(300*time.Millisecond), Pressed("Down"), Pause(300*time.Millisecond), shown(), Pressed("Enter"),
+					Fired("PostToolBatch", 1), Screen(qwenReady),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "always-tui", Mode: "tmux",
+				Description: "qwen TUI in its default approval mode: the first shell command allowed always in this project, the second (same command) runs with no card; /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"always": {
+					calls(call("run_shell_command", obj{"command": "echo first", "description": "Say first"})),
+					calls(call("run_shell_command", obj{"command": "echo second", "description": "Say second"})),
+					say("Both ran."),
+				}}),
+				Drive: TUI(nil,
+					Screen(qwenReady),
+					Typed("SCENARIO:always run two"), Fired("PermissionRequest", 1), Screen("Yes, allow once"), Pause(time.Second), shown(),
+					Pressed("Down"), Pause(300*time.Millisecond), shown(), Pressed("Enter"),
+					Fired("Stop", 1), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "resume", Mode: "headless",
+				Description: "qwen -p whose model API answers 400 (no StopFailure headless: the run is left open), then qwen --continue -p: the resumed process loads its instructions before SessionStart{resume}, and its turn finishes",
+				// The first run ends unreported; the resumed process proves it over.
+				Facts: truth.Facts{Turns: 2, Sessions: 2, Unreported: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Marker == "fail" && !req.Side() {
+						return fakemodel.Reply{Status: 400}
+					}
+					return say("Done.")
+				},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo"); err != nil {
+						return err
+					}
+					_, err := r.Exec(2*time.Minute, "", "--continue", "-p", "SCENARIO:again say hi", "--yolo")
+					return err
+				},
+			},
+			{
+				Name: "bg-subagents", Mode: "headless",
+				Description: "qwen -p --yolo: one reply delegates to two background subagents at once, each runs a command; the parent answers, then Qwen runs a turn by itself for the completion notices (Stop with the parent's prompt_id, no UserPromptSubmit)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 2, AgentTurns: truth.Any},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					switch {
+					case req.Side():
+						return say("Done.")
+					case (req.Marker == "childa" || req.Marker == "childb") && req.Round == 0:
+						return calls(call("run_shell_command", obj{"command": "echo from-" + req.Marker, "description": "Say hello"}))
+					case fakemodel.Marker(req.Human) == "parent" && req.Round == 0:
+						return calls(
+							call("agent", obj{"description": "First look", "prompt": "SCENARIO:childa run one command", "subagent_type": "general-purpose"}),
+							call("agent", obj{"description": "Second look", "prompt": "SCENARIO:childb run one command", "subagent_type": "general-purpose"}))
+					}
+					return say("Done.")
+				},
+				Drive: headless(4*time.Minute, "-p", "SCENARIO:parent delegate twice", "--yolo"),
+			},
+			{
+				Name: "parallel", Mode: "headless",
+				Description: "qwen -p --yolo: one reply with two shell commands and a read of a missing file (parallel calls in one reply), then an answer",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"parallel": {
+					calls(call("run_shell_command", obj{"command": "echo one", "description": "Say one"}),
+						call("run_shell_command", obj{"command": "echo two", "description": "Say two"}),
+						call("read_file", obj{"absolute_path": "/nonexistent-dir/missing.txt"})),
+					say("Both ran."),
+				}}),
+				Drive: headless(3*time.Minute, "-p", "SCENARIO:parallel run both", "--yolo"),
+			},
 		},
+	}
+}
+
+// shown notes what the pane shows, for the log (a dialog's options as this
+// version draws them).
+func shown() Step {
+	return func(t *Tmux) error {
+		t.r.Notes = append(t.r.Notes, "screen:\n"+t.Screen())
+		return nil
 	}
 }
 
