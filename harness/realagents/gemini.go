@@ -1,6 +1,7 @@
 package realagents
 
 import (
+	"regexp"
 	"time"
 
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
@@ -21,8 +22,8 @@ func geminiCLI() *Agent {
 				"-p", "SCENARIO:tools run two commands", "--yolo", "--skip-trust"),
 			{
 				Name: "api-error", Mode: "headless",
-				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the run has no terminal (nothing says why it stopped)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1, AbnormalEnds: 1},
+				Description: "gemini -p: the model API answers 400; Gemini fires no AfterAgent, so the turn never reports its end: SessionEnd proves it over (run.cancelled with no by: nothing says how it ended) and the session's end gives no reason",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Unreported: 1, AbnormalEnds: 1},
 				Model:       failing,
 				Drive:       headless(3*time.Minute, "-p", "SCENARIO:fail hello", "--yolo", "--skip-trust"),
 			},
@@ -76,7 +77,7 @@ func geminiCLI() *Agent {
 				Name: "refused-tui", Mode: "tmux",
 				Description: "gemini TUI in its default approval mode: a shell command's card is refused (No, suggest changes: Esc); the turn ends with no hook saying so; a second prompt finishes, /quit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+				Model: latestTurns(map[string][]fakemodel.Reply{
 					"refuse": {calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"}))},
 					"after":  {say("Hi.")},
 				}),
@@ -155,6 +156,22 @@ func geminiCLI() *Agent {
 		},
 	}
 }
+
+// latestTurns is fakemodel.Turns keyed by the last marker of the human's
+// message: after a refused call Gemini sends the next prompt in the same
+// user message as the refused turn's.
+func latestTurns(byMarker map[string][]fakemodel.Reply) fakemodel.Script {
+	turns := fakemodel.Turns(byMarker)
+	return func(req fakemodel.Request) fakemodel.Reply {
+		if ms := scenarioMarker.FindAllStringSubmatch(req.Human, -1); len(ms) > 0 {
+			req.Marker = ms[len(ms)-1][1]
+		}
+		return turns(req)
+	}
+}
+
+// scenarioMarker finds the scenario markers of a prompt.
+var scenarioMarker = regexp.MustCompile(`SCENARIO:([A-Za-z0-9_.-]+)`)
 
 func geminiSetup(r *Run) error {
 	r.Setenv("GOOGLE_GEMINI_BASE_URL", r.Model.URL)
