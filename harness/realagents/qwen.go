@@ -136,12 +136,9 @@ func qwenCode() *Agent {
 				Description: "qwen -p whose model API answers 400 (no StopFailure headless: the run is left open), then qwen --continue -p: the resumed process loads its instructions before SessionStart{resume}, and its turn finishes",
 				// The first run ends unreported; the resumed process proves it over.
 				Facts: truth.Facts{Turns: 2, Sessions: 2, Unreported: 1},
-				Model: func(req fakemodel.Request) fakemodel.Reply {
-					if req.Marker == "fail" && !req.Side() {
-						return fakemodel.Reply{Status: 400}
-					}
-					return say("Done.")
-				},
+				// The resumed request repeats the failed prompt in the same user
+				// message: the last marker is the turn's.
+				Model: latestTurns(map[string][]fakemodel.Reply{"fail": {{Status: 400}}, "again": {say("Hi.")}}),
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", "-p", "SCENARIO:fail hello", "--yolo"); err != nil {
 						return err
@@ -153,7 +150,7 @@ func qwenCode() *Agent {
 			{
 				Name: "bg-subagents", Mode: "headless",
 				Description: "qwen -p --yolo: one reply delegates to two background subagents at once, each runs a command; the parent answers, then Qwen runs a turn by itself for the completion notices (Stop with the parent's prompt_id, no UserPromptSubmit)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 2, AgentTurns: truth.Any},
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 2, AgentTurns: 2},
 				Model: func(req fakemodel.Request) fakemodel.Reply {
 					switch {
 					case req.Side():
