@@ -1,6 +1,9 @@
 package realagents
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
@@ -101,33 +104,33 @@ func qwenCode() *Agent {
 			},
 			{
 				Name: "refused-tui", Mode: "tmux",
-				Description: "qwen TUI in its default approval mode: a shell command's card refused by choosing No, suggest changes (PostToolBatch: cancelled, the user did not allow it; the turn ends with no Stop), a second prompt, /quit",
+				Description: "qwen TUI --approval-mode default: a shell command's card refused by choosing No, suggest changes by its number (PostToolBatch: cancelled, the user did not allow it; the turn ends with no Stop), a second prompt, /quit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Answers: 1, Interrupts: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+				Model: latestTurns(map[string][]fakemodel.Reply{
 					"refuse": {calls(call("run_shell_command", obj{"command": "touch refused-file", "description": "Create the refused file"}))},
 					"after":  {say("Hi.")},
 				}),
-				Drive: TUI(nil,
+				Drive: TUI([]string{"--approval-mode", "default"},
 					Screen(qwenReady),
 					Typed("SCENARIO:refuse make a file"), Fired("PermissionRequest", 1), Screen("No, suggest changes"), Pause(time.Second), shown(),
-					Pressed("Down"), Pause(300*time.Millisecond), Pressed("Down"), Pause(300*time.Millisecond), Pressed("Down"), Pause(300*time.Millisecond), shown(), Pressed("Enter"),
+					pressedOption("No, suggest changes"), Pause(time.Second), shown(),
 					Fired("PostToolBatch", 1), Screen(qwenReady),
 					Typed("SCENARIO:after say hi"), Fired("Stop", 1), Screen(qwenReady),
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
 			{
 				Name: "always-tui", Mode: "tmux",
-				Description: "qwen TUI in its default approval mode: the first shell command allowed always in this project, the second (same command) runs with no card; /quit",
+				Description: "qwen TUI --approval-mode default: the first touch allowed always in this project, the second touch runs with no card; /quit",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"always": {
-					calls(call("run_shell_command", obj{"command": "echo first", "description": "Say first"})),
-					calls(call("run_shell_command", obj{"command": "echo second", "description": "Say second"})),
-					say("Both ran."),
+					calls(call("run_shell_command", obj{"command": "touch first-file", "description": "Create the first file"})),
+					calls(call("run_shell_command", obj{"command": "touch second-file", "description": "Create the second file"})),
+					say("Both made."),
 				}}),
-				Drive: TUI(nil,
+				Drive: TUI([]string{"--approval-mode", "default"},
 					Screen(qwenReady),
-					Typed("SCENARIO:always run two"), Fired("PermissionRequest", 1), Screen("Yes, allow once"), Pause(time.Second), shown(),
-					Pressed("Down"), Pause(300*time.Millisecond), shown(), Pressed("Enter"),
+					Typed("SCENARIO:always make two"), Fired("PermissionRequest", 1), Screen("commands in this project"), Pause(time.Second), shown(),
+					pressedOption("Always allow run 'touch *' commands in this project"), Pause(time.Second), shown(),
 					Fired("Stop", 1), Screen(qwenReady),
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
@@ -188,6 +191,29 @@ func shown() Step {
 	return func(t *Tmux) error {
 		t.r.Notes = append(t.r.Notes, "screen:\n"+t.Screen())
 		return nil
+	}
+}
+
+// pressedOption presses the number the dialog on screen shows before
+// label ("3. No, suggest changes"): arrow keys race the dialog's redraw.
+func pressedOption(label string) Step {
+	return func(t *Tmux) error {
+		for _, line := range strings.Split(t.Screen(), "\n") {
+			before, _, found := strings.Cut(line, ". "+label)
+			if !found {
+				continue
+			}
+			fields := strings.Fields(before)
+			if len(fields) == 0 {
+				break
+			}
+			n := fields[len(fields)-1]
+			if _, err := strconv.Atoi(n); err != nil {
+				break
+			}
+			return t.Keys(n)
+		}
+		return fmt.Errorf("no numbered option %q on screen:\n%s", label, t.Screen())
 	}
 }
 
