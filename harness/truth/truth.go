@@ -133,6 +133,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	type link struct{ at, run string }
 	var lineage []link                                       // child runs the delegations name (session/run)
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
+	asked := map[string]string{}                             // attention request id → its session, while pending
+	settled := map[string]int{}                              // attention request id → terminals
 	type resume struct{ at, session, from string }
 	var resumes []resume // new AEP sessions continuing an earlier one
 	for _, lg := range logs {
@@ -166,6 +168,12 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 			case "session.ended":
 				if ended[sess] {
 					errf("%s: second session.ended", at)
+				}
+				for id, in := range asked {
+					if in == sess {
+						errf("%s: the session ends with attention request %s still pending (AEP-0002 §7 rule 2)", at, id)
+						delete(asked, id)
+					}
 				}
 				ended[sess] = true
 				if data(e)["reason"] == "normal" {
@@ -217,10 +225,18 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					errf("%s: tool %q is none of the tools called (%s)", at, name, strings.Join(f.ToolNames, ", "))
 				}
 				call, _ := tool["call_id"].(string)
+				ck := sess + "/" + call
 				if call == "" {
+					// A vendor with no call ids: the outcome names its
+					// request by cause, the request's event id.
+					if typ == "tool.requested" {
+						ck = sess + "/event:" + str(e, "id")
+						toolOrder = append(toolOrder, ck)
+					} else if cause := str(e, "cause"); cause != "" {
+						tools[sess+"/event:"+cause] = append(tools[sess+"/event:"+cause], typ)
+					}
 					break
 				}
-				ck := sess + "/" + call
 				if typ == "tool.requested" {
 					if toolReq[ck] {
 						errf("%s: second tool.requested for call %s", at, call)
@@ -244,10 +260,17 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				if cs := str(child, "session"); cs != "" && !hasSession(logs, cs) {
 					errf("%s: the delegation's child session %q is not in the record", at, cs)
 				}
-			case "attention.resolved":
+			case "attention.requested":
+				asked[str(e, "id")] = sess
+			case "attention.resolved", "attention.timeout":
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
 				}
+				id := str(e, "subject")
+				if settled[id]++; settled[id] > 1 {
+					errf("%s: a second terminal for attention request %s", at, id)
+				}
+				delete(asked, id)
 			}
 		}
 	}
