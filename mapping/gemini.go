@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -367,11 +368,18 @@ func geminiCard(raw []byte, st *State) []Draft {
 		Type: "attention.requested", Subject: call.tool, Run: call.run, Mark: key, CauseRef: mark,
 		Data: map[string]any{
 			"kind":        "permission",
-			"prompt":      permissionPrompt(call.tool, Raw(raw, "details")),
+			"prompt":      permissionPrompt(call.tool, geminiCardDetail(raw)),
 			"options":     permissionOptions(),
 			"respond_via": []any{"oob"},
 		},
 	})
+}
+
+// geminiCardDetail is what the card shows, in the tool-input spelling
+// permissionPrompt reads: the command of a shell card, the file of an edit.
+func geminiCardDetail(raw []byte) []byte {
+	b, _ := json.Marshal(Data("command", Str(raw, "details.command"), "file_path", Str(raw, "details.filePath")))
+	return b
 }
 
 // geminiTurnOver closes what the session's open turn left when a later
