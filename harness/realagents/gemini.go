@@ -139,6 +139,30 @@ func geminiCLI() *Agent {
 				Drive: headless(3*time.Minute, "-p", "SCENARIO:parallel run both", "--yolo", "--skip-trust"),
 			},
 			{
+				Name: "mcp", Mode: "headless",
+				Description: "gemini -p --yolo with a stdio MCP server: one reply calls its echo tool and a shell command at once, then an answer",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if t := mcpTool(req); t != "" && req.Marker == "mcp" && req.Round == 0 {
+						return calls(call(t, obj{"text": "hello"}), call("run_shell_command", obj{"command": "echo beside", "description": "Say beside"}))
+					}
+					return say("Echoed.")
+				},
+				Drive: withMCP(".gemini/settings.json", headless(3*time.Minute, "-p", "SCENARIO:mcp echo hello", "--yolo", "--skip-trust")),
+			},
+			{
+				Name: "two-sessions", Mode: "headless",
+				Description: "two gemini -p --yolo at once in one folder, each running a command: two sessions side by side",
+				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"one": {calls(call("run_shell_command", obj{"command": "echo one", "description": "Say one"})), say("One.")},
+					"two": {calls(call("run_shell_command", obj{"command": "echo two", "description": "Say two"})), say("Two.")},
+				}),
+				Drive: together(3*time.Minute,
+					[]string{"-p", "SCENARIO:one first session", "--yolo", "--skip-trust"},
+					[]string{"-p", "SCENARIO:two second session", "--yolo", "--skip-trust"}),
+			},
+			{
 				Name: "typed-during-tui", Mode: "tmux",
 				Description: "gemini TUI --yolo: a second prompt typed while the first turn's command runs (Gemini queues it), both turns finish, /quit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1},

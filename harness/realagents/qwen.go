@@ -170,6 +170,30 @@ func qwenCode() *Agent {
 				Drive: headless(4*time.Minute, "-p", "SCENARIO:parent delegate twice", "--yolo"),
 			},
 			{
+				Name: "mcp", Mode: "headless",
+				Description: "qwen -p --yolo with a stdio MCP server: Qwen defers MCP tools, so the model looks the echo tool up (tool_search), then calls it through tool_call beside a shell command, then answers",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"mcp": {
+					calls(call("tool_search", obj{"query": "select:" + qwenDeferredMCP})),
+					calls(call("tool_call", obj{"name": qwenDeferredMCP, "arguments": obj{"text": "hello"}}),
+						call("run_shell_command", obj{"command": "echo beside", "description": "Say beside"})),
+					say("Echoed."),
+				}}),
+				Drive: withMCP(".qwen/settings.json", headless(3*time.Minute, "-p", "SCENARIO:mcp echo hello", "--yolo")),
+			},
+			{
+				Name: "two-sessions", Mode: "headless",
+				Description: "two qwen -p --yolo at once in one folder, each running a command: two sessions side by side (headless fires no SessionEnd)",
+				Facts:       truth.Facts{Turns: 2, Sessions: 2},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"one": {calls(call("run_shell_command", obj{"command": "echo one", "description": "Say one"})), say("One.")},
+					"two": {calls(call("run_shell_command", obj{"command": "echo two", "description": "Say two"})), say("Two.")},
+				}),
+				Drive: together(3*time.Minute,
+					[]string{"-p", "SCENARIO:one first session", "--yolo"},
+					[]string{"-p", "SCENARIO:two second session", "--yolo"}),
+			},
+			{
 				Name: "parallel", Mode: "headless",
 				Description: "qwen -p --yolo: one reply with two shell commands and a read of a missing file (parallel calls in one reply), then an answer",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1},
@@ -219,6 +243,10 @@ func pressedOption(label string) Step {
 
 // qwenSnapshot is a compaction summary in the shape Qwen Code asks for.
 const qwenSnapshot = "<analysis>Short.</analysis><state_snapshot>The user asked for a large answer; it was given.</state_snapshot>"
+
+// qwenDeferredMCP is the name Qwen Code gives the harness's MCP tool
+// (server "probe"), which it offers only through tool_search / tool_call.
+const qwenDeferredMCP = "mcp__probe__" + MCPTool
 
 // qwenReady is what the Qwen Code TUI shows when it waits for a prompt.
 const qwenReady = "Type your message"
