@@ -114,6 +114,21 @@ func withMCP(path string, drive func(r *Run) error) func(r *Run) error {
 	}
 }
 
+// cutOnce answers the first request of the turn marked marker with then's
+// text cut mid-stream (the connection dropped: the agent retries), and the
+// later ones with then; side requests and other markers get "Done.".
+func cutOnce(marker string, then fakemodel.Reply) fakemodel.Script {
+	var once sync.Once
+	return func(req fakemodel.Request) fakemodel.Reply {
+		if req.Marker != marker || req.Side() {
+			return say("Done.")
+		}
+		rep := then
+		once.Do(func() { rep.Cut = true })
+		return rep
+	}
+}
+
 // failingOnce answers the first request of the turn marked marker with the
 // HTTP error status (an API failure the agent retries), and the later ones
 // with then; side requests and other markers get "Done.".

@@ -151,6 +151,13 @@ func geminiCLI() *Agent {
 				Drive: withMCP(".gemini/settings.json", headless(3*time.Minute, "-p", "SCENARIO:mcp echo hello", "--yolo", "--skip-trust")),
 			},
 			{
+				Name: "stream-cut", Mode: "headless",
+				Description: "gemini -p: the model's answer is cut mid-stream (the connection dropped after half its text); Gemini does not retry it: the turn ends with no AfterAgent and the process exits on the error (SessionEnd exit)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Unreported: 1, AbnormalEnds: 1},
+				Model:       cutOnce("cut", say("An answer that arrives in two halves.")),
+				Drive:       headless(3*time.Minute, "-p", "SCENARIO:cut say something", "--yolo", "--skip-trust"),
+			},
+			{
 				Name: "two-sessions", Mode: "headless",
 				Description: "two gemini -p --yolo at once in one folder, each running a command: two sessions side by side",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2},

@@ -182,6 +182,13 @@ func qwenCode() *Agent {
 				Drive: withMCP(".qwen/settings.json", headless(3*time.Minute, "-p", "SCENARIO:mcp echo hello", "--yolo")),
 			},
 			{
+				Name: "stream-cut", Mode: "headless",
+				Description: "qwen -p: the model's answer is cut mid-stream (the connection dropped after half its text); the agent retries and the answer comes whole: one turn, finished",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1},
+				Model:       cutOnce("cut", say("An answer that arrives in two halves.")),
+				Drive:       headless(3*time.Minute, "-p", "SCENARIO:cut say something", "--yolo"),
+			},
+			{
 				Name: "two-sessions", Mode: "headless",
 				Description: "two qwen -p --yolo at once in one folder, each running a command: two sessions side by side (headless fires no SessionEnd)",
 				Facts:       truth.Facts{Turns: 2, Sessions: 2},
