@@ -170,6 +170,21 @@ func geminiCLI() *Agent {
 					[]string{"-p", "SCENARIO:two second session", "--yolo", "--skip-trust"}),
 			},
 			{
+				Name: "resume", Mode: "headless",
+				Description: "gemini -p, one turn that finishes, then gemini --resume latest -p whose model API answers 400: a new AEP session continuing the first, whose turn ends unreported (SessionEnd proves it over; the session's end gives no reason). A session whose only turn failed is not saved, so the resume follows one that finished",
+				Facts:       truth.Facts{Turns: 2, Sessions: 2, Ended: 2, Unreported: 1, AbnormalEnds: 1},
+				// The resumed request repeats the earlier prompt: the last
+				// marker is the turn's.
+				Model: latestTurns(map[string][]fakemodel.Reply{"first": {say("Hi.")}, "again": {{Status: 400}}}),
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(3*time.Minute, "", "-p", "SCENARIO:first say hi", "--yolo", "--skip-trust"); err != nil {
+						return err
+					}
+					_, err := r.Exec(3*time.Minute, "", "--resume", "latest", "-p", "SCENARIO:again say hi", "--yolo", "--skip-trust")
+					return err
+				},
+			},
+			{
 				Name: "typed-during-tui", Mode: "tmux",
 				Description: "gemini TUI --yolo: a second prompt typed while the first turn's command runs (Gemini queues it), both turns finish, /quit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1},
