@@ -119,6 +119,22 @@ func qwenCode() *Agent {
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
 			{
+				Name: "esc-tool-tui", Mode: "tmux",
+				Description: "qwen TUI --yolo: Esc while a shell command runs, a second prompt finishes, /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1, ToolsStopped: 1},
+				Model: latestTurns(map[string][]fakemodel.Reply{
+					// Qwen blocks a sleep unless a comment says it is meant.
+					"sleepy": {calls(call("run_shell_command", obj{"command": "sleep 120 # intentional-sleep: the user interrupts it", "description": "Wait a while"}))},
+					"after":  {say("Hi.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Typed("SCENARIO:sleepy wait a while"), Fired("PreToolUse", 1), Screen("esc to cancel"), Pause(2*time.Second), shown(),
+					PressedUntilGone("Escape", "esc to cancel"), Screen(qwenReady), Pause(time.Second), shown(),
+					Typed("SCENARIO:after say hi"), Fired("Stop", 1), Screen(qwenReady),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+			{
 				Name: "always-tui", Mode: "tmux",
 				Description: "qwen TUI --approval-mode default: the first touch allowed always in this project, the second touch runs with no card; /quit",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
