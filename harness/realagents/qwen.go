@@ -135,6 +135,21 @@ func qwenCode() *Agent {
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
 			{
+				Name: "queued-tui", Mode: "tmux",
+				Description: "qwen TUI --yolo: a second prompt queued (Ctrl+Q) while the first turn's command runs: Qwen sends it when the turn ends, as a turn of its own; /quit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1},
+				Model: latestTurns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("run_shell_command", obj{"command": "sleep 8 # intentional-sleep: a prompt is queued meanwhile", "description": "Wait"})), say("Waited.")},
+					"second": {say("Second.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Typed("SCENARIO:first wait"), Fired("PreToolUse", 1), Pause(time.Second),
+					typedOnly("SCENARIO:second then this"), Pause(500*time.Millisecond), Pressed("C-q"), Pause(time.Second), shown(),
+					Fired("Stop", 2), Screen(qwenReady), shown(),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+			{
 				Name: "always-tui", Mode: "tmux",
 				Description: "qwen TUI --approval-mode default: the first touch allowed always in this project, the second touch runs with no card; /quit",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
@@ -240,6 +255,9 @@ func shown() Step {
 		return nil
 	}
 }
+
+// typedOnly types text without pressing Enter.
+func typedOnly(text string) Step { return func(t *Tmux) error { return t.Type(text, false) } }
 
 // pressedOption presses the number the dialog on screen shows before
 // label ("3. No, suggest changes"): arrow keys race the dialog's redraw.
