@@ -135,6 +135,21 @@ func qwenCode() *Agent {
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
 			{
+				Name: "typed-during-tui", Mode: "tmux",
+				Description: "qwen TUI --yolo: a second prompt typed (Enter) while the first turn's command runs: Qwen steers the turn with it (its UserPromptSubmit has the turn's prompt_id, the next model round answers it), one Stop; /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: latestTurns(map[string][]fakemodel.Reply{
+					"first":  {calls(call("run_shell_command", obj{"command": "sleep 8 # intentional-sleep: a prompt is typed meanwhile", "description": "Wait"})), say("Waited.")},
+					"second": {say("Second.")},
+				}),
+				Drive: TUI([]string{"--yolo"},
+					Screen(qwenReady),
+					Typed("SCENARIO:first wait"), Fired("PreToolUse", 1), Pause(time.Second),
+					Typed("SCENARIO:second then this"), Pause(time.Second), shown(),
+					Fired("PostToolUse", 1), Fired("Stop", 1), Pause(5*time.Second), Screen(qwenReady), shown(),
+					Typed("/quit"), Fired("SessionEnd", 1)),
+			},
+			{
 				Name: "queued-tui", Mode: "tmux",
 				Description: "qwen TUI --yolo: a second prompt queued (Ctrl+Q) while the first turn's command runs: Qwen sends it when the turn ends, as a turn of its own; /quit",
 				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1},
