@@ -258,6 +258,21 @@ func qwenCode() *Agent {
 				}}),
 				Drive: headless(3*time.Minute, "-p", "SCENARIO:parallel run both", "--yolo"),
 			},
+			{
+				Name: "todos", Mode: "headless",
+				Description: "qwen -p --yolo: todo_write creates two todos, a second todo_write completes the first, then an answer (each todo hook fires twice per write, at validation and postWrite)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"todos": {
+					calls(call("todo_write", obj{"todos": []obj{
+						{"id": "1", "content": "Look around", "status": "pending"},
+						{"id": "2", "content": "Say hi", "status": "pending"}}})),
+					calls(call("todo_write", obj{"todos": []obj{
+						{"id": "1", "content": "Look around", "status": "completed"},
+						{"id": "2", "content": "Say hi", "status": "pending"}}})),
+					say("Hi."),
+				}}),
+				Drive: headless(3*time.Minute, "-p", "SCENARIO:todos plan it", "--yolo"),
+			},
 		},
 	}
 }
