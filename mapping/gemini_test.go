@@ -98,6 +98,21 @@ func TestGeminiMap(t *testing.T) {
 			{`{"hook_event_name":"BeforeModel",` + s + `,"llm_request":{"model":"m"}}`, "n9", []Draft{
 				{Type: "x.gemini-cli.session.before_model", Run: "n1"}}},
 		}},
+		{"two subagents at once: their moments cannot be told apart and stay in the parent's run", []fleetStep{
+			{`{"hook_event_name":"BeforeAgent",` + s + `}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
+			{`{"hook_event_name":"BeforeTool",` + s + `,"tool_name":"invoke_agent","tool_input":{"agent_name":"generalist","prompt":"p"}}`, "n2", []Draft{
+				{Type: "tool.requested", Subject: "invoke_agent", Run: "n1", Mark: "pair:n2"},
+				{Type: "delegation.subagent.started", Subject: "sub-n2", Run: "n1", CauseRef: "pair:n2"},
+				{Type: "run.started", Run: "sub-n2", CauseRef: "pair:n2"}}},
+			{`{"hook_event_name":"BeforeTool",` + s + `,"tool_name":"invoke_agent","tool_input":{"agent_name":"generalist","prompt":"q"}}`, "n3", []Draft{
+				{Type: "tool.requested", Subject: "invoke_agent", Run: "n1", Mark: "pair:n3"},
+				{Type: "delegation.subagent.started", Subject: "sub-n3", Run: "n1", CauseRef: "pair:n3"},
+				{Type: "run.started", Run: "sub-n3", CauseRef: "pair:n3"}}},
+			{`{"hook_event_name":"BeforeModel",` + s + `,"llm_request":{"model":"m"}}`, "n4", []Draft{
+				{Type: "x.gemini-cli.session.before_model", Run: "n1"}}},
+			{`{"hook_event_name":"BeforeTool",` + s + `,"tool_name":"run_shell_command","tool_input":{"command":"echo"}}`, "n5", []Draft{
+				{Type: "tool.requested", Subject: "run_shell_command", Run: "n1", Mark: "pair:n5"}}},
+		}},
 		{"a subagent the turn's end leaves running is cancelled with it", []fleetStep{
 			{`{"hook_event_name":"BeforeAgent",` + s + `}`, "n1", []Draft{{Type: "run.started", Run: "n1"}}},
 			{`{"hook_event_name":"BeforeTool",` + s + `,"tool_name":"invoke_agent","tool_input":{"agent_name":"generalist"}}`, "n2", []Draft{
