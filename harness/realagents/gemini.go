@@ -29,7 +29,7 @@ func geminiCLI() *Agent {
 			},
 			{
 				Name: "compress-tui", Mode: "tmux",
-				Description: "gemini TUI: one turn, then /compress (PreCompress trigger manual: the one sure compaction), then /quit (SessionEnd fires three times)",
+				Description: "gemini TUI: one turn, then /compress (PreCompress trigger manual: the one sure compaction), then /quit",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Compactions: 1},
 				Model: func(req fakemodel.Request) fakemodel.Reply {
 					if req.Side() {
