@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/console"
 	"github.com/aep-hook/aep-hook/consumer/relay"
 	"github.com/aep-hook/aep-hook/consumer/relay/auth"
 	"github.com/aep-hook/aep-hook/internal/guard"
@@ -43,6 +45,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
 		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
 		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+		Console: console.Handler(console.Options{Version: version}),
 	}
 	if c.Tokens != "" {
 		toks, err := auth.Load(c.Tokens)
@@ -65,6 +68,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 	files, events := srv.Loaded()
 	fmt.Fprintf(s.Err, "aep-hook relay: serving http://%s (%s); %d events loaded from %d session files; state in %s\n",
 		ln.Addr(), srv.Posture(), events, files, srv.Dir())
+	fmt.Fprintln(s.Err, consoleLine(ln.Addr().String(), opts.Tokens))
 	ctx, stop := untilInterrupted()
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -74,4 +78,19 @@ func (c *RelayCmd) Run(s *Streams) error {
 		return exitError{code: 1, msg: err.Error()}
 	}
 	return nil
+}
+
+// consoleLine tells where the fleet console is: with a tokens file, the
+// sign-in URL of its first consumer token (opened once, the browser keeps
+// the token in a cookie and the URL loses it).
+func consoleLine(addr string, toks *auth.Tokens) string {
+	base := "http://" + addr + "/"
+	if toks == nil {
+		return "aep-hook relay: the fleet console: " + base
+	}
+	tok, g := toks.SignIn()
+	if tok == "" {
+		return "aep-hook relay: the fleet console: " + base + " (the tokens file has no consumer token to sign in with)"
+	}
+	return "aep-hook relay: the fleet console for " + g.Identity + ": " + base + "?access_token=" + url.QueryEscape(tok)
 }
