@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -15,6 +16,7 @@ const (
 	fullToken = "0123456789abcdef-console-full"
 	metaToken = "0123456789abcdef-console-meta"
 	watchOnly = "0123456789abcdef-console-watch"
+	emitTok   = "0123456789abcdef-console-emit"
 )
 
 // The tokens the browser tests sign in with: alice may answer and sees
@@ -24,6 +26,7 @@ func consoleTokens(t testing.TB) string {
 		token(fullToken, "consumer:alice", "", "subscribe:*", "read:*", "write:alice", "control:control.attention.respond"),
 		token(metaToken, "consumer:bob", "metadata", "subscribe:*", "read:*", "write:bob", "control:control.attention.respond"),
 		token(watchOnly, "consumer:carol", "", "subscribe:*", "read:*"),
+		token(emitTok, "emitter:devbox/claude-code", "", "write:claude-code"),
 	)
 }
 
@@ -43,8 +46,13 @@ func signIn(t *testing.T, ctx context.Context, p *relayProc, tok string) {
 	browser.WaitJS(t, ctx, `window.aepConsole && window.aepConsole.timing.synced !== undefined`)
 }
 
-func rows(t *testing.T, ctx context.Context) int {
-	return browser.EvalJS[int](t, ctx, `document.querySelectorAll('#fleet-body tr').length`)
+// signOut forgets the browser's token.
+func signOut(t *testing.T, ctx context.Context, p *relayProc) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.base+"/signout")); err != nil {
+		t.Fatal(err)
+	}
+	browser.WaitJS(t, ctx, `window.aepConsole && window.aepConsole.config.signin === true`)
 }
 
 // TestFleetFromRealHooks: the fleet lists the sessions real hook processes
@@ -105,3 +113,98 @@ func TestFleetFromRealHooks(t *testing.T) {
 	}
 }
 
+// The free text of the dialog recording's first turn: what a metadata
+// ceiling must keep off the page.
+var freeText = []string{"make two files", "touch allowed-file", "Create the allowed file", "/home/user/proj", "Permission requested"}
+
+// TestMetadataCeiling: a consumer token with a metadata ceiling sees the
+// fleet, the session and the pending request, and no free text anywhere
+// in the page; the same page under a full token shows it (so the check
+// can fail).
+func TestMetadataCeiling(t *testing.T) {
+	ctx := browser.Start(t, 3*wait)
+	home := t.TempDir()
+	// The turn up to its permission card, which stays pending.
+	fire(t, fixture(t, "claude-code", "dialog"), hookEnv(home), 1, 4)
+	p := startRelay(t, home, "127.0.0.1:0", "--tokens", consoleTokens(t))
+	dialog := "ee962a2e-3bee-4788-ac64-83fe39ed9593"
+	look := func() string {
+		t.Helper()
+		browser.WaitJS(t, ctx, `document.querySelectorAll('#fleet-body tr').length === 1 && document.querySelectorAll('#pending .card').length === 1`)
+		browser.EvalJS[bool](t, ctx, `location.hash = '#/s/' + encodeURIComponent(document.querySelector('#fleet-body tr').dataset.key), true`)
+		browser.WaitJS(t, ctx, `document.querySelectorAll('#session-lanes .lane .items li').length >= 2`)
+		return browser.EvalJS[string](t, ctx, `document.documentElement.outerHTML + document.body.innerText`)
+	}
+
+	signIn(t, ctx, p, fullToken)
+	full := look()
+	for _, s := range freeText {
+		if !strings.Contains(full, s) {
+			t.Errorf("under a full token the page lacks %q", s)
+		}
+	}
+	signOut(t, ctx, p)
+
+	signIn(t, ctx, p, metaToken)
+	meta := look()
+	for _, s := range freeText {
+		if strings.Contains(meta, s) {
+			t.Errorf("under a metadata ceiling the page shows %q", s)
+		}
+	}
+	for _, want := range []string{"sees at most: metadata", "claude-code requests permission", "Bash", dialog} {
+		if !strings.Contains(meta, want) {
+			t.Errorf("under a metadata ceiling the page lacks %q", want)
+		}
+	}
+	if n := browser.EvalJS[int](t, ctx, `[...document.querySelectorAll('.cap')].filter((e) => e.textContent !== 'metadata').length`); n != 0 {
+		t.Errorf("%d items shown above metadata", n)
+	}
+}
+
+// TestNoControlScope: a token without a control scope sees the pending
+// requests and no answer controls; a token with one sees them for the
+// same requests (a permission card and a form).
+func TestNoControlScope(t *testing.T) {
+	ctx := browser.Start(t, 3*wait)
+	p := startRelay(t, t.TempDir(), "127.0.0.1:0", "--tokens", consoleTokens(t), "--no-follow")
+	now := time.Now()
+	form := `"capture":"full","severity":"notice","data":{"kind":"form","prompt":"Set up the database","respond_via":["control"],` +
+		`"fields":[{"id":"name","type":"string","label":"Database name","required":true},{"id":"seed","type":"boolean","label":"Seed it"},` +
+		`{"id":"engine","type":"select","label":"Engine","choices":[{"id":"pg","label":"PostgreSQL"},{"id":"lite","label":"SQLite"}],"other":true},` +
+		`{"id":"ext","type":"select","label":"Extensions","multi":true,"choices":[{"id":"gis","label":"PostGIS"},{"id":"vec","label":"pgvector"}]},` +
+		`{"id":"pool","type":"number","label":"Pool size","min":1,"max":64}],"options":[{"id":"decline","label":"Decline"}]}`
+	p.post(emitTok,
+		ev("s-ctl", 0, "session.started", now, `"capture":"metadata","data":{}`),
+		ev("s-ctl", 1, "run.started", now, `"run":"r1","capture":"metadata","data":{"trigger":"user"}`),
+		ev("s-ctl", 2, "attention.requested", now, `"run":"r1","subject":"Bash","capture":"full","severity":"notice","data":{"kind":"permission","prompt":"Run ls?","respond_via":["control"],"options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}]}`),
+		ev("s-ctl", 3, "attention.requested", now, `"run":"r1",`+form),
+	)
+	cards := `document.querySelectorAll('#pending .card').length === 2`
+	signIn(t, ctx, p, fullToken)
+	browser.WaitJS(t, ctx, cards)
+	if n := browser.EvalJS[int](t, ctx, `document.querySelectorAll('#pending .card .controls').length`); n != 2 {
+		t.Errorf("a control token sees controls on %d cards, want 2", n)
+	}
+	buttons := browser.EvalJS[[]string](t, ctx, `[...document.querySelectorAll('#pending .card button[data-option]')].map((b) => b.dataset.option)`)
+	if strings.Join(buttons, ",") != "allow,deny,decline" {
+		t.Errorf("option buttons %v", buttons)
+	}
+	fields := browser.EvalJS[[]string](t, ctx, `[...document.querySelectorAll('#pending .card form.form input, #pending .card form.form select')].map((e) => e.type)`)
+	if strings.Join(fields, ",") != "text,checkbox,select-one,text,checkbox,checkbox,number" {
+		t.Errorf("form controls %v", fields)
+	}
+	signOut(t, ctx, p)
+
+	signIn(t, ctx, p, watchOnly)
+	browser.WaitJS(t, ctx, cards)
+	if n := browser.EvalJS[int](t, ctx, `document.querySelectorAll('#pending button, #pending input, #pending select, #pending textarea, #pending form').length`); n != 0 {
+		t.Errorf("a token without control scope sees %d answer controls", n)
+	}
+	text := browser.EvalJS[string](t, ctx, `document.getElementById('pending-view').innerText`)
+	for _, want := range []string{"this token may not answer", "Run ls?", "Allow (allow)", "Database name (string, required)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the queue lacks %q:\n%s", want, text)
+		}
+	}
+}

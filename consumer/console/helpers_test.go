@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,4 +201,35 @@ func runHook(agent string, env []string, f realagents.Firing, started chan<- str
 	}
 	err = cmd.Wait()
 	return out.String(), errb.String(), err
+}
+
+// post sends NDJSON lines to the relay's POST /events under tok.
+func (p *relayProc) post(tok string, lines ...string) {
+	p.t.Helper()
+	req, _ := http.NewRequest("POST", p.base+"/events", strings.NewReader(strings.Join(lines, "\n")+"\n"))
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	req.Header.Set("AEP-Version", "0.1")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(resp.Body)
+		p.t.Fatalf("POST /events: %d %s", resp.StatusCode, b)
+	}
+}
+
+// ev is one event line of session on host devbox, agent claude-code, at
+// time t, with the given type, seq and the rest of its members (capture,
+// run, data...) as JSON members after a comma.
+func ev(session string, seq int, typ string, t time.Time, rest string) string {
+	id := fmt.Sprintf("%s-%06d", session, seq)
+	src := "aep://devbox/agent/claude-code/session/" + session
+	if rest != "" {
+		rest = "," + rest
+	}
+	return fmt.Sprintf(`{"aep":"0.1","id":%q,"type":%q,"time":%q,"source":%q,"agent":"claude-code","session":%q,"seq":%d,"epoch":0%s}`,
+		id, typ, t.UTC().Format("2006-01-02T15:04:05.000Z"), src, session, seq, rest)
 }
