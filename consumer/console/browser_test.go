@@ -208,3 +208,43 @@ func TestNoControlScope(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAfterDrop: the relay goes away and comes back; the page
+// reconnects, resumes every session from the last position it saw (each
+// event shown once) and finds the session that began meanwhile.
+func TestResumeAfterDrop(t *testing.T) {
+	ctx := browser.Start(t, 3*wait)
+	home := t.TempDir()
+	env := hookEnv(home)
+	toks := consoleTokens(t)
+	p := startRelay(t, home, "127.0.0.1:0", "--tokens", toks)
+	signIn(t, ctx, p, fullToken)
+	dialog := fixture(t, "claude-code", "dialog")
+	fire(t, dialog, env, 1, 3)
+	browser.WaitJS(t, ctx, `document.getElementById('fleet-summary').textContent.includes('3 events')`)
+
+	p.stop()
+	browser.WaitJS(t, ctx, `document.getElementById('conn').textContent.startsWith('connection lost')`)
+	fire(t, dialog, env, 4, 0)
+	fire(t, fixture(t, "claude-code", "subagent"), env, 1, 3)
+
+	startRelay(t, home, p.addr, "--tokens", toks)
+	browser.WaitJS(t, ctx, `document.getElementById('conn').textContent === 'live' && document.querySelectorAll('#fleet-body tr').length === 2`)
+	browser.WaitJS(t, ctx, `document.getElementById('fleet-summary').textContent.includes('18 events')`)
+	st := browser.EvalJS[map[string]any](t, ctx, `window.aepConsole.stats`)
+	from, _ := st["lastFrom"].([]any)
+	if st["resumes"] != float64(1) || len(from) != 1 || fmt.Sprint(from[0]) != "map[epoch:0 seq:2 session:ee962a2e-3bee-4788-ac64-83fe39ed9593]" {
+		t.Errorf("the page resumed with %v", st)
+	}
+	// Each event once: the dialog session's 15 and the subagent session's 3.
+	text := browser.EvalJS[string](t, ctx, `document.getElementById('fleet-body').innerText`)
+	if !strings.Contains(text, "ended") || !strings.Contains(text, "303a9a7c") {
+		t.Errorf("after the drop the fleet is:\n%s", text)
+	}
+	browser.EvalJS[bool](t, ctx, `location.hash = '#/s/' + encodeURIComponent('aep://devbox/agent/claude-code/session/ee962a2e-3bee-4788-ac64-83fe39ed9593'), true`)
+	browser.WaitJS(t, ctx, `document.querySelectorAll('#session-events tbody tr').length === 15`)
+	seqs := browser.EvalJS[string](t, ctx, `[...document.querySelectorAll('#session-events tbody tr td:first-child')].map((e) => e.textContent).join(',')`)
+	if seqs != "14,13,12,11,10,9,8,7,6,5,4,3,2,1,0" {
+		t.Errorf("the session's events after the drop: %s", seqs)
+	}
+}

@@ -135,6 +135,8 @@
   let roster = [];
   let phase = 'replay'; // replay (the first load) | live | resumed (after a drop)
   let synced = false; // the first load's replay has been delivered whole
+  let dropped = false; // the connection has dropped at least once since
+  const stats = {resumes: 0, lastFrom: null, backfills: 0, connections: 0};
   const timing = {};
   const nav0 = performance.timeOrigin;
 
@@ -584,6 +586,7 @@
       // was already shown is deduplicated); after it, the page resumes
       // from its positions.
       phase = synced ? 'resumed' : 'replay';
+      dropped = dropped || synced;
       const why = e.reason ? ' (' + e.reason + ')' : '';
       setConn('connection lost' + why + '; reconnecting in ' + dur(retryDelay) + ', resuming from the last position seen', 'down');
       setTimeout(connect, retryDelay);
@@ -606,6 +609,7 @@
     switch (m.type) {
       case 'hello':
         connected = true;
+        stats.connections++;
         retryDelay = 500;
         subscribeAll();
         break;
@@ -679,9 +683,9 @@
       buf.push(ev);
       return;
     }
-    if (phase === 'resumed' && !sessions.has(ev.source) && ev.seq > 0 && !filled.has(ev.session) && !byName.has(ev.session)) {
-      // A session that began while the page was cut off: fetch what the
-      // relay holds of it before showing it.
+    if (dropped && !byName.has(ev.session) && !filled.has(ev.session)) {
+      // A session first seen after a drop may have begun while the page
+      // was cut off: fetch what the relay holds of it before showing it.
       backfill(ev);
       return;
     }
@@ -724,6 +728,13 @@
     }
     const list = [...names].sort((a, b) => b[1].last - a[1].last).map(([name, v]) => ({session: name, epoch: v.pos.epoch, seq: v.pos.seq}));
     const temps = [];
+    stats.resumes++;
+    stats.lastFrom = list;
+    // The sessions that began while the page was cut off are found by
+    // their session.started (each is then backfilled whole).
+    const disc = 'discover-' + ++subSeq;
+    temps.push(disc);
+    subscribe(disc, filterFor({type: 'session.started'}), 'all', null);
     for (let i = 0; i < list.length; i += RESUME_CHUNK) {
       const id = 'resume-' + ++subSeq;
       temps.push(id);
@@ -756,6 +767,7 @@
 
   function backfill(ev) {
     const name = ev.session;
+    stats.backfills++;
     const buf = [ev];
     filling.set(name, buf);
     filled.add(name);
@@ -1456,6 +1468,7 @@
     $('fleet-body').replaceChildren();
     phase = 'replay';
     synced = false;
+    dropped = false;
     fleetDirty = pendingDirty = true;
     const old = ws;
     ws = null;
@@ -1513,6 +1526,7 @@
   window.aepConsole = {
     config: cfg,
     timing,
+    stats,
     navigationStart: nav0,
     pending: () => [...requests.values()].filter((r) => !r.resolution).map(publicRequest),
     answer: (id, a) => answer(id, a),
