@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -53,11 +55,20 @@ func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorO
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil {
+	if err := chromedp.Do(ctx, unwatchNetwork); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return ctx
 }
+
+// unwatchNetwork turns off the Network domain chromedp enables on every
+// tab: with it on, the browser reports each request and each WebSocket
+// frame, payload included, to the test process, a per-frame cost no
+// user's browser pays that would swamp what the tests measure.
+var unwatchNetwork = chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+	_, err := cdp.Call(ctx, t, network.Disable, cdp.Empty{})
+	return err
+})
 
 // Tab opens another tab of the browser ctx drives (its own page, the
 // same cookies).
@@ -65,16 +76,17 @@ func Tab(t testing.TB, ctx context.Context) context.Context {
 	t.Helper()
 	tab, cancel := chromedp.NewContext(ctx)
 	t.Cleanup(cancel)
-	if err := chromedp.Do(tab); err != nil {
+	if err := chromedp.Do(tab, unwatchNetwork); err != nil {
 		t.Fatalf("open a tab: %v", err)
 	}
 	return tab
 }
 
-// WaitJS polls expr in the page until it is true.
+// WaitJS polls expr in the page until it is true, for as long as ctx
+// (the bound Start set) lasts.
 func WaitJS(t testing.TB, ctx context.Context, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(0))); err != nil {
 		t.Fatalf("waiting for %s: %v", expr, err)
 	}
 }

@@ -569,7 +569,11 @@
       sock.send(JSON.stringify(hello));
     };
     sock.onmessage = (m) => {
+      const t0 = performance.now();
+      if (timing.firstFrame === undefined) timing.firstFrame = t0;
       if (sock === ws) onMessage(m.data);
+      timing.busy = (timing.busy || 0) + performance.now() - t0;
+      timing.frames = (timing.frames || 0) + 1;
     };
     sock.onclose = (e) => {
       if (sock !== ws) return;
@@ -884,13 +888,25 @@
   function scheduleRender() {
     if (renderTimer) return;
     const first = timing.firstRender === undefined;
+    // While the first load replays, the fleet is laid out once a second
+    // at most: each layout of a large table costs more than handling the
+    // events between two of them.
     renderTimer = setTimeout(() => {
       renderTimer = 0;
       requestAnimationFrame(render);
-    }, first ? 0 : phase === 'replay' ? 150 : 60);
+    }, first ? 0 : phase === 'replay' ? 1000 : 60);
   }
 
   function render() {
+    const t0 = performance.now();
+    timing.renders = (timing.renders || 0) + 1;
+    try {
+      renderNow();
+    } finally {
+      timing.renderBusy = (timing.renderBusy || 0) + performance.now() - t0;
+    }
+  }
+  function renderNow() {
     if (fleetDirty) renderFleet();
     if (pendingDirty) renderPending();
     if (view.kind === 'session') {
@@ -903,6 +919,12 @@
       timing.firstRender = performance.now();
       timing.firstRows = sessions.size;
       performance.mark('aep:fleet-first-render');
+    }
+    if (timing.synced !== undefined && timing.fleetComplete === undefined && view.kind === 'fleet') {
+      // The first render after the first load's replay: the fleet whole.
+      timing.fleetComplete = performance.now();
+      timing.completeRows = $('fleet-body').rows.length;
+      performance.mark('aep:fleet-complete');
     }
   }
 
@@ -1185,7 +1207,7 @@
   function updateCard(r) {
     const el = r.card;
     if (!el) return;
-    const st = el.querySelector('.status');
+    const st = el.querySelector(':scope > .status');
     const w = el.querySelector('.waited');
     if (w) w.textContent = r.resolution ? 'waited ' + dur((r.end || Date.now()) - r.time) : 'waiting ' + dur(Date.now() - r.time);
     let text = '';
