@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/aep-hook/aep-hook/harness/browser"
 )
@@ -374,3 +377,142 @@ const bareReplay = `new Promise((resolve, reject) => {
   };
   ws.onerror = () => reject(new Error('the bare socket failed'));
 })`
+
+// TestKeyboardAndContrast: the page is used from the keyboard alone (real
+// key events: the skip link first, j/k through the fleet, Enter into a
+// session, Esc back, / into the filter, p to the first answer control, a
+// visible focus ring), and every piece of text it shows, in each view,
+// is readable: at least 4.5:1 against what is behind it (WCAG 2 AA).
+func TestKeyboardAndContrast(t *testing.T) {
+	ctx := browser.Start(t, 3*wait)
+	p := startRelay(t, t.TempDir(), "127.0.0.1:0", "--tokens", consoleTokens(t), "--no-follow")
+	now := time.Now()
+	for _, s := range []string{"s-one", "s-two"} {
+		p.post(emitTok,
+			ev(s, 0, "session.started", now, `"capture":"metadata","data":{}`),
+			ev(s, 1, "run.started", now, `"run":"r1","capture":"metadata","data":{"trigger":"user"}`),
+			ev(s, 2, "tool.requested", now, `"run":"r1","subject":"Bash","capture":"metadata","data":{"tool":{"name":"Bash","call_id":"c1"}}`),
+			ev(s, 3, "tool.failed", now, `"run":"r1","subject":"Bash","capture":"metadata","data":{"tool":{"name":"Bash","call_id":"c1"},"error":{"message":"exit 1"}}`))
+	}
+	p.post(emitTok, ev("s-two", 4, "attention.requested", now, `"run":"r1","subject":"Bash","capture":"full","severity":"notice","data":{"kind":"permission","prompt":"Run ls?","respond_via":["control"],"options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}]}`))
+	signIn(t, ctx, p, fullToken)
+	browser.WaitJS(t, ctx, `document.querySelectorAll('#fleet-body a.sess-link').length === 2 && document.querySelectorAll('#pending .card button').length > 0`)
+
+	key := func(k string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.KeyEvent(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A shortcut is pressed as a keyboard types it: a keyDown that
+	// carries its character (so the page's preventDefault keeps the
+	// character out of the field it focuses), then a keyUp. chromedp's
+	// KeyEvent sends the character as an event of its own.
+	press := func(ch, code string) {
+		t.Helper()
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyDown, Key: ch, Code: code, Text: ch}); err != nil {
+				return err
+			}
+			_, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyUp, Key: ch, Code: code})
+			return err
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	focused := func() string {
+		t.Helper()
+		return browser.EvalJS[string](t, ctx, `(() => { const e = document.activeElement; return e.tagName + ' ' + (e.getAttribute('href') || e.id || e.dataset.option || e.textContent); })()`)
+	}
+	links := browser.EvalJS[[]string](t, ctx, `[...document.querySelectorAll('#fleet-body a.sess-link')].map((a) => a.getAttribute('href'))`)
+
+	key(kb.Tab)
+	if f := focused(); f != "A #main" {
+		t.Errorf("the first Tab reaches %q, want the skip link", f)
+	}
+	browser.EvalJS[bool](t, ctx, `document.activeElement.blur(), true`)
+	press("j", "KeyJ")
+	if f := focused(); f != "A "+links[0] {
+		t.Errorf("j focuses %q, want the first session %s", f, links[0])
+	}
+	ring := browser.EvalJS[string](t, ctx, `(() => { const s = getComputedStyle(document.activeElement); return s.outlineStyle + ' ' + s.outlineWidth; })()`)
+	if ring != "solid 3px" {
+		t.Errorf("the focused link's outline is %q, want a visible ring", ring)
+	}
+	press("j", "KeyJ")
+	if f := focused(); f != "A "+links[1] {
+		t.Errorf("j again focuses %q, want %s", f, links[1])
+	}
+	press("k", "KeyK")
+	if f := focused(); f != "A "+links[0] {
+		t.Errorf("k focuses %q, want %s", f, links[0])
+	}
+	key(kb.Enter)
+	browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.querySelectorAll('#session-lanes .lane').length > 0`)
+	contrast(t, ctx, "the session view")
+	key(kb.Escape)
+	browser.WaitJS(t, ctx, `!document.getElementById('fleet-view').hidden && document.getElementById('session-view').hidden`)
+	contrast(t, ctx, "the fleet view")
+
+	press("p", "KeyP")
+	if f := focused(); f != "BUTTON allow" {
+		t.Errorf("p focuses %q, want the first answer button", f)
+	}
+	press("/", "Slash")
+	if f := focused(); f != "INPUT filter" {
+		t.Errorf("/ focuses %q, want the filter", f)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(`{"session":"s-one"}`), chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	browser.WaitJS(t, ctx, `document.querySelectorAll('#fleet-body a.sess-link').length === 1 && document.getElementById('conn').textContent === 'live'`)
+	key(kb.Escape)
+	if f := focused(); f == "INPUT filter" {
+		t.Errorf("Esc leaves the focus in the filter")
+	}
+}
+
+// contrast fails the test for every visible text whose colour is below
+// 4.5:1 against the first opaque background behind it, and logs the
+// lowest ratio found.
+func contrast(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	res := browser.EvalJS[map[string]any](t, ctx, contrastJS)
+	bad, _ := res["bad"].([]any)
+	for _, b := range bad {
+		t.Errorf("%s: text below 4.5:1: %v", where, b)
+	}
+	if n, _ := res["checked"].(float64); n < 10 {
+		t.Errorf("%s: only %v texts checked", where, n)
+	}
+	t.Logf("%s: %v texts, lowest contrast %.2f:1 (%v)", where, res["checked"], res["min"], res["minAt"])
+}
+
+const contrastJS = `(() => {
+  const rgb = (s) => { const m = s.match(/[\d.]+/g).map(Number); return {r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1}; };
+  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const bgOf = (el) => {
+    for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.a > 0) return c; }
+    return {r: 255, g: 255, b: 255, a: 1};
+  };
+  const out = {checked: 0, min: 99, minAt: '', bad: []};
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const done = new Set();
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || done.has(el) || !el.checkVisibility() || el.closest('.skip')) continue;
+    done.add(el);
+    const s = getComputedStyle(el);
+    const fg = rgb(s.color), bg = bgOf(el);
+    const a = fg.a;
+    const mix = {r: fg.r * a + bg.r * (1 - a), g: fg.g * a + bg.g * (1 - a), b: fg.b * a + bg.b * (1 - a)};
+    const l1 = lum(mix), l2 = lum(bg);
+    const ratio = (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05);
+    out.checked++;
+    const what = el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ').join('.') : '') + ' "' + n.textContent.trim().slice(0, 30) + '" ' + s.color + ' on ' + JSON.stringify(bg);
+    if (ratio < out.min) { out.min = ratio; out.minAt = what; }
+    if (ratio < 4.5) out.bad.push(ratio.toFixed(2) + ' ' + what);
+  }
+  return out;
+})()`

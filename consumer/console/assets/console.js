@@ -1438,7 +1438,8 @@
       e.preventDefault();
       $('filter').focus();
     } else if (e.key === 'p') {
-      const first = $('pending').querySelector('.card:not(.settled) button, .card:not(.settled) input, .card a');
+      // The first answer control, else the first card's link.
+      const first = $('pending').querySelector('.card:not(.settled) .controls button, .card:not(.settled) .controls input') || $('pending').querySelector('.card a');
       if (first) first.focus();
     } else if ((e.key === 'j' || e.key === 'k') && view.kind === 'fleet') {
       const links = [...$('fleet-body').querySelectorAll('a.sess-link')];
