@@ -42,6 +42,12 @@ type Runner struct {
 	// Exit ends the process when the deadline passes first, after the
 	// neutral reply is written; nil means os.Exit.
 	Exit func(code int)
+	// IgnoreSignals holds the termination signals during Run by ignoring
+	// them instead of catching them: nothing is started to watch for them
+	// (a goroutine, and on a hook's short life often a thread of its own),
+	// and Interrupted always reports false. For callers that do nothing
+	// after Run that a signal should cancel.
+	IgnoreSignals bool
 
 	interrupted bool
 }
@@ -60,7 +66,7 @@ type Runner struct {
 // works: an agent that gives up on its hook still gets the moment recorded,
 // within the same deadline. Interrupted reports afterwards whether one came.
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
-	release := holdSignals()
+	release := holdSignals(r.IgnoreSignals)
 	defer func() { r.interrupted = release() }()
 	deadline := r.Deadline
 	if deadline <= 0 {

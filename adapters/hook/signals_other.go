@@ -3,4 +3,4 @@
 package hook
 
 // holdSignals defers nothing where the platform has no termination signals.
-func holdSignals() (release func() bool) { return deferSignals() }
+func holdSignals(bool) (release func() bool) { return deferSignals(false) }
