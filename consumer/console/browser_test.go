@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func signOut(t *testing.T, ctx context.Context, p *relayProc) {
 // durations and outcomes, attention, compaction and a subagent's nested
 // lane.
 func TestFleetFromRealHooks(t *testing.T) {
-	ctx := browser.Start(t, 3*wait)
+	ctx := browser.Start(t, 3*wait, chromedp.WindowSize(1280, 860))
 	home := t.TempDir()
 	env := hookEnv(home)
 	// Before the relay starts: it loads them from the logs.
@@ -88,8 +89,10 @@ func TestFleetFromRealHooks(t *testing.T) {
 	browser.WaitJS(t, ctx, `document.querySelectorAll('#fleet-body tr').length === 3`)
 	compact := "e193e078-e5a8-4d3f-a476-531deaf487b9"
 	browser.WaitJS(t, ctx, fmt.Sprintf(`document.querySelector('#fleet-body tr[data-key$="%s"] td').textContent === 'running'`, compact))
+	shot(t, ctx, "fleet.png")
 	fire(t, fixture(t, "claude-code", "interrupt-compact"), env, 3, 0)
 	browser.WaitJS(t, ctx, fmt.Sprintf(`document.querySelector('#fleet-body tr[data-key$="%s"] td').textContent === 'ended'`, compact))
+
 
 	// The session view of the dialog session.
 	open := func(session string) {
@@ -98,11 +101,15 @@ func TestFleetFromRealHooks(t *testing.T) {
 		browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.querySelectorAll('#session-lanes .lane').length > 0`)
 	}
 	open(dialog)
+	shot(t, ctx, "session.png")
 	text := browser.EvalJS[string](t, ctx, `document.getElementById('session-view').innerText`)
 	for _, want := range []string{"Bash", "completed", "2.6 s", "attention · permission", "answered allow via oob", "resolved: dismissed", "cancelled", "touch allowed-file", "full ×15"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the dialog session view lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(text, "null") || strings.Contains(text, "undefined") {
+		t.Errorf("the dialog session view shows a missing value as a word:\n%s", text)
 	}
 	// The subagent's run is a lane nested in the run that delegated it.
 	browser.EvalJS[bool](t, ctx, `location.hash = '#/', true`)
@@ -516,3 +523,16 @@ const contrastJS = `(() => {
   }
   return out;
 })()`
+
+// shot writes a screenshot of the page as docs/console/NAME, the picture
+// the README shows: every run of the browser tests renews it.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "docs", "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), browser.Screenshot(t, ctx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,7 +3,6 @@ package console_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -266,13 +265,12 @@ func (p *relayProc) replayToGo(tok string) (time.Duration, int) {
 		if err != nil {
 			p.t.Fatalf("the baseline's replay: %v after %d events", err, n)
 		}
-		var fr struct{ Type, ID string }
-		if json.Unmarshal(b, &fr) != nil {
-			continue
-		}
-		if strings.Contains(fr.Type, ".") {
+		// A byte test, not a decode: the baseline is the delivery, and a
+		// decode under the race detector would swamp it.
+		switch {
+		case bytes.Contains(b, []byte(`"aep":"0.1"`)):
 			n++
-		} else if fr.Type == "roster" && fr.ID == "end" {
+		case bytes.Contains(b, []byte(`"type":"roster"`)) && bytes.Contains(b, []byte(`"id":"end"`)):
 			return time.Since(start), n
 		}
 	}

@@ -1328,7 +1328,7 @@
         const open = it.state === 'open';
         li.append(h('span', {class: 'what', text: it.name || 'tool'}),
           h('span', {class: 'o-' + it.state, text: open ? (closed ? 'no outcome recorded' : 'running') : it.state}),
-          it.duration !== undefined ? h('span', {text: dur(it.duration)}) : open && !closed && it.time !== undefined ? h('span', {class: 'hint', text: 'for ' + dur(Date.now() - it.time)}) : null,
+          it.duration !== undefined ? h('span', {text: dur(it.duration)}) : open && !closed && it.time !== undefined ? h('span', {class: 'hint', text: 'for ' + dur(Date.now() - it.time)}) : '',
           h('span', {class: 'hint', text: stamp(it.time)}), cap);
         if (it.args !== undefined) li.append(h('p', {class: 'detail', text: clip(it.args, 400)}));
         if (it.detail) li.append(h('p', {class: 'detail', text: it.detail}));
@@ -1351,7 +1351,7 @@
         const c = it.child;
         li.append(h('span', {class: 'what', text: 'subagent' + (it.agentType ? ' · ' + it.agentType : '')}),
           h('span', {class: it.state === 'open' ? 'o-open' : 'o-completed', text: it.state === 'open' ? 'running' : it.state}),
-          it.duration !== undefined ? h('span', {text: dur(it.duration)}) : null, h('span', {class: 'hint', text: stamp(it.time)}), cap);
+          it.duration !== undefined ? h('span', {text: dur(it.duration)}) : '', h('span', {class: 'hint', text: stamp(it.time)}), cap);
         const sub = c.run && !c.session ? s.runs.get(c.run) : null;
         if (sub && depth < 4) {
           li.append(lane(s, sub, depth + 1));
