@@ -93,7 +93,6 @@ func TestFleetFromRealHooks(t *testing.T) {
 	fire(t, fixture(t, "claude-code", "interrupt-compact"), env, 3, 0)
 	browser.WaitJS(t, ctx, fmt.Sprintf(`document.querySelector('#fleet-body tr[data-key$="%s"] td').textContent === 'ended'`, compact))
 
-
 	// The session view of the dialog session.
 	open := func(session string) {
 		t.Helper()
