@@ -73,7 +73,7 @@ func TestFleetFromRealHooks(t *testing.T) {
 	fire(t, fixture(t, "claude-code", "dialog"), env, 0, 0)
 	fire(t, fixture(t, "claude-code", "subagent"), env, 0, 0)
 	p := startRelay(t, home, "127.0.0.1:0", "--tokens", consoleTokens(t))
-	if !strings.Contains(p.output(), "the fleet console for consumer:alice: "+p.base+"/?access_token="+fullToken) {
+	if !p.printed("the fleet console for consumer:alice: " + p.base + "/?access_token=" + fullToken) {
 		t.Errorf("the relay does not print the sign-in URL:\n%s", p.output())
 	}
 	signIn(t, ctx, p, fullToken)

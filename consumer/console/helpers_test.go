@@ -102,6 +102,25 @@ func startRelay(t testing.TB, home, listen string, args ...string) *relayProc {
 	return nil
 }
 
+// printed waits for the relay to write s to its stderr (it prints the
+// console's line just after the one startRelay waits for) and says
+// whether it did.
+func (p *relayProc) printed(s string) bool {
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(p.output(), s) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return strings.Contains(p.output(), s)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
+}
+
 func (p *relayProc) output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
