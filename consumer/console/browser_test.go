@@ -73,8 +73,20 @@ func TestFleetFromRealHooks(t *testing.T) {
 	fire(t, fixture(t, "claude-code", "dialog"), env, 0, 0)
 	fire(t, fixture(t, "claude-code", "subagent"), env, 0, 0)
 	p := startRelay(t, home, "127.0.0.1:0", "--tokens", consoleTokens(t))
-	if !p.printed("the fleet console for consumer:alice: " + p.base + "/?access_token=" + fullToken) {
-		t.Errorf("the relay does not print the sign-in URL:\n%s", p.output())
+	// Its stderr is no terminal: the sign-in URL goes to a private file,
+	// and no token to the output.
+	urlFile := filepath.Join(home, "relay", "console-url")
+	if !p.printed("the fleet console for consumer:alice: " + p.base + "/ (its sign-in URL is in " + urlFile + ")") {
+		t.Errorf("the relay does not say where the sign-in URL is:\n%s", p.output())
+	}
+	if b, err := os.ReadFile(urlFile); err != nil || string(b) != p.base+"/?access_token="+fullToken+"\n" {
+		t.Errorf("the sign-in URL file holds %q (%v)", b, err)
+	}
+	if st, err := os.Stat(urlFile); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the sign-in URL file: %v %v", st.Mode(), err)
+	}
+	if strings.Contains(p.output(), fullToken) {
+		t.Errorf("a token is in the relay's output:\n%s", p.output())
 	}
 	signIn(t, ctx, p, fullToken)
 	browser.WaitJS(t, ctx, `document.querySelectorAll('#fleet-body tr').length === 2`)
