@@ -535,13 +535,17 @@ const contrastJS = `(() => {
   return out;
 })()`
 
-// shot writes a screenshot of the page as docs/console/NAME, the picture
-// the README shows: every run of the browser tests renews it.
+// shot takes a screenshot of the page. With AEP_SCREENSHOTS=1 it renews
+// docs/console/NAME, the picture the README shows; otherwise it goes to the
+// test's own folder, so a test run leaves the checkout as it found it.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := filepath.Join("..", "..", "docs", "console")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	if os.Getenv("AEP_SCREENSHOTS") == "1" {
+		dir = filepath.Join("..", "..", "docs", "console")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), browser.Screenshot(t, ctx), 0o644); err != nil {
 		t.Fatal(err)
