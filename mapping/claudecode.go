@@ -79,7 +79,7 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 		ds := dismissPending(st)
 		return append(ds, Draft{Type: "run.failed", Run: closeRun(m, st), Data: stopFailureData(raw)}), nil
 	case "PermissionRequest":
-		return permissionRequest(agent, raw, run, st), nil
+		return permissionRequest(m, agent, claudeMenu, run, st), nil
 	case "PermissionDenied":
 		// The auto-mode classifier's deny: an automation block, no human
 		// in the loop (the codex-otel convention: automation → runtime).
@@ -89,7 +89,7 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 			Data: map[string]any{"tool": ToolRef(tool, call), "by": "runtime"},
 		})...), nil
 	case "Elicitation":
-		return elicitationRequest(agent, raw, run, st), nil
+		return elicitationRequest(m, agent, run, st), nil
 	case "ElicitationResult":
 		return elicitationResult(raw, st), nil
 	case "PreCompact":

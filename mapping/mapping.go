@@ -65,6 +65,13 @@ type Moment struct {
 	Mode Mode
 	// Deltas asks stream vendors to keep token-delta moments.
 	Deltas bool
+	// Control says the control loop holds this moment live: the adapter is
+	// connected to a relay as the session's emitter and waits for an answer
+	// (AEP-0004), so the request the moment raises can be answered over
+	// control. False, the observe-only posture, means any answer arrives
+	// out of band, in the agent's own UI: a request then declares
+	// respond_via ["oob"], never control (AEP-0008).
+	Control bool
 }
 
 // Facts are the typed transport facts an adapter hands a table with each

@@ -3,7 +3,7 @@ package mapping
 // Qwen is the AEP-0002 Annex A.4 table for Qwen Code hooks: sixteen hooks,
 // the Claude-Code-shaped sibling. Runs are synthesized per UserPromptSubmit
 // (no turn id is documented) and tool_use_id pairs the tool events;
-// PermissionRequest is answerable over control with the permission_prompt
+// PermissionRequest raises a card with the dialog's own choices, the permission_prompt
 // notification suppressed against it; compaction is stated once, at the post
 // moment; todo hooks emit once, at the persisted (postWrite) phase.
 func Qwen() Vendor {
@@ -55,7 +55,7 @@ func mapQwen(m Moment, st *State) ([]Draft, error) {
 			"error", omitEmpty(Data("message", Str(raw, "error_details"))),
 		))...), nil
 	case "PermissionRequest":
-		return permissionRequest(vendor, raw, currentRun(st), st), nil
+		return permissionRequest(m, vendor, qwenMenu, currentRun(st), st), nil
 	case "PreCompact":
 		// The paired concept is stated once, at PostCompact.
 		return nil, nil

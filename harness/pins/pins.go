@@ -88,6 +88,13 @@ type Case struct {
 	// prepares (the upstream pins: "runtime state, pinned by the reference
 	// smoke"), join or not. Project fixtures start from nothing instead.
 	Seeded bool
+	// Control runs the moments with the control loop live
+	// (mapping.Moment.Control). The upstream pins describe the reference
+	// stack, whose hook adapters hold every permission and question moment
+	// over a relay connection: their cases run live. Project fixtures say
+	// so with "control": true; they run observe-only by default, as
+	// aep-hook's hooks do.
+	Control bool
 }
 
 // Dir finds a folder: the environment variable env when set, else rel
@@ -219,6 +226,11 @@ func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 			cases = append(cases, cs...)
 		default:
 			skipped = append(skipped, sec)
+		}
+	}
+	if v, ok := mapping.Lookup(vendor); ok && v.Transport == mapping.TransportHook {
+		for i := range cases {
+			cases[i].Control = true
 		}
 	}
 	return cases, skipped, nil
@@ -486,6 +498,7 @@ type Fixture struct {
 	Overrides []string `json:"overrides"`
 	Mode      string   `json:"mode"`
 	Deltas    bool     `json:"deltas"`
+	Control   bool     `json:"control"`
 	Steps     []struct {
 		Hook     string          `json:"hook"`
 		Input    json.RawMessage `json:"input"`
@@ -508,7 +521,7 @@ func LoadFixture(path string) (Case, error) {
 	if err != nil {
 		return Case{}, fmt.Errorf("fixture %s: %w", path, err)
 	}
-	c := Case{Vendor: f.Vendor, Name: filepath.Base(path), Policy: p, Mode: mapping.Mode(f.Mode), Deltas: f.Deltas}
+	c := Case{Vendor: f.Vendor, Name: filepath.Base(path), Policy: p, Mode: mapping.Mode(f.Mode), Deltas: f.Deltas, Control: f.Control}
 	for i, s := range f.Steps {
 		ex, err := ParseExpected(s.Expected)
 		if err != nil {
@@ -555,7 +568,7 @@ func Run(c Case) []string {
 			continue
 		}
 		m := ms[0]
-		m.Hook, m.Nonce, m.Mode, m.Deltas = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas
+		m.Hook, m.Nonce, m.Mode, m.Deltas, m.Control = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas, c.Control
 		hasJoin := len(s.Join) > 0 && string(s.Join) != "null"
 		if v.Seed != nil && (hasJoin || c.Seeded) {
 			_, session := v.Identify(m)

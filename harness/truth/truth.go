@@ -63,6 +63,16 @@ type Facts struct {
 	// Runless says the channel knows no runs (an OTel log export): its
 	// tool events stand outside any run.
 	Runless bool `json:"runless,omitempty"`
+	// Control is the number of requests the control loop held live, so
+	// could be answered over it: the most attention.requested events that
+	// may declare control in respond_via (AEP-0008). Zero for every
+	// observe-only recording: no card may claim an answer path that was
+	// not there.
+	Control int `json:"control,omitempty"`
+	// ViaControl is the number of requests answered over the control loop
+	// (attention.answered via control); the rest of Answers came out of
+	// band.
+	ViaControl int `json:"via_control,omitempty"`
 }
 
 // Any marks a fact the scenario cannot know.
@@ -105,6 +115,7 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	var toolOrder []string
 	count := map[string]int{}
 	userTurns, agentTurns, sessions, answeredResolved := 0, 0, 0, 0
+	claimsControl, viaControl := 0, 0
 	children := map[string]bool{}  // child sessions named by a parent's lineage
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
@@ -197,6 +208,17 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
 				}
+			case "attention.requested":
+				via, _ := data(e)["respond_via"].([]any)
+				for _, v := range via {
+					if v == "control" {
+						claimsControl++
+					}
+				}
+			case "attention.answered":
+				if data(e)["via"] == "control" {
+					viaControl++
+				}
 			}
 		}
 	}
@@ -273,6 +295,10 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	expect("subagents (delegation.subagent.started)", count["delegation.subagent.started"], f.Subagents)
 	expect("AEP sessions (session.started)", sessions, f.Sessions)
 	expect("ended sessions (session.ended)", count["session.ended"], f.Ended)
+	if claimsControl > f.Control {
+		errf("%d attention.requested declare respond_via control, but the control loop held %d live: a card claims an answer path that was not there", claimsControl, f.Control)
+	}
+	expect("answers over control (attention.answered via control)", viaControl, f.ViaControl)
 	return bad
 }
 
