@@ -38,11 +38,11 @@ type Event struct {
 	Raw []byte
 
 	ID, Type, Source, Agent, Time string
-	Session, Run, Step, Subject       string
-	Cause, Severity, Capture          string
-	Tenant                            string // the tenant extension attribute, "" when absent
-	Pos                               Pos    // (epoch, seq); meaningful when Sequenced
-	HasEpoch                          bool
+	Session, Run, Step, Subject   string
+	Cause, Severity, Capture      string
+	Tenant                        string // the tenant extension attribute, "" when absent
+	Pos                           Pos    // (epoch, seq); meaningful when Sequenced
+	HasEpoch                      bool
 	// Sequenced is true for an event that carries session and seq: one
 	// with a resumable position in its emitter's session order.
 	Sequenced bool

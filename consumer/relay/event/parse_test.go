@@ -106,7 +106,7 @@ func TestParseRules(t *testing.T) {
 	}
 	for _, ok := range []string{cmd, agent,
 		strings.Replace(good, "tool.completed", "x.acme-co.session.note", 1),
-		strings.Replace(good, "tool.completed", "future.thing", 1), // unknown types are carried
+		strings.Replace(good, "tool.completed", "future.thing", 1),                    // unknown types are carried
 		strings.Replace(cmd, "control.attention.respond", "control.accepted", 1) + "", // an ack without seq is refused below
 	} {
 		e, err := Parse([]byte(ok))
