@@ -179,7 +179,11 @@ func (s *Server) wsHello(c *conn, f *frame) bool {
 // session.
 func (s *Server) wsEvent(c *conn, ev *event.Event) {
 	if err := c.grant.Writes(ev); err != nil {
-		s.audit.record(eventAudit(Audit{Kind: auditEventRejected, Conn: c.id, Binding: "ws", Identity: c.grant.Identity, Code: codeUnauthorized, Reason: err.Error()}, ev))
+		kind := auditEventRejected
+		if ev.Command() {
+			kind = auditCommandRefused
+		}
+		s.audit.record(eventAudit(Audit{Kind: kind, Conn: c.id, Binding: "ws", Identity: c.grant.Identity, Code: codeUnauthorized, Reason: err.Error()}, ev))
 		c.push(item{frame: errorFrame("", ev.ID, codeUnauthorized, err.Error())})
 		return
 	}
