@@ -14,6 +14,7 @@ const (
 	acmeTok   = "0123456789abcdef-acme-consumer"
 	betaTok   = "0123456789abcdef-beta-consumer"
 	acmeEmTok = "0123456789abcdef-acme-emitter"
+	betaEmTok = "0123456789abcdef-beta-emitter"
 )
 
 func controlTokens(t *testing.T) string {
@@ -25,6 +26,7 @@ func controlTokens(t *testing.T) string {
 		`{"token":"`+acmeTok+`","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"],"tenant":"acme"}`,
 		`{"token":"`+betaTok+`","identity":"consumer:bob","scopes":["subscribe:*","read:*","control:control.*"],"tenant":"beta"}`,
 		`{"token":"`+acmeEmTok+`","identity":"emitter:h/target","tenant":"acme"}`,
+		`{"token":"`+betaEmTok+`","identity":"emitter:h/target","tenant":"beta"}`,
 	)
 }
 
