@@ -29,6 +29,7 @@ type RelayCmd struct {
 	MaxConns    int           `help:"Most SSE and WebSocket connections at once." default:"1024"`
 	Queue       int           `help:"Frames queued for one connection before it is cut as a slow consumer." default:"4096"`
 	Ping        time.Duration `help:"Heartbeat interval (SSE ': ping', WebSocket ping)." default:"15s"`
+	WriteWait   time.Duration `help:"How long one write to a consumer may block before the connection is dropped." default:"10s"`
 	Host        []string      `help:"Another name clients use in Host (a reverse proxy's; repeatable)." placeholder:"NAME[:PORT]"`
 	Origin      []string      `help:"A browser origin allowed besides the relay's own (repeatable)." placeholder:"SCHEME://HOST[:PORT]"`
 	Sync        bool          `help:"Wait for the disk (fsync) before acknowledging network events."`
@@ -41,7 +42,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 		Home: shim.Config{Home: c.Home}.HomeDir(), NoFollow: c.NoFollow,
 		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
 		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
-		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
 	}
 	if c.Tokens != "" {
 		toks, err := auth.Load(c.Tokens)

@@ -33,7 +33,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "aep-hook")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/aep-hook").CombinedOutput(); err != nil {
+	args := []string{"build", "-o", bin}
+	if raceOn {
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command("go", append(args, "../../cmd/aep-hook")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -86,7 +90,12 @@ func startRelay(t *testing.T, home string, args ...string) *relayProc {
 		t.Fatal(err)
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() { p.stop() })
+	t.Cleanup(func() {
+		p.stop()
+		if out := p.output(); strings.Contains(out, "DATA RACE") || strings.Contains(out, "panic:") {
+			t.Errorf("the relay reported:\n%s", out)
+		}
+	})
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		p.mu.Lock()
@@ -506,3 +515,18 @@ func q(kv ...string) url.Values {
 }
 
 func bufioReader(c net.Conn) *bufio.Reader { return bufio.NewReader(c) }
+
+// postQuiet posts one event and reports the status, 0 when the relay is
+// gone.
+func (p *relayProc) postQuiet(body string) (int, error) {
+	req, _ := http.NewRequest("POST", p.base+"/events", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("AEP-Version", "0.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
