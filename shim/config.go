@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,6 +18,7 @@ type Config struct {
 	Overrides []string // AEP_CAPTURE_OVERRIDES; nil means the default
 	SecretEnv []string // AEP_SECRET_ENV
 	NoPII     bool
+	Tenant    string // AEP_TENANT: stamped on every event as the extension attribute tenant
 	// LockWait bounds each wait for a session's lock (and its log's); past
 	// it a hook writes without the lock, in a fresh epoch (FileStore.Unlocked).
 	// 0 waits as long as it takes.
@@ -65,6 +67,25 @@ func (c Config) Pipeline() *redact.Pipeline {
 	})
 }
 
+// TenantAttr returns the tenant to stamp on events: "" when none is
+// configured, and an error (with "") when the configured value is not a
+// ValidTenant, so the caller can report it; an emitter never writes a
+// malformed extension attribute (AEP-0001 §5.4).
+func (c Config) TenantAttr() (string, error) {
+	if c.Tenant == "" {
+		return "", nil
+	}
+	if err := ValidTenant(c.Tenant); err != nil {
+		return "", fmt.Errorf("AEP_TENANT: %w", err)
+	}
+	return c.Tenant, nil
+}
+
+func (c Config) tenant() string {
+	t, _ := c.TenantAttr()
+	return t
+}
+
 // LogRoot is the JSONL log root under the home.
 func (c Config) LogRoot() string { return filepath.Join(c.HomeDir(), "logs") }
 
@@ -83,5 +104,6 @@ func (c Config) NewFileEmitter(p redact.Policy, extra ...Sink) *Emitter {
 		Store:    &FileStore{Dir: filepath.Join(c.HomeDir(), "state"), Log: log, Now: time.Now, LockWait: c.LockWait},
 		Sink:     sinks,
 		IDs:      NewIDs(),
+		Tenant:   c.tenant(),
 	}
 }

@@ -21,6 +21,10 @@ type Emitter struct {
 	Sink     Sink
 	Now      func() time.Time // nil means time.Now
 	IDs      *IDs             // nil means a fresh NewIDs per call
+	// Tenant, when set, is stamped on every event as the extension
+	// attribute tenant (the namespace a relay isolates); it must be a
+	// ValidTenant value.
+	Tenant string
 	// StableIDs derives each event's id from its moment's Nonce (and the
 	// event's type and rank among the moment's events of that type) instead
 	// of fresh randomness, for adapters whose nonce is derived from the
@@ -479,6 +483,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 			Time:     formatTime(t),
 			Agent:    agent,
 			Severity: d.Severity,
+			Tenant:   e.Tenant,
 		}
 		if ev.Severity == "" {
 			ev.Severity = defaultSeverity(d.Type)

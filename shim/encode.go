@@ -42,6 +42,7 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = appendField(b, "traceparent", e.Traceparent, true)
 	b = appendField(b, "severity", e.Severity, true)
 	b = appendField(b, "capture", e.Capture, true)
+	b = appendField(b, "tenant", e.Tenant, true)
 	if e.Data != nil {
 		var err error
 		if b, err = appendJSON(append(b, `,"data":`...), e.Data); err != nil {

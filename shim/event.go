@@ -5,7 +5,8 @@ const Version = "0.1"
 
 // Event is one AEP envelope (AEP-0001 §5). Fields are declared in the spec's
 // attribute order so the JSON encoding follows it; absent optionals are
-// omitted, never null.
+// omitted, never null. Tenant is the one extension attribute this binary
+// writes (AEP-0001 §5.4), after the core attributes.
 type Event struct {
 	AEP         string         `json:"aep"`
 	ID          string         `json:"id"`
@@ -23,6 +24,7 @@ type Event struct {
 	Traceparent string         `json:"traceparent,omitempty"`
 	Severity    string         `json:"severity,omitempty"`
 	Capture     string         `json:"capture,omitempty"`
+	Tenant      string         `json:"tenant,omitempty"`
 	Data        map[string]any `json:"data,omitzero"`
 }
 

@@ -99,6 +99,9 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	em := cfg.NewFileEmitter(p)
 	cur := follow.FileCursor{Path: filepath.Join(cfg.HomeDir(), "cursors", "follow", c.Vendor+"-"+w.cursor)}
 	if w.resume != nil {

@@ -45,6 +45,9 @@ func (c *FollowCmd) runA2A(s *Streams, getenv func(string) string) error {
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	em := cfg.NewFileEmitter(p)
 	f := &a2a.Follower{Endpoint: u, Task: c.Task, Legacy: c.Legacy, Header: h}
 	runner := &follow.Runner{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 
 	"github.com/aep-hook/aep-hook/adapters/hook"
@@ -28,6 +29,7 @@ func (f CaptureFlags) config(getenv func(string) string) shim.Config {
 		Overrides: cleanList(f.CaptureOverride),
 		SecretEnv: cleanList(f.SecretEnv),
 		NoPII:     f.KeepPII,
+		Tenant:    getenv("AEP_TENANT"),
 	}
 }
 
@@ -57,6 +59,10 @@ func (c *HookCmd) run(s *Streams) int {
 	if err != nil {
 		// Fail closed: record and continue on the metadata posture.
 		setup, p = err, redact.Policy{Default: redact.Metadata}
+	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		// Recorded, and the events go out without the attribute.
+		setup = errors.Join(setup, err)
 	}
 	// With destinations, a recorder after the log notes which logs this
 	// hook wrote, for delivery once the reply is out.

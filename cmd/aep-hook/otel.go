@@ -35,6 +35,9 @@ func (c *OtelCmd) Run(s *Streams) error {
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	em := cfg.NewFileEmitter(p)
 	// A record's events get ids derived from the record, so an exporter's
 	// retry of a batch after a restart of the sidecar repeats the ids.

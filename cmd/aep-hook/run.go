@@ -32,6 +32,7 @@ type CLI struct {
 	Plugin    PluginCmd    `cmd:"" help:"Print the OpenCode, Kilo or pi forwarder plugin (for the agent's plugin or extensions folder)."`
 	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline; exit 1 when a line is not an AEP event."`
+	Relay     RelayCmd     `cmd:"" help:"Serve the record over the AEP SSE and WebSocket bindings (filters, resume, tokens, tenants) and route control commands."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`
 	Doctor    DoctorCmd    `cmd:"" help:"The problems first, one line each with its fix; then per agent: starts, registered, trusted, recording (a probe through the registered command); settings, this home's internal failures, delivery backlog. Exit 1 when anything is wrong."`
 	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run says what would change)."`

@@ -30,6 +30,9 @@ func teeEmitter(f CaptureFlags) (*shim.Emitter, *shim.ErrorLog) {
 		errs.Record(shim.Failure{Stage: "config", Error: err.Error()})
 		p = redact.Policy{Default: redact.Metadata}
 	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		errs.Record(shim.Failure{Stage: "config", Error: err.Error()})
+	}
 	return cfg.NewFileEmitter(p), errs
 }
 

@@ -245,12 +245,63 @@ func isInt(s string) bool {
 // Match reports whether the event (decoded with json.Number for numbers)
 // satisfies every predicate.
 func (f Filter) Match(ev map[string]any) bool {
+	return f.MatchAttrs(mapAttrs(ev))
+}
+
+// Attrs is an event's envelope as a lookup, for callers that keep events
+// in their own form (a relay's buffers) rather than as decoded maps.
+// Attr returns the attribute's value (a string, a bool, or a json.Number
+// for an integer) and whether the event carries it.
+type Attrs interface {
+	Attr(key string) (any, bool)
+}
+
+type mapAttrs map[string]any
+
+func (m mapAttrs) Attr(k string) (any, bool) {
+	v, ok := m[k]
+	return v, ok
+}
+
+// MatchAttrs reports whether the event satisfies every predicate.
+func (f Filter) MatchAttrs(ev Attrs) bool {
 	for _, p := range f.preds {
 		if !p.match(ev) {
 			return false
 		}
 	}
 	return true
+}
+
+// Values returns what the filter allows for one attribute, for a caller
+// that must check a filter against what a subscriber may see: the string
+// values of its predicate (type patterns in their "p.*" form), and all
+// true when the filter does not constrain the attribute (it names no
+// predicate on it). Non-string values of the predicate are left out; they
+// never equal a string attribute.
+func (f Filter) Values(key string) (vals []string, all bool) {
+	all = true
+	for _, p := range f.preds {
+		if p.key != key || p.sevCmp {
+			continue
+		}
+		if !all {
+			// Two predicates on one key (ParseArgs joins filters): each
+			// must hold, so either's values bound the set; the first
+			// suffices.
+			continue
+		}
+		all = false
+		for _, v := range p.any {
+			if s, ok := v.(string); ok {
+				vals = append(vals, s)
+			}
+		}
+		for _, pre := range p.prefixes {
+			vals = append(vals, pre+"*")
+		}
+	}
+	return vals, all
 }
 
 // MatchJSON decodes one event line and matches it.
@@ -270,8 +321,8 @@ func (f Filter) MatchJSON(line []byte) bool {
 // Empty reports whether the filter matches everything.
 func (f Filter) Empty() bool { return len(f.preds) == 0 }
 
-func (p pred) match(ev map[string]any) bool {
-	v, ok := ev[p.key]
+func (p pred) match(ev Attrs) bool {
+	v, ok := ev.Attr(p.key)
 	if !ok {
 		if v, ok = defaults[p.key]; !ok {
 			return false

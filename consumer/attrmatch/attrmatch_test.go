@@ -148,3 +148,49 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestValues(t *testing.T) {
+	cases := []struct {
+		filter, key string
+		want        []string
+		all         bool
+	}{
+		{`{}`, "type", nil, true},
+		{`{"agent":"codex"}`, "type", nil, true},
+		{`{"type":"tool.completed"}`, "type", []string{"tool.completed"}, false},
+		{`{"type":["attention.*","tool.denied"]}`, "type", []string{"tool.denied", "attention.*"}, false},
+		{`{"source":["aep://h/agent/a",3]}`, "source", []string{"aep://h/agent/a"}, false},
+		{`{"severity":{"gte":"notice"}}`, "severity", nil, true},
+	}
+	for _, c := range cases {
+		f, err := Parse([]byte(c.filter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, all := f.Values(c.key)
+		if all != c.all || strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s Values(%s) = %v %v, want %v %v", c.filter, c.key, got, all, c.want, c.all)
+		}
+	}
+}
+
+type attrs map[string]any
+
+func (a attrs) Attr(k string) (any, bool) { v, ok := a[k]; return v, ok }
+
+// TestMatchAttrs: an event kept in a caller's own form matches as its map
+// does.
+func TestMatchAttrs(t *testing.T) {
+	f, err := Parse([]byte(`{"type":"attention.*","epoch":0,"acmeteam":"blue"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := attrs{"type": "attention.requested", "acmeteam": "blue"}
+	if !f.MatchAttrs(ev) || !f.Match(map[string]any(ev)) {
+		t.Error("no match")
+	}
+	ev["acmeteam"] = "red"
+	if f.MatchAttrs(ev) || f.Match(map[string]any(ev)) {
+		t.Error("matched a different extension value")
+	}
+}

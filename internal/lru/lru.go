@@ -34,6 +34,12 @@ func (s *Set[K]) Add(key K) bool {
 	return true
 }
 
+// Has reports whether key is held, without making it more recent.
+func (s *Set[K]) Has(key K) bool {
+	_, ok := s.m[key]
+	return ok
+}
+
 // Remove forgets key.
 func (s *Set[K]) Remove(key K) {
 	if e, ok := s.m[key]; ok {

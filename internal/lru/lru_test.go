@@ -17,3 +17,16 @@ func TestSet(t *testing.T) {
 		t.Fatalf("after Remove: len %d", s.Len())
 	}
 }
+
+func TestHas(t *testing.T) {
+	s := New[string](2)
+	s.Add("a")
+	s.Add("b")
+	if !s.Has("a") || s.Has("c") {
+		t.Fatal("Has")
+	}
+	s.Add("c") // Has did not refresh a: a is the one dropped
+	if s.Has("a") || !s.Has("b") {
+		t.Error("Has refreshed recency")
+	}
+}

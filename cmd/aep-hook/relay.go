@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/aep-hook/aep-hook/consumer/relay"
+	"github.com/aep-hook/aep-hook/consumer/relay/auth"
+	"github.com/aep-hook/aep-hook/internal/guard"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// RelayCmd is `aep-hook relay`: serve the record over the AEP SSE and
+// WebSocket bindings and route control commands.
+type RelayCmd struct {
+	Listen      string        `help:"Listen address (HOST:PORT)." default:"127.0.0.1:8787" env:"AEP_RELAY_LISTEN"`
+	Tokens      string        `help:"Tokens file: one JSON object a line (token, identity, scopes, tenant, capture); mode 600. Without it the relay listens on loopback only, watch-only." env:"AEP_RELAY_TOKENS" placeholder:"FILE"`
+	Home        string        `help:"The AEP home (default $AEP_HOME or ~/.aep)." env:"AEP_HOME"`
+	Buffer      int           `help:"Replay buffer: events kept per session." default:"1000"`
+	MaxSessions int           `help:"Session buffers kept; past it the least recently written goes." default:"500"`
+	MaxBytes    int64         `help:"Bytes of events kept across the buffers." default:"536870912"`
+	MaxBody     int64         `help:"Largest POST /events body, in bytes." default:"16777216"`
+	MaxBatch    int           `help:"Most events in one POST /events batch." default:"10000"`
+	MaxFrame    int64         `help:"Largest WebSocket frame, in bytes." default:"4194304"`
+	MaxFrom     int           `help:"Most resume positions in one request (0: --max-sessions)."`
+	MaxSubs     int           `help:"Most subscriptions on one WebSocket connection." default:"64"`
+	MaxConns    int           `help:"Most SSE and WebSocket connections at once." default:"1024"`
+	Queue       int           `help:"Frames queued for one connection before it is cut as a slow consumer." default:"4096"`
+	Ping        time.Duration `help:"Heartbeat interval (SSE ': ping', WebSocket ping)." default:"15s"`
+	WriteWait   time.Duration `help:"How long one write to a consumer may block before the connection is dropped." default:"10s"`
+	Host        []string      `help:"Another name clients use in Host (a reverse proxy's; repeatable)." placeholder:"NAME[:PORT]"`
+	Origin      []string      `help:"A browser origin allowed besides the relay's own (repeatable)." placeholder:"SCHEME://HOST[:PORT]"`
+	Sync        bool          `help:"Wait for the disk (fsync) before acknowledging network events."`
+	NoFollow    bool          `name:"no-follow" help:"Serve only what arrives over the network; do not follow $AEP_HOME/logs."`
+}
+
+// Run serves until interrupted; SIGTERM drains every stream within 5 s.
+func (c *RelayCmd) Run(s *Streams) error {
+	opts := relay.Options{
+		Home: shim.Config{Home: c.Home}.HomeDir(), NoFollow: c.NoFollow,
+		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
+		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
+		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+	}
+	if c.Tokens != "" {
+		toks, err := auth.Load(c.Tokens)
+		if err != nil {
+			return exitError{code: 2, msg: err.Error()}
+		}
+		opts.Tokens = toks
+	} else if !guard.Loopback(c.Listen) {
+		return exitError{code: 2, msg: fmt.Sprintf("relay: %s is not a loopback address; off loopback every request needs a token: give --tokens FILE", c.Listen)}
+	}
+	srv, err := relay.New(opts)
+	if err != nil {
+		return exitError{code: 1, msg: err.Error()}
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return exitError{code: 1, msg: fmt.Sprintf("relay: %v", err)}
+	}
+	files, events := srv.Loaded()
+	fmt.Fprintf(s.Err, "aep-hook relay: serving http://%s (%s); %d events loaded from %d session files; state in %s\n",
+		ln.Addr(), srv.Posture(), events, files, srv.Dir())
+	ctx, stop := untilInterrupted()
+	defer stop()
+	if err := srv.Serve(ctx, ln); err != nil {
+		if errors.Is(err, net.ErrClosed) {
+			return nil
+		}
+		return exitError{code: 1, msg: err.Error()}
+	}
+	return nil
+}
