@@ -25,6 +25,7 @@ func ClaudeCode() Vendor {
 		// Claude Code reads an empty stdout with exit 0 as "no decision"
 		// on every hook: nothing blocks, nothing is injected.
 		Reply: func(string) []byte { return nil },
+		Hold:  claudeHold,
 	}
 }
 

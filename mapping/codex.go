@@ -18,6 +18,7 @@ func Codex() Vendor {
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      resumable("session_id", mapCodex),
 		Reply:    codexReply,
+		Hold:     codexHold,
 	}
 }
 

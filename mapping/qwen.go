@@ -13,6 +13,7 @@ func Qwen() Vendor {
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      resumable("session_id", mapQwen),
 		Reply:    replyEmptyObject,
+		Hold:     qwenHold,
 	}
 }
 
