@@ -2,5 +2,7 @@
 
 package hook
 
+import "os"
+
 // holdSignals defers nothing where the platform has no termination signals.
-func holdSignals() (release func() bool) { return deferSignals() }
+func holdSignals() (release func() bool, arrived <-chan os.Signal) { return deferSignals() }

@@ -3,6 +3,7 @@
 package hook
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 )
@@ -14,8 +15,8 @@ import (
 // the process with SIGPIPE (ignored last: once SIGPIPE shows as ignored,
 // the termination signals are already held). release reports whether a
 // termination signal arrived meanwhile.
-func holdSignals() (release func() bool) {
-	release = deferSignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+func holdSignals() (release func() bool, arrived <-chan os.Signal) {
+	release, arrived = deferSignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Ignore(syscall.SIGPIPE)
-	return release
+	return release, arrived
 }

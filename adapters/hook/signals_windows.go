@@ -11,4 +11,6 @@ import (
 // shutdown events until release is called, so the hook finishes recording
 // what it has read within its own deadline. release reports whether one
 // arrived meanwhile.
-func holdSignals() (release func() bool) { return deferSignals(os.Interrupt, syscall.SIGTERM) }
+func holdSignals() (release func() bool, arrived <-chan os.Signal) {
+	return deferSignals(os.Interrupt, syscall.SIGTERM)
+}

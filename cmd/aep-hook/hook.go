@@ -8,6 +8,7 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
 	"github.com/aep-hook/aep-hook/shim/deliver"
 )
 
@@ -64,6 +65,11 @@ func (c *HookCmd) run(s *Streams) int {
 		// Recorded, and the events go out without the attribute.
 		setup = errors.Join(setup, err)
 	}
+	ctl, err := control.FromEnv(c.getenv)
+	if err != nil {
+		// Recorded, and the hook stays observe-only.
+		setup = errors.Join(setup, err)
+	}
 	// With destinations, a recorder after the log notes which logs this
 	// hook wrote, for delivery once the reply is out.
 	var rec *deliver.Recorder
@@ -86,6 +92,7 @@ func (c *HookCmd) run(s *Streams) int {
 		Errors:   shim.NewErrorLog(home),
 		Deadline: d,
 		Setup:    setup,
+		Control:  ctl,
 	}
 	code := r.Run(c.Hook, s.In, s.Out)
 	if r.Interrupted() {
