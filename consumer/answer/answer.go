@@ -82,7 +82,7 @@ func (c *Client) Dial(ctx context.Context) (*Conn, error) {
 	ws.SetReadLimit(16 << 20)
 	cn := &Conn{c: c, ws: ws, in: make(chan []byte, 1024), errc: make(chan error, 1)}
 	hello := map[string]any{"type": "hello", "versions": []string{"0.1"}, "role": "both",
-		"identity": map[string]any{"agent": c.Agent, "instance": c.host() + "/" + fmt.Sprint(os.Getpid())},
+		"identity":     map[string]any{"agent": c.Agent, "instance": c.host() + "/" + fmt.Sprint(os.Getpid())},
 		"capabilities": map[string]any{"emits": []string{"control"}, "control": map[string]any{"accepts": []string{}}}}
 	if err := cn.write(ctx, hello); err != nil {
 		ws.CloseNow()

@@ -219,7 +219,9 @@ type CloseError struct {
 	Reason string
 }
 
-func (e *CloseError) Error() string { return fmt.Sprintf("the relay closed the connection (%d %s)", e.Code, e.Reason) }
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("the relay closed the connection (%d %s)", e.Code, e.Reason)
+}
 
 // ReadMessage returns the next data message (its opcode and payload),
 // answering pings on the way. A close frame is answered and returned as a
