@@ -196,6 +196,10 @@ func printOutcome(w io.Writer, r answer.Request, out answer.Outcome) {
 			fmt.Fprintln(w, "resolved")
 		}
 	case answer.Rejected:
+		if out.Detail == "" {
+			fmt.Fprintf(w, "rejected by %s: %s (its detail is above the target's capture ceiling for control.*; AEP_CAPTURE_OVERRIDES=control.*=redacted in the target's hooks shows it)\n", r.Agent, out.Reason)
+			break
+		}
 		fmt.Fprintf(w, "rejected by %s: %s: %s\n", r.Agent, out.Reason, redact.Diagnostic(out.Detail))
 	case answer.Refused:
 		fmt.Fprintf(w, "refused by the relay: %s: %s\n", out.Reason, redact.Diagnostic(out.Detail))

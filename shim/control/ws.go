@@ -152,12 +152,17 @@ func (w *wsConn) handshake(u *url.URL, token string) error {
 		k, v, _ := strings.Cut(l, ":")
 		h[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
 	}
-	sum := sha1.Sum([]byte(key + wsGUID))
 	if !strings.EqualFold(h["upgrade"], "websocket") || !strings.Contains(strings.ToLower(h["connection"]), "upgrade") ||
-		h["sec-websocket-accept"] != base64.StdEncoding.EncodeToString(sum[:]) {
+		h["sec-websocket-accept"] != acceptKey(key) {
 		return errors.New("relay handshake: not a WebSocket upgrade")
 	}
 	return nil
+}
+
+// acceptKey is the Sec-WebSocket-Accept answering key (RFC 6455 §4.2.2).
+func acceptKey(key string) string {
+	sum := sha1.Sum([]byte(key + wsGUID))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // line reads one CRLF-terminated header line, bounded.
