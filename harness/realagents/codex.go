@@ -13,7 +13,7 @@ import (
 
 func codex() *Agent {
 	return &Agent{
-		Name: "codex", Package: "@openai/codex", Version: "0.169.0", Bin: "codex",
+		Name: "codex", Package: "@openai/codex", Version: "0.171.0", Bin: "codex",
 		API:   fakemodel.Responses,
 		Setup: codexSetup,
 		Scenarios: []Scenario{
