@@ -43,7 +43,7 @@ build-grpc:
 # Unit, conformance, process and fuzz-seed tests, under the race detector,
 # then the per-vendor conformance report.
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -tags grpc ./adapters/otlp/
 	@$(GO) test -count=1 -run '^TestConformance$$' -v ./mapping/ | grep '^conformance:' || true
 
@@ -60,13 +60,19 @@ test:
 # (a recording proxy in front of the real sidecar), the hooks beside it.
 # Every stage runs even when an earlier one found a false record; the
 # target fails at the end if any did.
+# LATEST=1 is the drift check: every hook agent, ACP peer and bus server at its
+# newest published version (the pins and fixtures stay), recorded into a
+# folder of its own; per agent what changed in the payloads against the
+# pinned recordings (moments, fields per moment, tools offered), then the
+# truth checks on the new recordings. A newest version that does not
+# install is reported and the pin stays.
 real:
 	@rc=0; \
 	$(if $(PEER),,$(GO) build -o bin/realagents ./harness/realagents/cmd/realagents && \
-	  bin/realagents record $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	  bin/realagents record $(if $(LATEST),-latest) $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	$(if $(AGENT),,$(GO) build -o bin/realtees ./harness/realagents/tees/cmd/realtees && \
-	  bin/realtees record $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
-	$(if $(PEER),,$(GO) run ./harness/realagents/bus/cmd/busrecord $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	  bin/realtees record $(if $(LATEST),-latest) $(if $(PEER),-peer $(PEER)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
+	$(if $(PEER),,$(GO) run ./harness/realagents/bus/cmd/busrecord $(if $(LATEST),-latest) $(if $(AGENT),-agent $(AGENT)) $(if $(SCENARIO),-scenario $(SCENARIO)) || rc=1;) \
 	exit $$rc
 
 bench: build

@@ -19,6 +19,8 @@ import (
 // PreModelRequest (0.169) is registered although it maps to an x. event:
 // having seen it, the table knows this Codex reports interrupts, so a turn
 // an API failure leaves open is not taken for a cancelled one.
+// PostModelRequest (0.171) states each model attempt's outcome: a turn
+// whose every attempt failed fires no Stop, and only this hook says so.
 func Codex() Agent {
 	return Agent{
 		Name: "codex", Title: "Codex",
@@ -29,7 +31,7 @@ func Codex() Agent {
 		Format:    JSONHooks{Shape: Grouped},
 		Hooks: hooks([]string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
 			"PostToolUse", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "Stop",
-			"Interrupt", "SessionEnd", "PreModelRequest"}, anyTools, 0),
+			"Interrupt", "SessionEnd", "PreModelRequest", "PostModelRequest"}, anyTools, 0),
 		Notes: func(e Env, s Scope, _ string) []string {
 			n := []string{codexTrustStep}
 			if s == Project {

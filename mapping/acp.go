@@ -45,8 +45,14 @@ func acpIdentify(m Moment) (string, string) {
 // Table-state keys: the run a prompt request opened (by rpc id), the turn
 // in progress, the names of open tool calls (by call id), calls the editor
 // rejected, permission requests seen (by rpc id), runs the editor asked to
-// cancel.
-const acpCurRun = "acp.cur"
+// cancel; the session's history being replayed by a load (acpReplay: the
+// counts so far, set from the load request until the next prompt) and
+// whether the session was started in this record.
+const (
+	acpCurRun  = "acp.cur"
+	acpReplay  = "acp.replay"
+	acpStarted = "acp.started"
+)
 
 func acpRunKey(id string) string     { return "acp.run:" + id }
 func acpToolKey(id string) string    { return "acp.tool:" + id }
@@ -82,6 +88,7 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 	default:
 		switch method {
 		case "session/prompt":
+			ds := acpReplayed(st, true)
 			run := acpRunID(m, id)
 			if id != "" {
 				st.Set(acpRunKey(id), run)
@@ -92,7 +99,12 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 				d["message_digest"] = redact.DigestJSON([]byte(p.Raw))
 				d["prompt"] = acpPromptText(p)
 			}
-			return []Draft{{Type: "run.started", Run: run, Data: d}}, nil
+			return append(ds, Draft{Type: "run.started", Run: run, Data: d}), nil
+		case "session/load":
+			// What the agent sends of the session from here until the next
+			// prompt is its history, replayed: counted, never recorded as
+			// new work.
+			st.Set(acpReplay, "{}")
 		case "session/request_permission":
 			return acpPermission(raw, st, id, cur), nil
 		case "session/cancel":
@@ -100,12 +112,76 @@ func acpMap(m Moment, st *State) ([]Draft, error) {
 				st.Set(acpCancelKey(cur), "1")
 			}
 		case "session/update":
+			if cur == "" && acpReplaying(m, st) {
+				return nil, nil
+			}
 			return acpUpdate(m, st, cur), nil
 		case "session/close", "session/delete":
-			return []Draft{{Type: "session.ended", Data: Data("reason", SnakeCase(method[len("session/"):]))}}, nil
+			ds := acpReplayed(st, true)
+			return append(ds, Draft{Type: "session.ended", Data: Data("reason", SnakeCase(method[len("session/"):]))}), nil
 		}
 		return []Draft{{Type: vendorEventType("acp", wireSegments(method)...), Run: cur, Severity: debug, Data: map[string]any{}}}, nil
 	}
+}
+
+// acpTitledByTool are the agents (by their initialize agentInfo name)
+// that title a call they announce pending by its tool.
+var acpTitledByTool = map[string]bool{"OpenCode": true, "Kimi Code CLI": true}
+
+// acpHistory counts what a load replayed of a session's history: the
+// tool calls it announced and all its updates.
+type acpHistory struct {
+	ToolCalls int `json:"t,omitempty"`
+	Updates   int `json:"u,omitempty"`
+}
+
+// acpHistoryKinds are the session updates a load replays of the history
+// (the agents also send machinery, such as their commands, which is
+// mapped as ever).
+var acpHistoryKinds = map[string]bool{"tool_call": true, "tool_call_update": true, "user_message_chunk": true,
+	"agent_message_chunk": true, "agent_thought_chunk": true, "plan": true}
+
+// acpReplaying reports, and counts, an update of the history a load is
+// replaying (from the load request until the next prompt, outside a turn).
+func acpReplaying(m Moment, st *State) bool {
+	v, loading := st.Get(acpReplay)
+	if !loading {
+		return false
+	}
+	kind := Str(m.Raw, "params.update.sessionUpdate")
+	if !acpHistoryKinds[kind] {
+		return false
+	}
+	var h acpHistory
+	json.Unmarshal([]byte(v), &h)
+	h.Updates++
+	if kind == "tool_call" {
+		h.ToolCalls++
+	}
+	b, _ := json.Marshal(h)
+	st.Set(acpReplay, string(b))
+	return true
+}
+
+// acpReplayed sums up the history replayed so far in one vendor-scoped
+// event (none when nothing was replayed); done ends the replay.
+func acpReplayed(st *State, done bool) []Draft {
+	v, loading := st.Get(acpReplay)
+	if !loading {
+		return nil
+	}
+	if done {
+		st.Del(acpReplay)
+	} else {
+		st.Set(acpReplay, "{}")
+	}
+	var h acpHistory
+	json.Unmarshal([]byte(v), &h)
+	if h.Updates == 0 {
+		return nil
+	}
+	return []Draft{{Type: "x.acp.history.replayed", Data: Data("tool_calls", h.ToolCalls, "updates", h.Updates),
+		Levels: extLevels(redact.Metadata, "tool_calls", "updates")}}
 }
 
 // acpPerm is what the table keeps of a permission request until its
@@ -116,23 +192,25 @@ type acpPerm struct {
 	Kinds map[string]string `json:"k,omitempty"`
 }
 
-// acpToolName is a tool call's name: the agent's own tool name where it
-// states one (Qwen Code's _meta.toolName), else the title; a call first
-// seen in a permission request is named by its kind before its title,
-// which there states the command itself (Qwen Code 0.15: "touch x (why)")
-// and tool names are metadata.
-func acpToolName(call gjson.Result, asked bool) string {
-	n := call.Get("_meta.toolName").String()
-	if n == "" && asked {
-		n = call.Get("kind").String()
+// acpToolName is a tool call's name: the agent's own tool name where the
+// wire states one (claude-agent-acp's _meta.claudeCode.toolName and name,
+// Qwen Code's _meta.toolName), else the call's kind (read, edit, execute,
+// ...: the protocol's name for what the tool does), else its title. A
+// title is display text ("Terminal", "Read File", a path, the command
+// itself) and tool names are metadata, so it comes last; but OpenCode
+// (1.18.33) and Kimi Code (2.1.0) title a call they announce pending by
+// its tool, and only later by what it does. titled says the call is such
+// an agent's tool_call announcement.
+func acpToolName(call gjson.Result, titled bool) string {
+	if t := call.Get("title").String(); titled && t != "" && call.Get("status").String() == "pending" {
+		return t
 	}
-	if n == "" {
-		n = call.Get("title").String()
+	for _, p := range []string{"_meta.claudeCode.toolName", "_meta.toolName", "name", "kind", "title"} {
+		if n := call.Get(p); n.Type == gjson.String && n.Str != "" {
+			return n.Str
+		}
 	}
-	if n == "" {
-		return "unknown"
-	}
-	return n
+	return "unknown"
 }
 
 // acpPermission maps the editor's permission gate, observed read-only: no
@@ -162,7 +240,7 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 		_, open := st.Get(acpToolKey(callID))
 		_, denied := st.Get(acpDeniedKey(callID))
 		if !open && !denied && (call.Get("rawInput").Exists() || call.Get("status").Exists()) {
-			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, true))
+			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, false))
 		}
 	}
 	dr := Draft{Type: "attention.requested", Subject: callID, Run: run, Data: d}
@@ -174,10 +252,11 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 	return append(ds, dr)
 }
 
-// acpToolRequested opens a call announced by a tool_call update or (asked)
-// a permission request.
-func acpToolRequested(call []byte, st *State, run, callID string, asked bool) Draft {
-	name := acpToolName(gjson.ParseBytes(call), asked)
+// acpToolRequested opens a call announced by a tool_call update (of an
+// agent that titles its calls by their tool: titled) or a permission
+// request.
+func acpToolRequested(call []byte, st *State, run, callID string, titled bool) Draft {
+	name := acpToolName(gjson.ParseBytes(call), titled)
 	if callID != "" {
 		st.Set(acpToolKey(callID), name)
 	}
@@ -250,15 +329,45 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 	switch method {
 	case "session/new", "session/load":
 		if failed {
+			if method == "session/load" {
+				st.Del(acpReplay)
+			}
 			return nil
+		}
+		// A load's replay sent before its result is summed up here; one
+		// sent after it, at the next prompt.
+		ds := acpReplayed(st, method == "session/new")
+		if method == "session/load" {
+			st.Set(acpReplay, "{}")
 		}
 		client := Data("name", "acp")
 		if p := m.Facts.Peer; p.Name != "" {
 			client = Data("name", p.Name, "version", p.Version)
 		}
-		return []Draft{{Type: "session.started", Data: Data("client", client)}}
+		if _, started := st.Get(acpStarted); started {
+			// A session this record saw start, loaded again (the editor
+			// reopened it): the same AEP session goes on.
+			return append(ds, Draft{Type: "x.acp.session.loaded", Data: Data("client", client),
+				Levels: extLevels(redact.Metadata, "client")})
+		}
+		st.Set(acpStarted, "1")
+		return append(ds, Draft{Type: "session.started", Data: Data("client", client)})
 	case "session/prompt":
-		run, _ := acpCloseTurn(m, st, id)
+		run, asked := acpCloseTurn(m, st, id)
+		// A turn the agent cuts short (cancelled, or an error) after the
+		// tee forwarded the editor's signal or the editor closed its
+		// stdin, without the editor asking to cancel it, was cut by the
+		// editor stopping the agent (claude-agent-acp answers a SIGTERM
+		// "cancelled"), not by the user; after the agent died (its
+		// worker answering), by the agent's death.
+		if cut := failed || Str(raw, "result.stopReason") == "cancelled"; cut && !asked {
+			switch m.Facts.Reason {
+			case "agent_stopped", "client_closed":
+				return []Draft{{Type: "run.cancelled", Run: run, Data: Data("by", "shutdown", "reason", m.Facts.Reason)}}
+			case "agent_exited":
+				return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", m.Facts.Reason, "error", Data("type", "agent_exited"))}}
+			}
+		}
 		if failed {
 			return []Draft{{Type: "run.failed", Run: run, Data: Data("reason", "error",
 				"error", Data("type", "rpc_error", "message", Str(raw, "error.message")))}}
@@ -271,7 +380,11 @@ func acpResponse(m Moment, st *State, method, id string) []Draft {
 		default:
 			// end_turn, max_tokens, max_turn_requests and any later bounded
 			// termination: completions with the reason as metadata.
-			return []Draft{{Type: "run.finished", Run: run, Data: Data("stop_reason", reason)}}
+			d := Data("stop_reason", reason)
+			if u := acpUsage(gjson.GetBytes(raw, "result")); u != nil {
+				d["usage"] = u
+			}
+			return []Draft{{Type: "run.finished", Run: run, Data: d}}
 		}
 	case "session/request_permission":
 		return acpPermissionOutcome(raw, st, id, failed)
@@ -323,6 +436,42 @@ func acpPermissionOutcome(raw []byte, st *State, id string, failed bool) []Draft
 	return ds
 }
 
+// acpUsage is a prompt result's token usage as AEP usage: the result's
+// usage (the schema's, which claude-agent-acp sends), else the token count
+// in its _meta quota (Gemini CLI, claude-agent-acp); nil when it has none.
+func acpUsage(result gjson.Result) map[string]any {
+	u := result.Get("usage")
+	if !u.IsObject() {
+		u = result.Get("_meta.quota.token_count")
+	}
+	if !u.IsObject() {
+		return nil
+	}
+	raw := []byte(u.Raw)
+	in, out := extInt(raw, "inputTokens"), extInt(raw, "outputTokens")
+	if in == nil {
+		in = extInt(raw, "input_tokens")
+	}
+	if out == nil {
+		out = extInt(raw, "output_tokens")
+	}
+	d := Data("gen_ai.usage.input_tokens", in, "gen_ai.usage.output_tokens", out)
+	if len(d) == 0 {
+		return nil
+	}
+	return d
+}
+
+// acpCost is a usage update's cost {amount, currency} as AEP cost, nil
+// without a currency (AEP never states a bare amount).
+func acpCost(c gjson.Result) map[string]any {
+	cur := c.Get("currency").String()
+	if cur == "" || c.Get("amount").Type != gjson.Number {
+		return nil
+	}
+	return Data("currency", cur, "total", c.Get("amount").Float())
+}
+
 // acpUpdate maps one session/update notification by its sessionUpdate.
 func acpUpdate(m Moment, st *State, run string) []Draft {
 	raw := m.Raw
@@ -336,7 +485,7 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 			// Announced already (by a permission request): an update.
 			return acpToolStatus(ur, st, run, callID, true)
 		}
-		ds := []Draft{acpToolRequested(ur, st, run, callID, false)}
+		ds := []Draft{acpToolRequested(ur, st, run, callID, acpTitledByTool[m.Facts.Peer.Name])}
 		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
 	case "tool_call_update":
 		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)
@@ -364,9 +513,16 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 		return []Draft{{Type: vendorEventType("acp", wireSegments(kind)...), Run: run, Severity: debug,
 			Data: d, Levels: deltaLevels(redact.Metadata)}}
 	case "usage_update":
-		d := Data("gen_ai.usage.input_tokens", extInt(ur, "usedTokens"), "gen_ai.usage.output_tokens", extInt(ur, "outputTokens"))
+		// The schema's update is the context window: used of size tokens,
+		// and the session's cost so far (claude-agent-acp, kimi); the
+		// earlier draft's token counts are kept where an agent sends them.
+		d := Data("gen_ai.usage.input_tokens", extInt(ur, "usedTokens"), "gen_ai.usage.output_tokens", extInt(ur, "outputTokens"),
+			"used", extInt(ur, "used"), "size", extInt(ur, "size"))
+		if c := acpCost(gjson.GetBytes(ur, "cost")); c != nil {
+			d["cost"] = c
+		}
 		return []Draft{{Type: "x.acp.usage.updated", Run: run, Severity: debug, Data: d,
-			Levels: extLevels(redact.Metadata, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")}}
+			Levels: extLevels(redact.Metadata, "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "used", "size", "cost")}}
 	case "":
 		return []Draft{{Type: "x.acp.session.update", Run: run, Severity: debug, Data: map[string]any{}}}
 	}

@@ -121,3 +121,137 @@ func checkDrafts(t *testing.T, ds []mapping.Draft) {
 		}
 	}
 }
+
+// TestACPLoadReplay: the history a session/load replays, before its
+// result (claude-agent-acp, OpenCode, Kimi) or after it (Gemini CLI), is
+// one x.acp.history.replayed summary, never tool events; the turn after
+// the load is live again, and a load of a session the record started is
+// no second session.started.
+func TestACPLoadReplay(t *testing.T) {
+	call := func(kind, status string) string {
+		return `{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"` + kind + `","toolCallId":"c","kind":"execute","status":"` + status + `"}}}`
+	}
+	load := `{"kind":"request","method":"session/load","id":1,"params":{"sessionId":"s"}}`
+	loaded := `{"kind":"response","method":"session/load","id":1,"sessionId":"s","result":{}}`
+	prompt := `{"kind":"request","method":"session/prompt","id":2,"tee":"T","params":{"sessionId":"s","prompt":[]}}`
+	commands := `{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update"}}}`
+	for _, c := range []struct {
+		name  string
+		steps []teeStep
+	}{
+		{"before the result", []teeStep{
+			{load, false, []string{"x.acp.session.load"}},
+			{call("tool_call", "completed"), false, nil},
+			{call("tool_call_update", "completed"), false, nil},
+			{loaded, false, []string{"x.acp.history.replayed", "session.started"}},
+			{prompt, false, []string{"run.started"}},
+			{call("tool_call", "pending"), false, []string{"tool.requested"}},
+		}},
+		{"after the result", []teeStep{
+			{load, false, []string{"x.acp.session.load"}},
+			{loaded, false, []string{"session.started"}},
+			{commands, false, []string{"x.acp.available.commands.update"}},
+			{call("tool_call", "completed"), false, nil},
+			{prompt, false, []string{"x.acp.history.replayed", "run.started"}},
+		}},
+		{"a failed load", []teeStep{
+			{load, false, []string{"x.acp.session.load"}},
+			{`{"kind":"response","method":"session/load","id":1,"sessionId":"s","error":{"code":-32603}}`, false, nil},
+			{call("tool_call", "pending"), false, []string{"tool.requested"}},
+		}},
+		{"a load of a session started here", []teeStep{
+			{`{"kind":"response","method":"session/new","id":1,"result":{"sessionId":"s"}}`, false, []string{"session.started"}},
+			{load, false, []string{"x.acp.session.load"}},
+			{loaded, false, []string{"x.acp.session.loaded"}},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds := runTeeSteps(t, mapping.ACP(), c.steps)
+			for _, d := range ds {
+				if d.Type == "x.acp.history.replayed" && (d.Data["tool_calls"] != 1 || d.Data["updates"] == 0) {
+					t.Errorf("summary %v", d.Data)
+				}
+			}
+		})
+	}
+}
+
+// TestACPCutTurns: how a prompt turn the agent cuts short is recorded
+// depends on what the tee saw before the answer: the editor's cancel, its
+// signal or closed stdin, the agent's death.
+func TestACPCutTurns(t *testing.T) {
+	answer := func(reason, result string) string {
+		return `{"kind":"response","method":"session/prompt","id":2,"sessionId":"s","reason":"` + reason + `",` + result + `}`
+	}
+	cancelled, failed := `"result":{"stopReason":"cancelled"}`, `"error":{"code":-32603,"message":"x"}`
+	for _, c := range []struct {
+		name, answer string
+		cancel       bool
+		want, by     string
+	}{
+		{"the editor cancelled", answer("", cancelled), true, "run.cancelled", "user"},
+		{"cancelled, then the editor stopped the agent", answer("agent_stopped", cancelled), true, "run.cancelled", "user"},
+		{"the editor's signal", answer("agent_stopped", cancelled), false, "run.cancelled", "shutdown"},
+		{"an error after the editor's signal", answer("agent_stopped", failed), false, "run.cancelled", "shutdown"},
+		{"the editor closed stdin", answer("client_closed", cancelled), false, "run.cancelled", "shutdown"},
+		{"the agent died, its worker answers", answer("agent_exited", cancelled), false, "run.failed", ""},
+		{"finished after the signal", answer("agent_stopped", `"result":{"stopReason":"end_turn"}`), false, "run.finished", ""},
+		{"the agent's own word", answer("", cancelled), false, "run.cancelled", "user"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			steps := []teeStep{{`{"kind":"request","method":"session/prompt","id":2,"params":{"sessionId":"s","prompt":[]}}`, false, []string{"run.started"}}}
+			if c.cancel {
+				steps = append(steps, teeStep{`{"kind":"notification","method":"session/cancel","params":{"sessionId":"s"}}`, false, []string{"x.acp.session.cancel"}})
+			}
+			ds := runTeeSteps(t, mapping.ACP(), append(steps, teeStep{c.answer, false, []string{c.want}}))
+			if by, _ := ds[len(ds)-1].Data["by"].(string); by != c.by {
+				t.Errorf("by %q, want %q", by, c.by)
+			}
+		})
+	}
+}
+
+// TestACPToolNames: a call is named by the agent's own tool name, else
+// its kind, never by a display title; OpenCode's and Kimi Code's pending
+// title is its tool.
+func TestACPToolNames(t *testing.T) {
+	for _, c := range []struct{ name, peer, update, want string }{
+		{"claude-agent-acp", "", `"_meta":{"claudeCode":{"toolName":"Bash"}},"name":"Bash","title":"Terminal","kind":"execute","status":"pending"`, "Bash"},
+		{"qwen code", "", `"_meta":{"toolName":"run_shell_command"},"title":"touch x","kind":"execute"`, "run_shell_command"},
+		{"gemini cli", "", `"title":"notes.txt","kind":"read","status":"in_progress"`, "read"},
+		{"opencode pending", "OpenCode", `"title":"bash","kind":"execute","status":"pending"`, "bash"},
+		{"opencode running", "OpenCode", `"title":"touch x","kind":"execute","status":"in_progress"`, "execute"},
+		{"kimi pending", "Kimi Code CLI", `"title":"Bash","kind":"execute","status":"pending"`, "Bash"},
+		{"title only", "", `"title":"run tests"`, "run tests"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := decode(t, mapping.ACP(), `{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c",`+c.update+`}}}`, false)
+			m.Facts.Peer.Name = c.peer
+			ds, _ := mapping.ACP().Map(m, &mapping.State{})
+			if len(ds) == 0 || ds[0].Data["tool"].(map[string]any)["name"] != c.want {
+				t.Errorf("got %v, want %q", ds, c.want)
+			}
+		})
+	}
+}
+
+// TestACPUsage: the prompt result's usage (the schema's, or Gemini CLI's
+// _meta quota) rides run.finished; a usage update keeps the context window
+// and the cost.
+func TestACPUsage(t *testing.T) {
+	for _, c := range []struct{ name, raw, key string }{
+		{"result usage", `{"kind":"response","method":"session/prompt","id":2,"sessionId":"s","result":{"stopReason":"end_turn","usage":{"inputTokens":200,"outputTokens":40}}}`, "usage"},
+		{"gemini quota", `{"kind":"response","method":"session/prompt","id":2,"sessionId":"s","result":{"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":200,"output_tokens":40}}}}}`, "usage"},
+	} {
+		ds, _ := mapping.ACP().Map(decode(t, mapping.ACP(), c.raw, false), &mapping.State{})
+		want := map[string]any{"gen_ai.usage.input_tokens": int64(200), "gen_ai.usage.output_tokens": int64(40)}
+		if len(ds) != 1 || !reflect.DeepEqual(ds[0].Data[c.key], want) {
+			t.Errorf("%s: %+v", c.name, ds)
+		}
+	}
+	ds, _ := mapping.ACP().Map(decode(t, mapping.ACP(), `{"kind":"notification","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"usage_update","used":120,"size":1000000,"cost":{"amount":0.5,"currency":"USD"}}}}`, false), &mapping.State{})
+	want := map[string]any{"used": int64(120), "size": int64(1000000), "cost": map[string]any{"currency": "USD", "total": 0.5}}
+	if len(ds) != 1 || !reflect.DeepEqual(ds[0].Data, want) {
+		t.Errorf("usage update %+v", ds)
+	}
+}

@@ -45,13 +45,45 @@ var claudeCodeExt = map[string][]extField{
 	"PostToolBatch": {},
 }
 
+// claudeTurnHooks are the moments of one turn: their prompt_id is the
+// turn they belong to.
+var claudeTurnHooks = map[string]bool{
+	"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "PermissionRequest": true,
+	"PermissionDenied": true, "PostToolBatch": true, "Stop": true, "StopFailure": true,
+}
+
+// claudeQueuedTurn opens the turn a queued prompt became: a prompt typed
+// while a turn runs reuses that turn's prompt_id (it stays in it), but
+// when Esc then interrupts, Claude Code runs the queued prompt as a turn
+// of its own, and its moments carry a new prompt_id with no
+// UserPromptSubmit before them. The interrupted run is drained (the
+// interrupt itself fires no hook) and the new turn opens, trigger user;
+// its prompt rode x.claude-code.run.prompt_queued. A subagent's moments
+// and a late moment of the turn closed last open nothing.
+func claudeQueuedTurn(m Moment, st *State, hook string, raw []byte) []Draft {
+	turn, open := Str(raw, "prompt_id"), currentRun(st)
+	if !claudeTurnHooks[hook] || turn == "" || open == "" || turn == open || Str(raw, "agent_id") != "" {
+		return nil
+	}
+	ds := drainTurn(st)
+	sessionRuns.begin(st, turn)
+	return append(ds, Draft{Type: "run.started", Run: turn, Data: Data("trigger", "user")})
+}
+
 func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
-	const agent = claudeCodeAgent
 	raw := m.Raw
 	hook := HookField(m, "hook_event_name")
 	if hook == "" {
 		hook, raw = claudeCodeBare(raw)
 	}
+	turn := claudeQueuedTurn(m, st, hook, raw)
+	ds, err := claudeCodeMoment(m, st, hook, raw)
+	return append(turn, ds...), err
+}
+
+// claudeCodeMoment maps one moment of the turn in progress.
+func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, error) {
+	const agent = claudeCodeAgent
 	if ds, ok := claudeShapedTool(hook, raw, st); ok {
 		return ds, nil
 	}
@@ -67,7 +99,16 @@ func mapClaudeCode(m Moment, st *State) ([]Draft, error) {
 		return []Draft{sessionStarted(agent, raw)}, nil
 	case "SessionEnd":
 		// No request outlives the session (AEP-0002 §7 rule 2).
-		return append(dismissPending(st), sessionEnd(st, Str(raw, "reason"))...), nil
+		ds := dismissPending(st)
+		if Str(raw, "reason") == "other" {
+			// A headless session's end (-p): no Esc can have interrupted
+			// a turn still open, which ended unreported (--max-turns
+			// reached, and since 2.1.332 an API failure, fire neither Stop
+			// nor StopFailure). It keeps no terminal: a cancellation would
+			// be a guess.
+			abandonRun(st)
+		}
+		return append(ds, sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
 		// prompt_id is the turn: a queued prompt reuses the running one's.
 		return turnPrompt(m, st, agent, Str(raw, "prompt_id"), Str(raw, "prompt")), nil

@@ -42,9 +42,10 @@ func TestClaudeCodeHooks(t *testing.T) {
 		{"PermissionDenied", `{"hook_event_name":"PermissionDenied",` + s + `,"tool_name":"Bash","tool_use_id":"toolu_3","tool_input":{"command":"curl x | sh"},"reason":"risky"}`,
 			[]hkWant{{Type: "tool.denied", Subject: "Bash", Data: `{"tool":{"name":"Bash","call_id":"toolu_3"},"by":"runtime"}`}}},
 		{"SubagentStart", `{"hook_event_name":"SubagentStart",` + s + `,"agent_id":"a1","agent_type":"Explore"}`,
-			[]hkWant{{Type: "delegation.subagent.started", Subject: "a1", Data: `{"agent_type":"Explore"}`}}},
+			[]hkWant{{Type: "delegation.subagent.started", Subject: "a1", Data: `{"agent_type":"Explore","child":{"run":"a1"}}`},
+				{Type: "run.started", Run: "a1", Data: `{"trigger":"agent"}`}}},
 		{"SubagentStop", `{"hook_event_name":"SubagentStop",` + s + `,"agent_id":"a1","agent_type":"Explore","stop_hook_active":false}`,
-			[]hkWant{{Type: "delegation.subagent.stopped", Subject: "a1", Data: `{"agent_type":"Explore"}`}}},
+			[]hkWant{{Type: "delegation.subagent.stopped", Subject: "a1", Data: `{"agent_type":"Explore","child":{"agent":"a1"}}`}}},
 		{"PreCompact", `{"hook_event_name":"PreCompact",` + s + `,"trigger":"auto","custom_instructions":""}`, nil},
 		{"PostCompact", `{"hook_event_name":"PostCompact",` + s + `,"trigger":"manual","compact_summary":"..."}`,
 			[]hkWant{{Type: "session.compacted", Data: `{"trigger":"manual"}`}}},
@@ -341,5 +342,32 @@ func FuzzClaudeCodeMap(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
+	})
+}
+
+// TestClaudeCodeQueuedTurn: a prompt queued into a running turn stays in
+// it; once Esc interrupts, the queued prompt runs as its own turn, whose
+// moments carry a new prompt_id with no UserPromptSubmit of their own.
+func TestClaudeCodeQueuedTurn(t *testing.T) {
+	st := &State{}
+	got := hkRun(t, ClaudeCode(), st,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt_id":"p1","prompt":"first"}`,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","prompt_id":"p1","prompt":"queued"}`,
+		`{"hook_event_name":"PreToolUse","session_id":"s1","prompt_id":"p2","tool_name":"Bash","tool_use_id":"c1","tool_input":{"command":"echo"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s1","prompt_id":"p2","tool_name":"Bash","tool_use_id":"c1","tool_input":{"command":"echo"},"tool_response":"ok"}`,
+		`{"hook_event_name":"Stop","session_id":"s1","prompt_id":"p2"}`,
+		`{"hook_event_name":"Stop","session_id":"s1","prompt_id":"p2"}`,
+		`{"hook_event_name":"SessionEnd","session_id":"s1","prompt_id":"p3","reason":"prompt_input_exit"}`,
+	)
+	hkCheck(t, got, []hkWant{
+		{Type: "run.started", Run: "p1"},
+		{Type: "x.claude-code.run.prompt_queued", Run: "p1"},
+		{Type: "run.cancelled", Run: "p1", Data: `{}`},
+		{Type: "run.started", Run: "p2", Data: `{"trigger":"user"}`},
+		{Type: "tool.requested", Subject: "Bash", Run: "p2"},
+		{Type: "tool.completed", Subject: "Bash", Run: "p2"},
+		{Type: "run.finished", Run: "p2"},
+		{Type: "run.finished", Run: "p2"},
+		{Type: "session.ended", Data: `{"reason":"normal"}`},
 	})
 }

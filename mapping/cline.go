@@ -71,7 +71,8 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 			// A child agent works for its parent: its run is started by
 			// an agent, and the delegation belongs to the parent's run.
 			trigger = "agent"
-			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Run: clineRuns(parent).current(st), Data: map[string]any{}})
+			ds = append(ds, Draft{Type: "delegation.subagent.started", Subject: agentID, Run: clineRuns(parent).current(st),
+				Data: map[string]any{"child": map[string]any{"run": agentID}}})
 		}
 		run = m.Nonce
 		if trigger == "agent" {
@@ -100,7 +101,8 @@ func clineMap(m Moment, st *State) ([]Draft, error) {
 		}
 		ds := []Draft{d}
 		if parent != "" && agentID != "" {
-			ds = append(ds, Draft{Type: "delegation.subagent.stopped", Subject: agentID, Run: clineRuns(parent).current(st), Data: map[string]any{}})
+			ds = append(ds, Draft{Type: "delegation.subagent.stopped", Subject: agentID, Run: clineRuns(parent).current(st),
+				Data: map[string]any{"child": map[string]any{"run": agentID}}})
 		}
 		return ds, nil
 

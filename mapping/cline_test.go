@@ -45,9 +45,9 @@ func TestClineMap(t *testing.T) {
 		}},
 		{"delegation pair from parent ids", []extMoment{
 			{raw: `{"hookName":"agent_start","taskId":"t","agent_id":"child","parent_agent_id":"root"}`,
-				want: `[{"type":"delegation.subagent.started","subject":"child","data":{}},{"type":"run.started","run":"child","data":{"trigger":"agent"}}]`},
+				want: `[{"type":"delegation.subagent.started","subject":"child","data":{"child":{"run":"child"}}},{"type":"run.started","run":"child","data":{"trigger":"agent"}}]`},
 			{raw: `{"hookName":"agent_end","taskId":"t","agent_id":"child","parent_agent_id":"root","iteration":2}`,
-				want: `[{"type":"run.finished","run":"child","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"child","data":{}}]`},
+				want: `[{"type":"run.finished","run":"child","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"child","data":{"child":{"run":"child"}}}]`},
 		}},
 		{"cline 3.0.65: reject, failed items, Esc, child agent", []extMoment{
 			{raw: clinePayload("agent_start", ""),
@@ -63,9 +63,9 @@ func TestClineMap(t *testing.T) {
 				want: `[{"type":"tool.completed","subject":"read_files","run":"n1","step":"3","data":{"tool":{"name":"read_files","call_id":"c3"},"duration_ms":4,"result_digest":"362bc4828d18bb06c5bfbe1464d10e74","result":[{"query":"a","result":"x","success":true},{"query":"b","result":"","error":"ENOENT","success":false}]}}]`},
 			// A child agent: trigger agent, the pair in the parent's run.
 			{raw: `{"hookName":"agent_start","taskId":"conv_kid","sessionContext":{"rootSessionId":"task_1"},"agent_id":"kid","parent_agent_id":"root"}`,
-				want: `[{"type":"delegation.subagent.started","subject":"kid","run":"n1","data":{}},{"type":"run.started","run":"kid","data":{"trigger":"agent"}}]`},
+				want: `[{"type":"delegation.subagent.started","subject":"kid","run":"n1","data":{"child":{"run":"kid"}}},{"type":"run.started","run":"kid","data":{"trigger":"agent"}}]`},
 			{raw: `{"hookName":"agent_end","taskId":"conv_kid","sessionContext":{"rootSessionId":"task_1"},"agent_id":"kid","parent_agent_id":"root","iteration":2}`,
-				want: `[{"type":"run.finished","run":"kid","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"kid","run":"n1","data":{}}]`},
+				want: `[{"type":"run.finished","run":"kid","step":"2","data":{}},{"type":"delegation.subagent.stopped","subject":"kid","run":"n1","data":{"child":{"run":"kid"}}}]`},
 			// Esc: only session_shutdown, no reason; the session goes on.
 			{raw: clinePayload("session_shutdown", ""),
 				want: `[{"type":"run.cancelled","run":"n1","data":{"by":"user"}}]`},

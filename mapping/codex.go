@@ -1,5 +1,14 @@
 package mapping
 
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/tidwall/gjson"
+)
+
 // codexAgent is the AEP agent name of the Codex table.
 const codexAgent = "codex"
 
@@ -48,7 +57,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 	if run == "" {
 		run = currentRun(st)
 	}
-	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
+	tool, call := codexToolName(Str(raw, "tool_name")), Str(raw, "tool_use_id")
 	child := Str(raw, "agent_id")
 	if child != "" && hook != "SubagentStart" && hook != "SubagentStop" {
 		// A subagent's moment: the parent's session_id, the child's own
@@ -70,7 +79,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		// turn still open was ended by what its hooks do not report (an
 		// API failure fires no Stop): it keeps no terminal.
 		ds := dismissPending(st)
-		abandonRun(st)
+		ds = append(ds, codexUnfinished(st)...)
 		return append(ds, sessionEnd(st, Str(raw, "reason"))...), nil
 	case "UserPromptSubmit":
 		if child != "" {
@@ -87,10 +96,9 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		var ds []Draft
 		if open := currentRun(st); open != "" && open != turn {
 			if _, reports := st.Get(codexReportsInterrupts); reports {
-				// This Codex reports interrupts: the stale turn failed
-				// unreported (an API failure fires no Stop).
-				ds = dismissPending(st)
-				abandonRun(st)
+				// This Codex reports interrupts: the stale turn ended
+				// without a Stop (its model requests failed).
+				ds = append(dismissPending(st), codexUnfinished(st)...)
 			} else {
 				// Interrupt drain: the stale turn never reached Stop.
 				ds = drainTurn(st)
@@ -110,7 +118,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		if currentRun(st) == run {
 			st.Del(stateRun)
 		}
-		return append(ds, Draft{Type: "run.finished", Run: run, Data: map[string]any{}}), nil
+		return append(ds, Draft{Type: "run.finished", Run: run, Data: codexUsage(st, run)}), nil
 	case "PreToolUse":
 		d := toolRequested(raw, tool, call, "tool_input")
 		d.Run = run
@@ -125,25 +133,36 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 	case "SubagentStart":
 		// The payload's turn_id is the child's; the delegation belongs to
 		// the parent's open turn.
-		return subagentStarted(st, raw, firstNonEmpty(currentRun(st), run)), nil
+		// The child run opens at the subagent's own UserPromptSubmit.
+		return subagentStarted(st, raw, firstNonEmpty(currentRun(st), run), false), nil
 	case "SubagentStop":
 		var ds []Draft
 		if _, ok := st.Get(childRunPrefix + child); ok && child != "" {
 			st.Del(childRunPrefix + child)
-			ds = append(ds, Draft{Type: "run.finished", Run: child, Data: map[string]any{}})
+			ds = append(ds, Draft{Type: "run.finished", Run: child, Data: codexUsage(st, child)})
 		}
 		parent, ok := st.Get(subParentPrefix + child)
 		if !ok {
 			parent = firstNonEmpty(currentRun(st), run)
 		}
 		st.Del(subParentPrefix + child)
-		d := subagent("delegation.subagent.stopped", raw)
+		// The child is its run when the subagent's prompt opened one.
+		key := "agent"
+		if len(ds) > 0 {
+			key = "run"
+		}
+		d := subagent("delegation.subagent.stopped", raw, key)
 		d.Run = parent
 		return append(ds, d), nil
 	case "PreModelRequest":
 		// Codex 0.169's hook set: this Codex reports interrupts.
 		st.Set(codexReportsInterrupts, "1")
-		return []Draft{fallback(codexAgent, hook)}, nil
+		d := extensionEvent(codexAgent, hook, raw, codexModelRequestFields...)
+		d.Run = run
+		return []Draft{d}, nil
+	case "PostModelRequest":
+		st.Set(codexReportsInterrupts, "1")
+		return []Draft{codexModelAttempt(raw, st, run)}, nil
 	case "Interrupt":
 		// Beyond Annex A.2's ten: newer Codex fires Interrupt when the user
 		// interrupts an active turn. It closes that turn as the user's
@@ -163,5 +182,136 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		// Inside the open turn, when one is open, like the fleet's tables.
 		return []Draft{{Type: "session.compacted", Run: currentRun(st), Data: Data("trigger", Str(raw, "trigger"))}}, nil
 	}
-	return []Draft{fallback(codexAgent, hook)}, nil
+	d := fallback(codexAgent, hook)
+	d.Run = Str(raw, "turn_id")
+	return []Draft{d}, nil
+}
+
+// codexModelRequestFields are the structural fields of Codex's model
+// request hooks (0.171): which request, which attempt of it, what kind
+// (sampling or foreground_compaction), the thread, the subagent.
+var codexModelRequestFields = []extField{
+	{"kind", redact.Metadata}, {"request_id", redact.Metadata}, {"attempt_number", redact.Metadata},
+	{"thread_id", redact.Metadata}, {"agent_id", redact.Metadata}, {"agent_type", redact.Metadata},
+	{"model", redact.Metadata},
+}
+
+// Table-state keys of the Codex model attempts: the outcome of a run's
+// last attempt (the error class when it failed, "" when it completed) and
+// the tokens its completed attempts used ("input output").
+const (
+	codexLastAttempt = "codex.attempt:"
+	codexTokens      = "codex.tokens:"
+)
+
+// codexModelAttempt is PostModelRequest (Codex 0.171): one model attempt's
+// outcome, x.codex.session.post_model_request with its structural fields,
+// the token counts at metadata and the error text gated redacted. A failed
+// attempt may be retried, so it ends nothing; the run's last attempt is
+// remembered (its error class only: the text never enters the state) for
+// the turn's end, and a completed attempt's tokens add up on the run.
+func codexModelAttempt(raw []byte, st *State, run string) Draft {
+	d := extensionEvent(codexAgent, "PostModelRequest", raw, append(codexModelRequestFields,
+		extField{"status", redact.Metadata}, extField{"response_id", redact.Metadata},
+		extField{"error", redact.Redacted})...)
+	d.Run = run
+	if u := gjson.GetBytes(raw, "token_usage"); u.IsObject() {
+		usage := map[string]any{}
+		u.ForEach(func(k, v gjson.Result) bool {
+			if v.Type == gjson.Number {
+				usage[k.String()] = extInt([]byte(v.Raw), "@this")
+			}
+			return true
+		})
+		d.Data["token_usage"] = usage
+		if d.Levels == nil {
+			d.Levels = map[string]redact.Level{}
+		}
+		d.Levels["token_usage"] = redact.Metadata
+	}
+	if run == "" {
+		return d
+	}
+	d.Mark = codexLastAttempt + run
+	if Str(raw, "status") == "failed" {
+		st.Set(codexLastAttempt+run, codexErrorClass(Str(raw, "error")))
+		return d
+	}
+	st.Set(codexLastAttempt+run, "")
+	in, out := codexTokenCounts(st, run)
+	in += gjson.GetBytes(raw, "token_usage.input_tokens").Int()
+	out += gjson.GetBytes(raw, "token_usage.output_tokens").Int()
+	st.Set(codexTokens+run, strconv.FormatInt(in, 10)+" "+strconv.FormatInt(out, 10))
+	return d
+}
+
+// codexTokenCounts returns the tokens run's completed attempts used.
+func codexTokenCounts(st *State, run string) (in, out int64) {
+	v, _ := st.Get(codexTokens + run)
+	if f := strings.Fields(v); len(f) == 2 {
+		in, _ = strconv.ParseInt(f[0], 10, 64)
+		out, _ = strconv.ParseInt(f[1], 10, 64)
+	}
+	return in, out
+}
+
+// codexUsage is the payload of run's run.finished: the tokens its model
+// attempts used, when Codex reported them; it forgets the run's attempts.
+func codexUsage(st *State, run string) map[string]any {
+	d := map[string]any{}
+	if _, ok := st.Get(codexTokens + run); ok {
+		in, out := codexTokenCounts(st, run)
+		d["gen_ai.usage.input_tokens"], d["gen_ai.usage.output_tokens"] = in, out
+	}
+	st.Del(codexTokens + run)
+	st.Del(codexLastAttempt + run)
+	return d
+}
+
+// codexUnfinished closes the session's open turn that ended without a
+// Stop (a Codex that reports interrupts fires Interrupt for the user's):
+// when its last model attempt failed, every retry was spent and the turn
+// failed, run.failed caused by that attempt's event; otherwise nothing
+// says how it ended and it keeps no terminal.
+func codexUnfinished(st *State) []Draft {
+	run := currentRun(st)
+	abandonRun(st)
+	if run == "" {
+		return nil
+	}
+	class, ok := st.Get(codexLastAttempt + run)
+	codexUsage(st, run)
+	if !ok || class == "" {
+		return nil
+	}
+	return []Draft{{Type: "run.failed", Run: run, CauseRef: codexLastAttempt + run,
+		Data: map[string]any{"reason": "model_request_failed", "error": map[string]any{"type": class}}}}
+}
+
+// codexErrorClass is the class token of a failed attempt's error text: the
+// API's error type (or code) when the text is its JSON error body, a
+// disconnected stream as such, else model_request_failed.
+func codexErrorClass(text string) string {
+	if gjson.Valid(text) {
+		if t := firstNonEmpty(Str([]byte(text), "error.type"), Str([]byte(text), "error.code")); t != "" {
+			return clip(SnakeCase(t), maxKeyName)
+		}
+	}
+	if strings.HasPrefix(text, "stream disconnected") {
+		return "stream_disconnected"
+	}
+	return "model_request_failed"
+}
+
+// codexNamespaced matches a tool name Codex glued to its namespace in the
+// hook payload (multi_agent_v1wait_agent): the namespace, then the tool.
+var codexNamespaced = regexp.MustCompile(`^multi_agent_v[0-9]+(.+)$`)
+
+// codexToolName is the tool's own name, as the model called it: Codex
+// glues a namespaced tool's namespace to its name in the hook payloads.
+func codexToolName(name string) string {
+	if m := codexNamespaced.FindStringSubmatch(name); m != nil {
+		return strings.TrimLeft(m[1], "_.")
+	}
+	return name
 }

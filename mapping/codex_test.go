@@ -105,10 +105,10 @@ func TestCodexHooks(t *testing.T) {
 				Data: `{"kind":"permission","prompt":"Permission requested: shell — rm -rf build (clean build dir)","options":[{"id":"allow","label":"Allow (aep-hook's option)"},{"id":"deny","label":"Deny (aep-hook's option)"}],"respond_via":["oob"]}`}}},
 		{"SubagentStart",
 			`{"hook_event_name":"SubagentStart","session_id":"s1","turn_id":"t1","agent_id":"sub_1","agent_type":"explore"}`,
-			[]hkWant{{Type: "delegation.subagent.started", Subject: "sub_1", Run: "t1", Data: `{"agent_type":"explore"}`}}},
+			[]hkWant{{Type: "delegation.subagent.started", Subject: "sub_1", Run: "t1", Data: `{"agent_type":"explore","child":{"run":"sub_1"}}`}}},
 		{"SubagentStop",
 			`{"hook_event_name":"SubagentStop","session_id":"s1","turn_id":"t1","agent_id":"sub_1"}`,
-			[]hkWant{{Type: "delegation.subagent.stopped", Subject: "sub_1", Run: "t1", Data: `{}`}}},
+			[]hkWant{{Type: "delegation.subagent.stopped", Subject: "sub_1", Run: "t1", Data: `{"child":{"agent":"sub_1"}}`}}},
 		{"PreCompact", `{"hook_event_name":"PreCompact","session_id":"s1","trigger":"auto"}`, nil},
 		{"PostCompact",
 			`{"hook_event_name":"PostCompact","session_id":"s1","trigger":"auto"}`,
@@ -162,11 +162,83 @@ func TestCodexUnreportedEnd(t *testing.T) {
 	)
 	hkCheck(t, got, []hkWant{
 		{Type: "run.started", Run: "t1"},
-		{Type: "x.codex.session.pre_model_request"},
+		{Type: "x.codex.session.pre_model_request", Run: "t1"},
 		{Type: "attention.requested", Subject: "shell", Run: "t1"},
 		{Type: "attention.resolved", Run: "t1", Data: `{"resolution":"dismissed"}`},
 		{Type: "run.started", Run: "t2"},
 		{Type: "session.ended", Data: `{"reason":"normal"}`},
+	})
+}
+
+// TestCodexModelAttempts: PostModelRequest (0.171) states each model
+// attempt; a failed attempt that a retry follows ends nothing, a turn whose
+// last attempt failed and that gets no Stop failed (at the next prompt or
+// SessionEnd), and a finished turn carries the tokens its attempts used.
+func TestCodexModelAttempts(t *testing.T) {
+	const (
+		failed    = `"status":"failed","error":"{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}","token_usage":null`
+		completed = `"status":"completed","error":null,"token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20,"total_tokens":120}`
+	)
+	st := &State{}
+	got := hkRun(t, Codex(), st,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","turn_id":"t1","prompt":"a"}`,
+		`{"hook_event_name":"PreModelRequest","session_id":"s1","turn_id":"t1","kind":"sampling","request_id":"r1","attempt_number":1,"thread_id":"s1"}`,
+		`{"hook_event_name":"PostModelRequest","session_id":"s1","turn_id":"t1","kind":"sampling","request_id":"r1","attempt_number":1,`+failed+`}`,
+		`{"hook_event_name":"PostModelRequest","session_id":"s1","turn_id":"t1","kind":"sampling","request_id":"r1","attempt_number":2,`+completed+`}`,
+		`{"hook_event_name":"PostModelRequest","session_id":"s1","turn_id":"t1","kind":"sampling","request_id":"r2","attempt_number":1,`+completed+`}`,
+		`{"hook_event_name":"Stop","session_id":"s1","turn_id":"t1"}`,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","turn_id":"t2","prompt":"b"}`,
+		`{"hook_event_name":"PostModelRequest","session_id":"s1","turn_id":"t2","attempt_number":1,"status":"failed","error":"stream disconnected before completion: x"}`,
+		`{"hook_event_name":"UserPromptSubmit","session_id":"s1","turn_id":"t3","prompt":"c"}`,
+		`{"hook_event_name":"PostModelRequest","session_id":"s1","turn_id":"t3","attempt_number":1,`+failed+`}`,
+		`{"hook_event_name":"SessionEnd","session_id":"s1","reason":"other"}`,
+	)
+	hkCheck(t, got, []hkWant{
+		{Type: "run.started", Run: "t1"},
+		{Type: "x.codex.session.pre_model_request", Run: "t1", Data: `{"kind":"sampling","request_id":"r1","attempt_number":1,"thread_id":"s1"}`},
+		{Type: "x.codex.session.post_model_request", Run: "t1", Data: `{"kind":"sampling","request_id":"r1","attempt_number":1,"status":"failed","error":"{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}"}`},
+		{Type: "x.codex.session.post_model_request", Run: "t1", Data: `{"kind":"sampling","request_id":"r1","attempt_number":2,"status":"completed","token_usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20,"total_tokens":120}}`},
+		{Type: "x.codex.session.post_model_request", Run: "t1"},
+		{Type: "run.finished", Run: "t1", Data: `{"gen_ai.usage.input_tokens":200,"gen_ai.usage.output_tokens":40}`},
+		{Type: "run.started", Run: "t2"},
+		{Type: "x.codex.session.post_model_request", Run: "t2"},
+		{Type: "run.failed", Run: "t2", Data: `{"reason":"model_request_failed","error":{"type":"stream_disconnected"}}`},
+		{Type: "run.started", Run: "t3"},
+		{Type: "x.codex.session.post_model_request", Run: "t3"},
+		{Type: "run.failed", Run: "t3", Data: `{"reason":"model_request_failed","error":{"type":"invalid_request_error"}}`},
+		{Type: "session.ended", Data: `{"reason":"normal"}`},
+	})
+}
+
+// TestCodexToolNames: a namespaced tool's hooks carry the namespace glued
+// to the name; the record names the tool as the model called it.
+func TestCodexToolNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"multi_agent_v1wait_agent": "wait_agent", "spawn_agent": "spawn_agent", "Bash": "Bash",
+		"mcp__docs__search": "mcp__docs__search", "apply_patch": "apply_patch", "multi_agent_v1": "multi_agent_v1",
+	} {
+		if got := codexToolName(in); got != want {
+			t.Errorf("codexToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCodexPatchPermission: an apply_patch PermissionRequest names no call
+// and its command lacks the trailing newline the tool hooks keep; the
+// call's PostToolUse still answers it.
+func TestCodexPatchPermission(t *testing.T) {
+	st := &State{}
+	got := hkRun(t, Codex(), st,
+		`{"hook_event_name":"PreToolUse","session_id":"s1","turn_id":"t1","tool_name":"apply_patch","tool_use_id":"c1","tool_input":{"command":"*** Begin Patch\n*** End Patch\n"}}`,
+		`{"hook_event_name":"PermissionRequest","session_id":"s1","turn_id":"t1","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** End Patch"}}`,
+		`{"hook_event_name":"PostToolUse","session_id":"s1","turn_id":"t1","tool_name":"apply_patch","tool_use_id":"c1","tool_input":{"command":"*** Begin Patch\n*** End Patch\n"},"tool_response":"ok"}`,
+	)
+	hkCheck(t, got, []hkWant{
+		{Type: "tool.requested", Subject: "apply_patch", Run: "t1"},
+		{Type: "attention.requested", Subject: "apply_patch", Run: "t1"},
+		{Type: "attention.answered", Run: "t1", Data: `{"answer":{"option":"allow"},"via":"oob"}`},
+		{Type: "attention.resolved", Run: "t1", Data: `{"resolution":"answered"}`},
+		{Type: "tool.completed", Subject: "apply_patch", Run: "t1"},
 	})
 }
 

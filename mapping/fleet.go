@@ -258,9 +258,14 @@ func endRun(m Moment, st *State, typ string, data map[string]any) []Draft {
 }
 
 // subagent is delegation.subagent.started or .stopped for a Claude-Code-shaped
-// payload: subject agent_id, agent_type at metadata.
-func subagent(typ string, raw []byte) Draft {
-	return Draft{Type: typ, Subject: Str(raw, "agent_id"), Data: Data("agent_type", Str(raw, "agent_type"))}
+// payload: subject agent_id, agent_type at metadata, and the child's
+// lineage handle (AEP-0002 §5.4): agent_id under child.{key}, "run" where
+// the subagent's moments go to a child run of that id, "agent" where the
+// vendor gives it none.
+func subagent(typ string, raw []byte, key string) Draft {
+	id := Str(raw, "agent_id")
+	return Draft{Type: typ, Subject: id, Data: Data("agent_type", Str(raw, "agent_type"),
+		"child", omitEmpty(Data(key, id)))}
 }
 
 // omitEmpty returns m, or nil when it has no fields, so an optional object

@@ -132,13 +132,13 @@ func hermesMap(m Moment, st *State) ([]Draft, error) {
 		if hook == "subagent_start" {
 			return append(ds, Draft{
 				Type: "delegation.subagent.started", Subject: child, Run: prun,
-				Data: Data("child", Data("session", child), "role", Str(raw, "extra.child_role")),
+				Data: Data("child", omitEmpty(Data("session", child)), "role", Str(raw, "extra.child_role")),
 			}), nil
 		}
 		return append(ds, Draft{
 			Type: "delegation.subagent.stopped", Subject: child, Run: prun,
 			Data: Data(
-				"child", Data("session", child),
+				"child", omitEmpty(Data("session", child)),
 				"status", Str(raw, "extra.child_status"),
 				"duration_ms", extInt(raw, "extra.duration_ms"),
 			),

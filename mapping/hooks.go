@@ -80,11 +80,17 @@ func clip(s string, n int) string {
 // PostToolUseFailure / PermissionDenied of the same call reproduce. A top-level "description" is left out of the digest: Codex
 // adds one to the PermissionRequest's tool_input that its tool hooks lack.
 // Neither are the "answers" and "annotations" Claude Code writes into an
-// answered AskUserQuestion's tool_input by its PostToolUse.
+// answered AskUserQuestion's tool_input by its PostToolUse, nor the trailing
+// line breaks of a command.
 func toolAttentionKey(name string, input []byte) string {
 	digest := redact.DigestJSON(input)
 	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); ok {
 		delete(m, "description")
+		if cmd, ok := m["command"].(string); ok {
+			// Codex's apply_patch PermissionRequest drops the patch's
+			// trailing newline its tool hooks keep.
+			m["command"] = strings.TrimRight(cmd, "\r\n")
+		}
 		if name == "AskUserQuestion" {
 			delete(m, "answers")
 			delete(m, "annotations")
@@ -678,7 +684,7 @@ func claudeShapedTool(hook string, raw []byte, st *State) (ds []Draft, ok bool) 
 		d := withData(toolFailed(tool, call, errType, errorText(raw, "error")), "duration_ms", extInt(raw, "duration_ms"))
 		return childPlace(st, raw, append(toolRan(raw, st), d)...), true
 	case "SubagentStart":
-		return subagentStarted(st, raw, currentRun(st)), true
+		return subagentStarted(st, raw, currentRun(st), true), true
 	case "SubagentStop":
 		return subagentStopped(st, raw, currentRun(st)), true
 	}
@@ -804,14 +810,24 @@ func childPlace(st *State, raw []byte, ds ...Draft) []Draft {
 }
 
 // subagentStarted is delegation.subagent.started in the parent's open run,
-// remembering that run for the stop.
-func subagentStarted(st *State, raw []byte, run string) []Draft {
-	if id := Str(raw, "agent_id"); id != "" {
+// remembering that run for the stop. Its child is the run the subagent's
+// moments go to (named by agent_id); openChild opens that run here, for a
+// vendor whose subagent may finish without a moment of its own (Claude
+// Code's and Qwen Code's subagents that call no tool), so the lineage
+// never names a run that is not in the record.
+func subagentStarted(st *State, raw []byte, run string, openChild bool) []Draft {
+	id := Str(raw, "agent_id")
+	if id != "" {
 		st.Set(subParentPrefix+id, run)
 	}
-	d := subagent("delegation.subagent.started", raw)
+	d := subagent("delegation.subagent.started", raw, "run")
 	d.Run = run
-	return []Draft{d}
+	ds := []Draft{d}
+	if _, open := st.Get(childRunPrefix + id); openChild && id != "" && !open {
+		st.Set(childRunPrefix+id, "1")
+		ds = append(ds, Draft{Type: "run.started", Run: id, Data: Data("trigger", "agent")})
+	}
+	return ds
 }
 
 // subagentStopped closes the subagent's child run (run.finished: the vendor
@@ -829,12 +845,19 @@ func subagentStopped(st *State, raw []byte, fallbackRun string) []Draft {
 		parent = fallbackRun
 	}
 	var ds []Draft
-	if _, open := st.Get(childRunPrefix + id); open && id != "" {
+	_, open := st.Get(childRunPrefix + id)
+	if open && id != "" {
 		ds = append(ds, Draft{Type: "run.finished", Run: id, Data: map[string]any{}})
 	}
 	st.Del(subParentPrefix + id)
 	st.Del(childRunPrefix + id)
-	d := subagent("delegation.subagent.stopped", raw)
+	// A subagent seen only stopping has no run in the record: it is named
+	// as the agent it is.
+	child := "run"
+	if !started && !open {
+		child = "agent"
+	}
+	d := subagent("delegation.subagent.stopped", raw, child)
 	d.Run = parent
 	return append(ds, d)
 }

@@ -50,6 +50,7 @@ const (
 	kimiDenied     = "kimi.denied:"
 	kimiCallRun    = "kimi.call:"
 	kimiSubRun     = "kimi.sub.run"
+	kimiTurnRun    = "kimi.turn:"
 )
 
 func mapKimiCode(m Moment, st *State) ([]Draft, error) {
@@ -72,6 +73,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 				Levels: map[string]redact.Level{"prompt": redact.Redacted},
 			}), nil
 		}
+		kimiParkTurn(st)
 		return promptRun(m, st, prompt), nil
 	case "TurnStarted":
 		return kimiTurnStarted(m, st), nil
@@ -83,6 +85,11 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 			Levels: map[string]redact.Level{"prompt": redact.Redacted, "queue_length": redact.Metadata},
 		}), nil
 	case "Stop", "StopFailure", "Interrupt":
+		if hook == "Interrupt" {
+			if ds, ok := kimiInterruptTurn(m, st); ok {
+				return ds, nil
+			}
+		}
 		if kimiSubagentTurnEnd(st) {
 			// The subagent's own turn ended: its SubagentStop follows,
 			// and the parent's run goes on.
@@ -143,7 +150,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if run := currentRun(st); run != "" {
 			st.Set(kimiSubRun, run) // the delegating run, for kimiRun
 		}
-		return inRun(st, Draft{Type: "delegation.subagent.started", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
+		return inRun(st, kimiDelegation("delegation.subagent.started", raw)), nil
 	case "SubagentStop":
 		open := kimiCount(st, kimiSubOpen, -1)
 		if open < kimiCount(st, kimiSubEnded, 0) {
@@ -152,7 +159,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		if open == 0 {
 			st.Del(kimiSubRun)
 		}
-		return inRun(st, Draft{Type: "delegation.subagent.stopped", Subject: Str(raw, "agent_name"), Data: map[string]any{}}), nil
+		return inRun(st, kimiDelegation("delegation.subagent.stopped", raw)), nil
 	case "TaskStarted":
 		return inRun(st, extensionEvent(vendor, hook, raw,
 			extField{"task_id", redact.Metadata}, extField{"kind", redact.Metadata},
@@ -185,6 +192,14 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 	return inRun(st, fallback(vendor, hook)), nil
 }
 
+// kimiDelegation is a Kimi subagent's delegation event: its moments carry
+// nothing naming it and go to the delegating run, so the lineage handle
+// (AEP-0002 §5.4) is the subagent's agent name.
+func kimiDelegation(typ string, raw []byte) Draft {
+	name := Str(raw, "agent_name")
+	return Draft{Type: typ, Subject: name, Data: Data("child", omitEmpty(Data("agent", name)))}
+}
+
 // kimiTurnStarted handles the vendor's turn boundary. A subagent's turn is
 // inside its parent's run. A turn whose run a UserPromptSubmit already
 // opened is announced, nothing more; any other turn (a queued prompt sent
@@ -195,14 +210,18 @@ func kimiTurnStarted(m Moment, st *State) []Draft {
 	if origin == "system_trigger" && Str(m.Raw, "origin_name") == "subagent" {
 		return nil
 	}
+	turn := extStep(m.Raw, "turn_id")
 	if run := currentRun(st); run != "" {
 		if turned, _ := st.Get(kimiTurned); turned != run {
 			st.Set(kimiTurned, run)
+			kimiNameTurn(st, turn, run)
 			return nil
 		}
 	}
+	kimiParkTurn(st)
 	drained, run := openRun(m, st)
 	st.Set(kimiTurned, run)
+	kimiNameTurn(st, turn, run)
 	trigger, prompt := "agent", ""
 	switch origin {
 	case "user", "skill_activation", "plugin_command":
@@ -211,6 +230,52 @@ func kimiTurnStarted(m Moment, st *State) []Draft {
 		trigger = "schedule"
 	}
 	return append(drained, Draft{Type: "run.started", Run: run, Data: Data("trigger", trigger, "prompt", prompt)})
+}
+
+// kimiParkTurn sets aside, rather than drains, an open run whose turn the
+// vendor announced (TurnStarted named its turn id) when a new turn begins:
+// its Interrupt{turn_id} or Stop may still come after the next turn's
+// start, and closes it with its real cause. The next boundary's drain
+// would have called it cancelled by nobody.
+func kimiParkTurn(st *State) {
+	run := currentRun(st)
+	if turned, _ := st.Get(kimiTurned); run == "" || turned != run {
+		return
+	}
+	for k, v := range st.Entries {
+		if strings.HasPrefix(k, kimiTurnRun) && v == run {
+			abandonRun(st)
+			st.Del(kimiTurned)
+			return
+		}
+	}
+}
+
+// kimiNameTurn remembers the run of the vendor's turn id, for the
+// Interrupt that names it.
+func kimiNameTurn(st *State, turn, run string) {
+	if turn != "" && run != "" {
+		st.Set(kimiTurnRun+turn, run)
+	}
+}
+
+// kimiInterruptTurn closes the run an Interrupt's turn_id names: the
+// queued turn's TurnStarted can come before the Interrupt of the turn it
+// follows, so the open run is not always the interrupted one (it was set
+// aside by kimiParkTurn); the queued turn's run goes on. ok is false when
+// the turn id names no run (the open run is closed, as before).
+func kimiInterruptTurn(m Moment, st *State) ([]Draft, bool) {
+	turn := extStep(m.Raw, "turn_id")
+	run, ok := st.Get(kimiTurnRun + turn)
+	if turn == "" || !ok {
+		return nil, false
+	}
+	st.Del(kimiTurnRun + turn)
+	if run == currentRun(st) {
+		st.Del(kimiTurned)
+		return endRun(m, st, "run.cancelled", map[string]any{"by": "user"}), true
+	}
+	return []Draft{{Type: "run.cancelled", Run: run, Data: map[string]any{"by": "user"}}}, true
 }
 
 // kimiSubagentTurnEnd reports whether a Stop, StopFailure or Interrupt

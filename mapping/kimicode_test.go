@@ -21,6 +21,17 @@ func TestKimiCodeMap(t *testing.T) {
 				{Type: "tool.failed", Subject: "Bash", Run: "n1", Data: map[string]any{
 					"tool": map[string]any{"name": "Bash", "call_id": "c1"}, "error": map[string]any{"type": "AbortError", "message": "aborted"}}}}},
 		}},
+		{"the interrupt names its turn: a queued turn that started first goes on", []fleetStep{
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"slow"}`, "n1", []Draft{
+				{Type: "run.started", Run: "n1", Data: map[string]any{"trigger": "user", "prompt": "slow"}}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":0,"origin_kind":"user"}`, "n2", nil},
+			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"queued"}`, "n3", []Draft{
+				{Type: "run.started", Run: "n3", Data: map[string]any{"trigger": "user", "prompt": "queued"}}}},
+			{`{"hook_event_name":"TurnStarted",` + s + `,"turn_id":1,"origin_kind":"user"}`, "n4", nil},
+			{`{"hook_event_name":"Interrupt",` + s + `,"turn_id":0,"reason":"cancelled"}`, "n5", []Draft{
+				{Type: "run.cancelled", Run: "n1", Data: map[string]any{"by": "user"}}}},
+			{`{"hook_event_name":"Stop",` + s + `}`, "n6", []Draft{{Type: "run.finished", Run: "n3"}}},
+		}},
 		{"stale run drained, steer never opens a run", []fleetStep{
 			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt":"plain"}`, "n1", []Draft{
 				{Type: "run.started", Run: "n1", Data: map[string]any{"trigger": "user", "prompt": "plain"}}}},
@@ -69,9 +80,9 @@ func TestKimiCodeMap(t *testing.T) {
 			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"task.failed","title":"T","body":"B","severity":"warning"}`, "n3", []Draft{
 				{Type: "progress.status", Subject: "task.failed", Severity: "warning", Data: map[string]any{"severity": "warning", "message": "T"}}}},
 			{`{"hook_event_name":"SubagentStart","agent_name":"explore","prompt":"p"}`, "n4", []Draft{
-				{Type: "delegation.subagent.started", Subject: "explore", Data: map[string]any{}}}},
+				{Type: "delegation.subagent.started", Subject: "explore", Data: map[string]any{"child": map[string]any{"agent": "explore"}}}}},
 			{`{"hook_event_name":"SubagentStop","agent_name":"explore","response":"r"}`, "n5", []Draft{
-				{Type: "delegation.subagent.stopped", Subject: "explore", Data: map[string]any{}}}},
+				{Type: "delegation.subagent.stopped", Subject: "explore", Data: map[string]any{"child": map[string]any{"agent": "explore"}}}}},
 		}},
 		// The shapes below are Kimi Code 2.1.0's, as recorded.
 		{"K2: a foreground subagent's Stop stays inside the parent's run", []fleetStep{

@@ -215,8 +215,14 @@ func kwPrimary(m Moment, st *State) []Draft {
 	case "event.question.requested":
 		return in(kwQuestionRequested(raw, st, run)...)
 	case "event.question.answered":
+		if kwSettled(st, Str(raw, "payload.question_id")) {
+			return nil
+		}
 		return in(kwQuestionAnswered(raw, st)...)
 	case "event.question.dismissed":
+		if kwSettled(st, Str(raw, "payload.question_id")) {
+			return nil
+		}
 		id := Str(raw, "payload.question_id")
 		return in(kwSettle(st, id, "dismissed", "")...)
 	case "event.session.work_changed":
@@ -274,9 +280,29 @@ func kwDismissIn(st *State, run string) []Draft {
 	sortByTouch(st, keys)
 	var ds []Draft
 	for _, k := range keys {
-		ds = append(ds, settleAttention(st, strings.TrimPrefix(k, attnPendingPrefix), "dismissed", ""))
+		key := strings.TrimPrefix(k, attnPendingPrefix)
+		ds = append(ds, settleAttention(st, key, "dismissed", ""))
+		st.Set(kwSettledPrefix+key, "1")
 	}
 	return ds
+}
+
+// kwSettledPrefix marks an ask its turn's end dismissed: the vendor's own
+// resolution of it may still come (an approval pending when the turn was
+// aborted is resolved afterwards), and must not be a second terminal, nor
+// one whose subject names no request.
+const kwSettledPrefix = "kw.settled:"
+
+// kwSettled reports (and forgets) that the ask id was dismissed when its
+// turn ended.
+func kwSettled(st *State, id string) bool {
+	if id == "" {
+		return false
+	}
+	k := kwSettledPrefix + kwAttn(id)
+	_, ok := st.Get(k)
+	st.Del(k)
+	return ok
 }
 
 // kwApprovalRequested observes the vendor's approval card: kind permission,
@@ -310,6 +336,9 @@ func kwApprovalRequested(raw []byte, st *State, run string) []Draft {
 func kwApprovalResolved(raw []byte, st *State) []Draft {
 	id := Str(raw, "payload.approval_id")
 	decision := Str(raw, "payload.decision")
+	if kwSettled(st, id) {
+		return nil
+	}
 	if decision == "" {
 		return kwSettle(st, id, "dismissed", "")
 	}

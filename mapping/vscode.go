@@ -40,9 +40,11 @@ func mapVSCode(m Moment, st *State) ([]Draft, error) {
 		// the pre moment is the one truthful carrier, emitted once.
 		return inRun(st, Draft{Type: "session.compacted", Data: Data("trigger", Str(raw, "trigger"))}), nil
 	case "SubagentStart":
-		return inRun(st, subagent("delegation.subagent.started", raw)), nil
+		// The subagent's moments carry nothing naming it: no child run,
+		// so the lineage names the agent.
+		return inRun(st, subagent("delegation.subagent.started", raw, "agent")), nil
 	case "SubagentStop":
-		return inRun(st, subagent("delegation.subagent.stopped", raw)), nil
+		return inRun(st, subagent("delegation.subagent.stopped", raw, "agent")), nil
 	}
 	return inRun(st, fallback("vscode", hook)), nil
 }

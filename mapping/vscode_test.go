@@ -22,7 +22,7 @@ func TestVSCodeMap(t *testing.T) {
 			{`{"hook_event_name":"PreCompact","trigger":"auto","custom_instructions":"keep"}`, "n5", []Draft{
 				{Type: "session.compacted", Run: "n2", Data: map[string]any{"trigger": "auto"}}}},
 			{`{"hook_event_name":"SubagentStart","agent_id":"a7","agent_type":"Plan"}`, "n6", []Draft{
-				{Type: "delegation.subagent.started", Subject: "a7", Run: "n2", Data: map[string]any{"agent_type": "Plan"}}}},
+				{Type: "delegation.subagent.started", Subject: "a7", Run: "n2", Data: map[string]any{"agent_type": "Plan", "child": map[string]any{"agent": "a7"}}}}},
 			{`{"hook_event_name":"Stop","stop_hook_active":false}`, "n7", []Draft{
 				{Type: "run.finished", Run: "n2", Data: map[string]any{}}}},
 			{`{"hook_event_name":"Stop","stop_hook_active":true}`, "n8", []Draft{

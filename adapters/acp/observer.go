@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -201,6 +202,13 @@ type observer struct {
 	deltas  bool
 	nonce   func() string
 	maxLine int
+	// stopped is set once the tee has forwarded the editor's signal to
+	// the agent, exited once the agent has exited (a worker it left may
+	// still answer); closed once the editor's stdin ended, in wire order.
+	// A prompt the agent answers after one of them ended because of it
+	// (the moment's Reason says which).
+	stopped, exited *atomic.Bool
+	closed          bool
 
 	conn    connection       // what the connection stated so far
 	frames  [2]framer        // per direction
@@ -219,11 +227,13 @@ type framer struct {
 	skip    bool   // discard through the next newline: dropped bytes cut it
 }
 
-// line is one framed line, or (b nil) a line over the bound.
+// line is one framed line, or (b nil) a line over the bound; closed
+// says the editor's stdin had ended before it (in wire order).
 type line struct {
 	dir     Direction
 	b       []byte
 	tooLong int
+	closed  bool
 }
 
 // maxBatch bounds the chunks taken at once.
@@ -335,6 +345,9 @@ func (o *observer) frame(it item) {
 		b = b[i+1:]
 	}
 	if it.eof {
+		if it.dir == ClientToAgent {
+			defer func() { o.closed = true }() // after the direction's last line
+		}
 		switch {
 		case f.skip:
 			f.skip = false
@@ -365,7 +378,7 @@ func (o *observer) end(d Direction, f *framer, last []byte) {
 		size := f.over + len(f.partial) + len(last)
 		f.over, f.partial = 0, release(f.partial)
 		o.stats.TooLong.Add(1)
-		o.lines = append(o.lines, line{dir: d, tooLong: size})
+		o.lines = append(o.lines, line{dir: d, tooLong: size, closed: o.closed})
 		return
 	}
 	l := last
@@ -378,7 +391,7 @@ func (o *observer) end(d Direction, f *framer, last []byte) {
 		return
 	}
 	o.stats.Lines.Add(1)
-	o.lines = append(o.lines, line{dir: d, b: l})
+	o.lines = append(o.lines, line{dir: d, b: l, closed: o.closed})
 }
 
 // release empties a line buffer, dropping a large one so one huge line
@@ -439,5 +452,24 @@ func (o *observer) facts(l line) (mapping.Facts, bool) {
 		return mapping.Facts{}, false
 	}
 	f.Instance = o.tee
+	if f.Kind == mapping.KindResponse && f.Method == "session/prompt" {
+		f.Reason = o.ending(l.closed)
+	}
 	return f, true
+}
+
+// ending is why the tee is ending the connection so far, "" while it is
+// not: the editor's signal forwarded, the editor's stdin closed (before
+// the line: closed), the agent exited (the precedence of the tee's own end
+// reason).
+func (o *observer) ending(closed bool) string {
+	switch {
+	case o.stopped != nil && o.stopped.Load():
+		return endStopped
+	case closed:
+		return endClosed
+	case o.exited != nil && o.exited.Load():
+		return endExited
+	}
+	return ""
 }

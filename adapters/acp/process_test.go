@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,13 +167,44 @@ func TestLingerDefaultsFitTheExitBound(t *testing.T) {
 // midTurn is an agent that names itself, opens a session, takes a prompt
 // and ends without answering it: at stdin EOF (exit 0), at a signal (the
 // Go default: death by it), or at once (exit 3) when ACP_STUB_WORKER says
-// "exit".
+// "exit"; when it says "answer", it answers the prompt "cancelled" at a
+// signal or at stdin EOF, then exits 0 (as claude-agent-acp does).
 func midTurn() {
-	in := bufio.NewReader(os.Stdin)
+	mode := os.Getenv(workerEnv)
+	var prompt json.RawMessage
+	end := func() {
+		if mode == "answer" && prompt != nil {
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"cancelled"}}`+"\n", prompt)
+		}
+		os.Exit(0)
+	}
+	var sigs chan os.Signal // nil unless answering: a signal kills as by default
+	if mode == "answer" {
+		sigs = make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	}
+	lines := make(chan string)
+	go func() {
+		in := bufio.NewReader(os.Stdin)
+		for {
+			l, err := in.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	}()
 	for {
-		line, err := in.ReadString('\n')
-		if err != nil {
-			os.Exit(0)
+		var line string
+		select {
+		case <-sigs:
+			end()
+		case l, ok := <-lines:
+			if !ok {
+				end()
+			}
+			line = l
 		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -184,8 +217,9 @@ func midTurn() {
 		case "session/new":
 			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"sess_mid"}}`+"\n", m.ID)
 		case "session/prompt":
+			prompt = m.ID
 			fmt.Println(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_mid","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"on it"}}}}`)
-			if os.Getenv(workerEnv) == "exit" {
+			if mode == "exit" {
 				os.Exit(3)
 			}
 		}
@@ -206,6 +240,10 @@ func TestTeeClosesInterruptedTurn(t *testing.T) {
 		{"agent exits", "exit", nil, "run.failed", map[string]any{"reason": "agent_exited", "error": map[string]any{"type": "agent_exited"}}},
 		{"editor stops it", "", func(_ io.Closer, sigs chan<- os.Signal) { sigs <- os.Interrupt }, "run.cancelled", map[string]any{"by": "shutdown"}},
 		{"editor closes stdin", "", func(w io.Closer, _ chan<- os.Signal) { w.Close() }, "run.cancelled", map[string]any{"by": "shutdown"}},
+		// The agent answers the cut turn itself: still the editor's stop,
+		// never the user's cancel.
+		{"agent answers the editor's signal", "answer", func(_ io.Closer, sigs chan<- os.Signal) { sigs <- os.Interrupt }, "run.cancelled", map[string]any{"by": "shutdown"}},
+		{"agent answers the closed stdin", "answer", func(w io.Closer, _ chan<- os.Signal) { w.Close() }, "run.cancelled", map[string]any{"by": "shutdown"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sink := &sinktest.Sink{}
@@ -268,8 +306,8 @@ func TestTeeClosesInterruptedTurn(t *testing.T) {
 			if last.Run != "T:2" || last.Cause != evs[3].ID {
 				t.Errorf("%s run %q cause %q", last.Type, last.Run, last.Cause)
 			}
-			if fails.Stages()["interrupted"] != 1 {
-				t.Errorf("failures %v, want the interrupted turn", fails.All())
+			if want := map[bool]int{true: 0, false: 1}[c.mode == "answer"]; fails.Stages()["interrupted"] != want {
+				t.Errorf("failures %v, want %d interrupted turn(s)", fails.All(), want)
 			}
 		})
 	}

@@ -108,8 +108,10 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 
 	q := newQueue(orInt(t.QueueLines, DefaultQueueLines), orInt64(t.QueueBytes, DefaultQueueBytes))
 	maxLine := orInt(t.MaxLine, DefaultMaxLine)
+	var stopped atomic.Bool // the tee forwarded a signal to the agent
+	var gone atomic.Bool    // the agent has exited
 	obs := &observer{q: q, join: newJoiner(), handle: t.Handle, errs: t.Errors, stats: st,
-		tee: t.Token, deltas: t.Deltas, nonce: t.Nonce, maxLine: maxLine}
+		tee: t.Token, deltas: t.Deltas, nonce: t.Nonce, maxLine: maxLine, stopped: &stopped, exited: &gone}
 	if obs.tee == "" {
 		obs.tee = shim.NewIDs().New(time.Now())
 	}
@@ -152,7 +154,6 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	exited := make(chan error, 1)
 	go func() { exited <- a.cmd.Wait() }()
 	waited := make(chan struct{})
-	var stopped atomic.Bool // the tee forwarded a signal to the agent
 	go forward(ctx, a.cmd.Process, t.Signals, waited, &stopped)
 
 	var werr error
@@ -168,6 +169,7 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	case werr = <-exited:
 	}
 	close(waited)
+	gone.Store(true)
 	exitAt := time.Now()
 	endReason = endExited
 	select {

@@ -113,7 +113,7 @@ func TestDoctorBroken(t *testing.T) {
 	t.Run("untrusted codex", func(t *testing.T) {
 		home := doctorHome(t, "codex")
 		got := do(t, 1, "doctor")
-		if !strings.Contains(got, "PROBLEM codex: not trusted: 13 of 13 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
+		if !strings.Contains(got, "PROBLEM codex: not trusted: 14 of 14 hooks have no trust recorded") || !strings.Contains(got, "type /hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 		// The probe runs the command, not Codex: it must not read as if
@@ -131,7 +131,7 @@ func TestDoctorBroken(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(b.String()), 0o644)
 		got = do(t, 0, "doctor")
-		if !strings.Contains(got, "trusted: trust recorded for all 13 hooks") || strings.Contains(got, "skips the hooks") {
+		if !strings.Contains(got, "trusted: trust recorded for all 14 hooks") || strings.Contains(got, "skips the hooks") {
 			t.Fatalf("doctor:\n%s", got)
 		}
 	})

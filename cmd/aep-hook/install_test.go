@@ -37,7 +37,7 @@ func TestInstallVerb(t *testing.T) {
 		return out.String()
 	}
 	out := do("install", "--all", "--dry-run", "--binary", bin)
-	if !strings.Contains(out, "+            \"command\": \""+bin+" codex\"") || !strings.Contains(out, "codex        would register 13 events in "+codex) ||
+	if !strings.Contains(out, "+            \"command\": \""+bin+" codex\"") || !strings.Contains(out, "codex        would register 14 events in "+codex) ||
 		!strings.Contains(out, "dry run: 1 agent, 1 file would change; nothing written.") {
 		t.Fatalf("dry run output:\n%s", out)
 	}
@@ -48,7 +48,7 @@ func TestInstallVerb(t *testing.T) {
 		t.Fatal("--all wired an agent that is not present")
 	}
 	out = do("install", "--all", "--binary", bin)
-	if !strings.Contains(out, "codex        registered 13 events") || !strings.Contains(out, "/hooks") {
+	if !strings.Contains(out, "codex        registered 14 events") || !strings.Contains(out, "/hooks") {
 		t.Fatalf("install output:\n%s", out)
 	}
 	if out = do("install", "codex", "--binary", bin); !strings.Contains(out, "already registered, nothing changed: codex") {

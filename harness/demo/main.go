@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -73,10 +74,58 @@ func run(bin, dir, home string) error {
 		}
 		fmt.Println()
 	}
+	for _, l := range logs {
+		for _, c := range openCalls(l) {
+			fmt.Printf("no outcome: %s %s (call %s): the agent reported none for it\n", filepath.Base(filepath.Dir(l)), c.name, c.id)
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl")); err == nil {
 		fmt.Printf("internal failures recorded:\n%s\n", b)
 	}
 	return nil
+}
+
+// call is a tool call of a log.
+type call struct{ id, name string }
+
+// openCalls lists the tool calls of the log at path that never reached an
+// outcome (tool.completed, tool.failed or tool.denied), in request order:
+// a vendor that reports success only (VS Code's agent hooks) leaves a
+// failed call without one, and the demo says so rather than hide it.
+func openCalls(path string) []call {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var order []call
+	done := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var e struct {
+			Type string `json:"type"`
+			Data struct {
+				Tool struct {
+					Name   string `json:"name"`
+					CallID string `json:"call_id"`
+				} `json:"tool"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Data.Tool.CallID == "" {
+			continue
+		}
+		switch e.Type {
+		case "tool.requested":
+			order = append(order, call{e.Data.Tool.CallID, e.Data.Tool.Name})
+		case "tool.completed", "tool.failed", "tool.denied":
+			done[e.Data.Tool.CallID] = true
+		}
+	}
+	var open []call
+	for _, c := range order {
+		if !done[c.id] {
+			open = append(open, c)
+		}
+	}
+	return open
 }
 
 // rank puts the two foundation vendors first.

@@ -6,6 +6,7 @@ package pins
 // vendor's own tests and recordings, and the pin must still differ (a note
 // that went stale fails the tests that consult it).
 var realAgentDisagrees = map[string]string{
+	"acp/moments/update_tool_call":                     "a tool call's title is display text, not the tool (claude-agent-acp 0.101.0 titles a Bash call \"Terminal\", Gemini CLI 0.61.0 a read_file call by its path, a shell call by its command: content a metadata record must not carry); the mapping names the call by the agent's tool name where the wire states one, else by its kind (fixtures/acp/recorded/*-tool)",
 	"gemini-cli/hooks/PreCompress":                     "Gemini CLI 0.61.0 fires PreCompress{trigger:auto} before every model call, ahead of a threshold test that usually compacts nothing (fixtures/gemini-cli/recorded/tools): only trigger manual is recorded as session.compacted",
 	"codex-otel/records/conversation_starts@companion": "Codex 0.171.0 runs threads of its own (the automatic reviewer, the TUI's title generator) as conversations only their first prompt tells apart (fixtures/codex-otel/recorded/reviewer-deny, tui-500): a conversation's start is recorded at its first record after conversation_starts and startup_phase, so the record alone emits nothing yet",
 	"codex-otel/records/conversation_starts@primary":   "as in companion mode the start waits for the conversation's first other record (Codex 0.171.0's internal threads); session.started then carries client.version from service.version (on every 0.171.0 record) and the channel event keeps the policies session.started has no member for",
@@ -21,6 +22,15 @@ var pinFlaws = map[string]string{
 	"openhands/events/action_event":                 "the pinned args_digest is not the digest of any part of the pinned input (action, its members, tool_call, the arguments parsed or as text): the mapping digests the action it records",
 	"openhands/events/action_event_unknown_risk":    "the pinned args_digest is not the digest of any part of the pinned input: the mapping digests the action it records",
 	"openhands/status_transitions/running_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
+	"cline/hooks/agent_end_parented":                noLineage,
+	"codex/hooks/SubagentStart":                     noLineage,
+	"codex/hooks/SubagentStop":                      noLineage,
+	"kimi-code/hooks/SubagentStart":                 noLineage,
+	"kimi-code/hooks/SubagentStop":                  noLineage,
+	"qwen-code/hooks/SubagentStart":                 noLineage,
+	"qwen-code/hooks/SubagentStop":                  noLineage,
+	"vscode/hooks/SubagentStart":                    noLineage,
+	"vscode/hooks/SubagentStop":                     noLineage,
 	"openhands/status_transitions/waiting_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
 }
 
@@ -37,6 +47,11 @@ var postureDiffers = map[string]string{
 	"kilocode/moments/question_asked":   "the plugin channel cannot answer the bus question: respond_via oob",
 	"opencode/moments/permission_ask":   "aep-hook's OpenCode plugin forwards and never answers (and OpenCode never fires permission.ask): respond_via oob",
 }
+
+// noLineage is why the delegation pins differ: their events carry no
+// child, and the mappings name it (child.run where the subagent's moments
+// have a run of their own, child.agent where the vendor gives none).
+const noLineage = "the pin's delegation event has no data.child, the lineage handle of AEP-0002 §5.4: without it a consumer cannot follow the delegation to its child"
 
 // Disagrees reports whether the real agent (or the specification) disagrees
 // with the pin entry named by vendor and case name, and why.

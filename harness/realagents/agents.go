@@ -47,15 +47,20 @@ func headless(d time.Duration, args ...string) func(r *Run) error {
 // HTTP error status (an API failure the agent retries), and the later ones
 // with then; side requests and other markers get "Done.".
 func failingOnce(marker string, status int, then fakemodel.Reply) fakemodel.Script {
+	return failingOnceWith(marker, fakemodel.Reply{Status: status}, then)
+}
+
+// failingOnceWith is failingOnce with the failing answer fail.
+func failingOnceWith(marker string, fail, then fakemodel.Reply) fakemodel.Script {
 	var once sync.Once
 	return func(req fakemodel.Request) fakemodel.Reply {
 		if req.Marker != marker || req.Side() {
 			return say("Done.")
 		}
-		fail := false
-		once.Do(func() { fail = true })
-		if fail {
-			return fakemodel.Reply{Status: status}
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			return fail
 		}
 		return then
 	}

@@ -50,10 +50,21 @@ func claudeCode() *Agent {
 			},
 			{
 				Name: "api-error", Mode: "headless",
-				Description: "claude -p: the model API answers 400; StopFailure fires (and -p sends it SIGTERM about 50 ms in)",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
+				Description: "claude -p: the model API answers 400; 2.1.332 fires no StopFailure in -p (2.1.328 did, SIGTERMing it about 50 ms in), only SessionEnd{other}: the turn keeps no terminal",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
 				Model:       failing,
 				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:fail hello")...),
+			},
+			{
+				Name: "max-turns", Mode: "headless",
+				Description: "claude -p --max-turns 1: the model calls a tool, the limit ends the turn after it: neither Stop nor StopFailure fires, only SessionEnd{other}",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"limit": {
+					calls(call("Bash", obj{"command": "echo one", "description": "Say one"})),
+					calls(call("Bash", obj{"command": "echo two", "description": "Say two"})),
+					say("Never reached."),
+				}}),
+				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:limit two steps", "--max-turns", "1", "--permission-mode", "bypassPermissions")...),
 			},
 			{
 				Name: "queued", Mode: "headless",
@@ -212,6 +223,25 @@ func claudeCode() *Agent {
 				}}),
 				Control: &Control{Down: true},
 				Drive:   headless(2*time.Minute, claudeHeadless("SCENARIO:down create a file")...),
+			},
+			{
+				Name: "queued-interrupt", Mode: "tmux",
+				Description: "claude TUI: a prompt typed while the first turn waits on the model is queued (UserPromptSubmit with the running turn's prompt_id); Esc interrupts the first turn and the queued prompt runs as its own turn, whose tool and Stop carry a new prompt_id; /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Ended: 1, Interrupts: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow": {{Hang: true}},
+					"queued": {
+						calls(call("Bash", obj{"command": "echo queued", "description": "Say queued"})),
+						say("Queued done."),
+					},
+				}),
+				Drive: TUI([]string{"--permission-mode", "default", "--allowedTools", "Bash(echo queued)"},
+					Screen(claudeReady),
+					Typed("SCENARIO:slow think hard"), Fired("UserPromptSubmit", 1), Screen("esc to interrupt"),
+					Pause(time.Second), Typed("SCENARIO:queued say queued"), Fired("UserPromptSubmit", 2),
+					Pause(time.Second), Pressed("Escape"),
+					Fired("Stop", 1), Screen(claudeReady),
+					Typed("/exit"), Fired("SessionEnd", 1)),
 			},
 			{
 				Name: "interrupt-compact", Mode: "tmux",

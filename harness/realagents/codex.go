@@ -2,6 +2,8 @@ package realagents
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"path/filepath"
@@ -26,7 +28,7 @@ func codex() *Agent {
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "codex exec: spawn_agent delegates to a subagent (its UserPromptSubmit carries the parent's session_id, its own turn_id and an agent_id) that runs a command; the parent waits for it and answers",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: 1},
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Subagents: 1, ToolNames: []string{"Bash", "spawn_agent", "wait_agent"}},
 				Model: func(req fakemodel.Request) fakemodel.Reply {
 					switch {
 					case req.Side():
@@ -50,10 +52,48 @@ func codex() *Agent {
 			},
 			{
 				Name: "api-error", Mode: "headless",
-				Description: "codex exec: the model API answers 400 (no retries configured); Codex fires no Stop for the failed turn, then SessionEnd",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, OpenRuns: 1},
+				Description: "codex exec: the model API answers 400 (no retries configured); PostModelRequest reports the failed attempt, Codex fires no Stop for the failed turn, then SessionEnd",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
 				Model:       failing,
 				Drive:       headless(2*time.Minute, codexExec("SCENARIO:fail hello")...),
+			},
+			{
+				Name: "retries-exhausted", Mode: "headless",
+				Description: "codex exec with one stream retry: both attempts' streams report response.failed (two PostModelRequest failed), no Stop, then SessionEnd: the turn failed",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Failures: 1},
+				Model: func(req fakemodel.Request) fakemodel.Reply {
+					if req.Side() {
+						return say("Done.")
+					}
+					return fakemodel.Reply{StreamFailed: true}
+				},
+				Drive: headless(2*time.Minute, codexExec("SCENARIO:exhaust hello", "-c", codexRetries)...),
+			},
+			{
+				Name: "retry", Mode: "headless",
+				Description: "codex exec with one stream retry: the first attempt's stream reports response.failed (PostModelRequest failed, attempt 1), the retry completes and the turn ends with Stop: a failed attempt is not a failed turn",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model:       failingOnceWith("retry", fakemodel.Reply{StreamFailed: true}, say("Second attempt worked.")),
+				Drive:       headless(2*time.Minute, codexExec("SCENARIO:retry hello", "-c", codexRetries)...),
+			},
+			{
+				Name: "patch-approval", Mode: "tmux",
+				Description: "codex TUI (-a on-request, read-only sandbox, a model Codex offers apply_patch to): two apply_patch calls, each approved once (y) and then applied; their PermissionRequest names no call and its command lacks the trailing newline of the tool hooks; then /quit",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 2, ToolNames: []string{"apply_patch"}},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"patch": {
+					calls(fakemodel.ToolCall{Name: "apply_patch", Custom: true, Input: "*** Begin Patch\n*** Add File: first.txt\n+first\n*** End Patch\n"}),
+					calls(fakemodel.ToolCall{Name: "apply_patch", Custom: true, Input: "*** Begin Patch\n*** Add File: second.txt\n+second\n*** End Patch\n"}),
+					say("Two files made."),
+				}}),
+				Drive: codexWithPatchModel(TUI([]string{"--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "read-only", "-m", codexPatchModel},
+					Screen("Ask Codex to do anything"),
+					Submitted("SCENARIO:patch make two files", "UserPromptSubmit"),
+					Fired("PermissionRequest", 1), Screen("(y)"), Pause(time.Second), Pressed("y"),
+					Fired("PostToolUse", 1),
+					Fired("PermissionRequest", 2), Screen("(y)"), Pause(time.Second), Pressed("y"),
+					Fired("PostToolUse", 2), Fired("Stop", 1), Screen("Ask Codex to do anything"),
+					Typed("/quit"), Fired("SessionEnd", 1),
+				)),
 			},
 			{
 				Name: "approval", Mode: "tmux",
@@ -114,6 +154,52 @@ func codexExecResume(r *Run) error {
 	_, err := r.Exec(2*time.Minute, "", append([]string{"exec", "resume", "--last", "--skip-git-repo-check",
 		"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}, "SCENARIO:second again")...)
 	return err
+}
+
+// codexRetries lets Codex retry a failed model stream once (the
+// provider's default in the harness is no retry; an HTTP-level retry is
+// inside one attempt and fires no hook).
+const codexRetries = "model_providers.fake.stream_max_retries=1"
+
+// codexPatchModel is the model codexWithPatchModel adds to Codex's
+// catalog: Codex offers apply_patch only to a model its catalog says
+// takes it (an unknown name gets the fallback metadata, without it).
+const codexPatchModel = "fake-patch-model"
+
+// codexWithPatchModel runs drive with codexPatchModel in the model catalog:
+// a copy of the installed Codex's own catalog entry (`codex debug models`)
+// of a model with the freeform apply_patch tool and the plain Responses
+// tool list, renamed, with no upgrade offer.
+func codexWithPatchModel(drive func(r *Run) error) func(r *Run) error {
+	return func(r *Run) error {
+		out, err := r.Exec(time.Minute, "", "debug", "models")
+		if err != nil {
+			return err
+		}
+		var entry map[string]any
+		for _, m := range gjson.Get(out[strings.IndexByte(out, '{'):], "models").Array() {
+			if m.Get("apply_patch_tool_type").String() == "freeform" && !m.Get("use_responses_lite").Bool() {
+				entry, _ = m.Value().(map[string]any)
+			}
+		}
+		if entry == nil {
+			return fmt.Errorf("codex debug models lists no model with the freeform apply_patch tool")
+		}
+		entry["slug"], entry["display_name"], entry["upgrade"] = codexPatchModel, codexPatchModel, nil
+		catalog := filepath.Join(r.Home, ".codex", "patch-catalog.json")
+		if err := r.WriteJSON(catalog, obj{"models": []any{entry}}); err != nil {
+			return err
+		}
+		cfg := filepath.Join(r.Home, ".codex", "config.toml")
+		b, err := os.ReadFile(cfg)
+		if err != nil {
+			return err
+		}
+		if err := r.WriteFile(cfg, fmt.Sprintf("model_catalog_json = %q\n", catalog)+string(b)); err != nil {
+			return err
+		}
+		return drive(r)
+	}
 }
 
 // codexExec is `codex exec PROMPT` trusting the registered hooks.

@@ -111,12 +111,16 @@ type Fixture struct {
 	// Exports are a recorded OTLP channel's export requests (otlp.jsonl),
 	// beside the firings of the hooks registered with it, if any.
 	Exports []Export
+	// Tools are the tool names the agent offered its model in the
+	// session (tools.json; nil when the recording kept none).
+	Tools []string
 }
 
 // Fixture file names inside fixtures/<agent>/recorded/<scenario>/.
 const (
 	scenarioJSON = "scenario.json"
 	firingsFile  = "firings.jsonl"
+	toolsFile    = "tools.json"
 )
 
 // LoadFixtures reads every recorded scenario under root
@@ -153,6 +157,11 @@ func LoadFixture(dir string) (Fixture, error) {
 	}
 	if fx.Exports, err = ReadExports(filepath.Join(dir, exportsFile)); err != nil {
 		return fx, fmt.Errorf("fixture %s: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, toolsFile)); err == nil {
+		if err := json.Unmarshal(b, &fx.Tools); err != nil {
+			return fx, fmt.Errorf("fixture %s: %s: %w", dir, toolsFile, err)
+		}
 	}
 	f, err := os.Open(filepath.Join(dir, firingsFile))
 	if os.IsNotExist(err) && (len(fx.Stream) > 0 || len(fx.Exports) > 0) {
@@ -191,6 +200,15 @@ func (fx Fixture) Save() error {
 	}
 	if err := os.WriteFile(filepath.Join(fx.Dir, scenarioJSON), append(b, '\n'), 0o644); err != nil {
 		return err
+	}
+	if fx.Tools != nil {
+		t, err := json.Marshal(fx.Tools)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(fx.Dir, toolsFile), append(t, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
 	if len(fx.Stream) > 0 {
 		return WriteStreamLines(filepath.Join(fx.Dir, streamFile), fx.Stream)

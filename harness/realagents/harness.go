@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -291,6 +292,7 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 		Firings:  fs,
 		Stream:   ss,
 		Exports:  es,
+		Tools:    offered(r.Model.Requests()),
 	}
 	return fx, nil
 }
@@ -304,4 +306,21 @@ func scenarioFile(a *Agent, s *Scenario, fs []Firing) ScenarioFile {
 		f.OpenTools = a.Unsignalled(fs)
 	}
 	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f, OTel: s.OTel, Control: s.Control}
+}
+
+// offered is the sorted set of tool names the requests offered ([] when
+// none did: the recording kept the list, and it is empty).
+func offered(reqs []fakemodel.Request) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, q := range reqs {
+		for _, t := range q.Tools {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

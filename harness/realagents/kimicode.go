@@ -169,6 +169,36 @@ func kimiCode() *Agent {
 					return kimiExit(r, t)
 				},
 			},
+			{
+				Name: "queued-interrupt", Mode: "tmux",
+				Description: "kimi TUI (--auto): a prompt queued behind a long command, then Esc: the queued turn's TurnStarted can come before the Interrupt{turn_id} of the turn it follows; the queued turn then runs to its Stop; /exit",
+				Facts:       truth.Facts{Turns: 2, Sessions: 1, Interrupts: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{
+					"slow":   {calls(call("Bash", obj{"command": "sleep 60"})), say("Slept.")},
+					"queued": {calls(call("Bash", obj{"command": "echo queued"})), say("Queued done.")},
+				}),
+				Drive: func(r *Run) error {
+					t, err := kimiTUI(r, "--auto")
+					if err != nil {
+						return err
+					}
+					defer t.Close()
+					t.Type("SCENARIO:slow take long", true)
+					if err := r.WaitFiring("PreToolUse", 1, time.Minute); err != nil {
+						return err
+					}
+					t.Type("SCENARIO:queued then this", true)
+					time.Sleep(2 * time.Second)
+					t.Keys("Escape")
+					if err := r.WaitFiring("Interrupt", 1, time.Minute); err != nil {
+						return err
+					}
+					if err := r.WaitFiring("Stop", 1, time.Minute); err != nil {
+						return err
+					}
+					return kimiExit(r, t)
+				},
+			},
 		},
 	}
 }

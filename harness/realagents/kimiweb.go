@@ -107,6 +107,37 @@ func kimiWebAgent() *Agent {
 				},
 			},
 			{
+				Name: "abort-pending", Mode: "rest",
+				Description: "kimi web: the prompt is aborted over REST while its approval is still pending; the turn ends cancelled, then the server resolves the approval on its own",
+				Facts:       truth.Facts{Turns: 1, Interrupts: 1, OpenTools: truth.Any},
+				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"pending": {bash("touch never-made"), say("Never.")}}),
+				Drive: func(r *Run) error {
+					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
+						pid, err := k.prompt(sid, "SCENARIO:pending ask then abort")
+						if err != nil {
+							return err
+						}
+						if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.approval.requested" }, 1, time.Minute); err != nil {
+							return err
+						}
+						time.Sleep(time.Second)
+						if _, err := k.rest("POST", "/sessions/"+sid+"/prompts/"+pid+":abort", obj{}); err != nil {
+							return err
+						}
+						if err := k.waitTurns(sid, 1); err != nil {
+							return err
+						}
+						// The server's own resolution of the approval follows
+						// the turn's end.
+						_, err = k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.approval.resolved" }, 1, 20*time.Second)
+						if err != nil {
+							r.Notes = append(r.Notes, "no event.approval.resolved after the abort: "+err.Error())
+						}
+						return nil
+					})
+				},
+			},
+			{
 				Name: "retry", Mode: "rest",
 				Description: "kimi web: the model API answers 500 once; Kimi retries the step and the turn completes",
 				Facts:       truth.Facts{Turns: 1},

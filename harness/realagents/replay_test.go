@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/aep-hook/aep-hook/harness/truth"
@@ -130,7 +131,7 @@ func TestRecordedUnsignalled(t *testing.T) {
 				continue
 			}
 			checked++
-			if want := scenarioFile(a, s, fx.Firings).Facts; fx.Scenario.Facts != want {
+			if want := scenarioFile(a, s, fx.Firings).Facts; !reflect.DeepEqual(fx.Scenario.Facts, want) {
 				t.Errorf("%s/%s: recorded facts %+v, want %+v", a.Name, s.Name, fx.Scenario.Facts, want)
 			}
 		}

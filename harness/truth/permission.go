@@ -20,6 +20,26 @@ func ranButDismissed(logs []Log) []string {
 	var bad []string
 	for _, lg := range logs {
 		bad = append(bad, permissionCalls(lg)...)
+		bad = append(bad, danglingSettlements(lg)...)
+	}
+	return bad
+}
+
+// danglingSettlements returns a violation for every attention.answered or
+// attention.resolved whose subject is not a request raised earlier in the
+// log: a consumer cannot tell what it settles.
+func danglingSettlements(lg Log) []string {
+	var bad []string
+	raised := map[string]bool{}
+	for i, e := range lg.Events {
+		switch str(e, "type") {
+		case "attention.requested":
+			raised[str(e, "id")] = true
+		case "attention.answered", "attention.resolved":
+			if s := str(e, "subject"); !raised[s] {
+				bad = append(bad, fmt.Sprintf("%s event %d (%s): its subject %q names no request raised before it", lg.Name, i+1, str(e, "type"), s))
+			}
+		}
 	}
 	return bad
 }

@@ -2,7 +2,7 @@
 // a session: one run per vendor turn, no run or tool call with two terminals
 // or (where the vendor gave a signal) none, no run.cancelled without an
 // interrupt, one session.started per AEP session, compactions only when
-// they happened, answers recorded as answers, and every event valid against
+// they happened, every delegation naming a child that is in the record, answers recorded as answers, and every event valid against
 // the AEP schemas. The facts come from whoever drove the session (the
 // real-agent harness knows what its scenario did); the record comes from the
 // logs aep-hook wrote.
@@ -13,6 +13,7 @@ package truth
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -73,6 +74,10 @@ type Facts struct {
 	// (attention.answered via control); the rest of Answers came out of
 	// band.
 	ViaControl int `json:"via_control,omitempty"`
+	// ToolNames, when set, are the names of the tools the session really
+	// called (the names the agent offered its model): every tool event
+	// must name one of them, not a vendor's internal spelling.
+	ToolNames []string `json:"tool_names,omitempty"`
 }
 
 // Any marks a fact the scenario cannot know.
@@ -119,6 +124,8 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	children := map[string]bool{}  // child sessions named by a parent's lineage
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
+	type link struct{ at, run string }
+	var lineage []link                                       // child runs the delegations name (session/run)
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
 	type resume struct{ at, session, from string }
 	var resumes []resume // new AEP sessions continuing an earlier one
@@ -188,6 +195,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					errf("%s: tool event in run %q that never started", at, run)
 				}
 				tool, _ := data(e)["tool"].(map[string]any)
+				if name, _ := tool["name"].(string); len(f.ToolNames) > 0 && !slices.Contains(f.ToolNames, name) {
+					errf("%s: tool %q is none of the tools called (%s)", at, name, strings.Join(f.ToolNames, ", "))
+				}
 				call, _ := tool["call_id"].(string)
 				if call == "" {
 					break
@@ -202,8 +212,20 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				} else {
 					tools[ck] = append(tools[ck], typ)
 				}
-			case "delegation.subagent.started":
-				childRuns[sess+"/"+str(e, "subject")] = true
+			case "delegation.subagent.started", "delegation.subagent.stopped":
+				if typ == "delegation.subagent.started" {
+					childRuns[sess+"/"+str(e, "subject")] = true
+				}
+				child, _ := data(e)["child"].(map[string]any)
+				if str(child, "run") == "" && str(child, "session") == "" && str(child, "agent") == "" {
+					errf("%s: the delegation names no child (data.child run, session or agent): its lineage cannot be followed", at)
+				}
+				if r := str(child, "run"); r != "" {
+					lineage = append(lineage, link{at, sess + "/" + r})
+				}
+				if cs := str(child, "session"); cs != "" && !hasSession(logs, cs) {
+					errf("%s: the delegation's child session %q is not in the record", at, cs)
+				}
 			case "attention.resolved":
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
@@ -220,6 +242,11 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					viaControl++
 				}
 			}
+		}
+	}
+	for _, l := range lineage {
+		if runs[l.run] == nil {
+			errf("%s: the delegation's child run %q never started", l.at, strings.SplitN(l.run, "/", 2)[1])
 		}
 	}
 	rootRuns := 0

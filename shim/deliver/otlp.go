@@ -94,6 +94,9 @@ func Logs(lines [][]byte, maxCapture redact.Level) (plog.Logs, int, error) {
 	byAgent := map[string]plog.LogRecordSlice{}
 	for i, line := range lines {
 		ev, err := decodeEvent(line)
+		if err == nil {
+			ev, err = downlevelAbove(line, ev, maxCapture)
+		}
 		if err != nil {
 			return plog.Logs{}, i, err
 		}
@@ -111,6 +114,40 @@ func Logs(lines [][]byte, maxCapture redact.Level) (plog.Logs, int, error) {
 		}
 	}
 	return ld, -1, nil
+}
+
+// downlevelAbove down-levels an event above maxCapture before export
+// (AEP-0005 §3.3, AEP-0001 §8.2): what the schema marks structural survives
+// (an attention request's kind, its options, the synthesized metadata
+// prompt), and the record claims the level it really has.
+func downlevelAbove(line []byte, ev *wireEvent, maxCapture redact.Level) (*wireEvent, error) {
+	level, err := redact.ParseLevel(firstOr(ev.Capture, "metadata"))
+	if err != nil || level <= maxCapture {
+		return ev, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("not an AEP event: %w", err)
+	}
+	down, err := redact.Downlevel(m, maxCapture)
+	if err != nil {
+		return nil, fmt.Errorf("not an AEP event: %w", err)
+	}
+	b, err := json.Marshal(down)
+	if err != nil {
+		return nil, fmt.Errorf("down-level: %w", err)
+	}
+	return decodeEvent(b)
+}
+
+// firstOr is s, or def when s is empty.
+func firstOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func decodeEvent(line []byte) (*wireEvent, error) {
@@ -179,9 +216,8 @@ func project(ev *wireEvent, lr plog.LogRecord, maxCapture redact.Level) error {
 	putStr(a, "aep.causation_id", ev.Cause)
 	putStr(a, "aep.subject", ev.Subject)
 
-	// §3.3: an event above max_capture exports envelope-derived attributes
-	// only. Without a schema-aware hop in between, dropping the data whole
-	// is the conservative down-level the spec's pins fix.
+	// §3.3: Logs down-leveled an event above max_capture; one that still
+	// claims more (an unknown level) or none exports the envelope only.
 	level, err := redact.ParseLevel(capture)
 	if err != nil || level > maxCapture || level == redact.None {
 		return nil

@@ -186,6 +186,26 @@ func eventFromPin(t *testing.T, pin map[string]any) []byte {
 	return append(b, '\n')
 }
 
+// envelopeOf is a record without its body, its capture claim and its
+// hoisted gen_ai.* attributes: what a down-leveled export keeps of the
+// envelope whatever its data.
+func envelopeOf(r map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range r {
+		if k != "body" {
+			out[k] = v
+		}
+	}
+	attrs := map[string]any{}
+	for k, v := range r["attributes"].(map[string]any) {
+		if k != "aep.capture" && !strings.HasPrefix(k, "gen_ai.") {
+			attrs[k] = v
+		}
+	}
+	out["attributes"] = attrs
+	return out
+}
+
 // TestOTLPPins exports each pinned event through the real OTLP/HTTP path
 // and compares the received record with its pin exactly.
 func TestOTLPPins(t *testing.T) {
@@ -221,7 +241,22 @@ func TestOTLPPins(t *testing.T) {
 			if len(rcv.recs) != 1 {
 				t.Fatalf("received %d records", len(rcv.recs))
 			}
-			if got, want := canon(t, rcv.recs[0]), canon(t, pins[k]); got != want {
+			got, want := rcv.recs[0], pins[k]
+			if attrs := want["attributes"].(map[string]any); attrs["aep.capture"] != "metadata" && want["body"] == nil {
+				// The pin exports an event above max_capture as its
+				// envelope, still claiming its own level; AEP-0005 §3.3
+				// down-levels it (AEP-0001 §8.2) and the record claims
+				// what it really carries. The envelope must match, the
+				// invented content must not leave.
+				if strings.Contains(canon(t, got), "secret content") {
+					t.Errorf("pin %s: content above the ceiling exported: %s", k, canon(t, got))
+				}
+				if c := got["attributes"].(map[string]any)["aep.capture"]; c != "metadata" {
+					t.Errorf("pin %s: aep.capture %v, want metadata (the level down-leveled to)", k, c)
+				}
+				got, want = envelopeOf(got), envelopeOf(want)
+			}
+			if got, want := canon(t, got), canon(t, want); got != want {
 				t.Errorf("record differs from pin %s\n got: %s\nwant: %s", k, got, want)
 			}
 		})
@@ -229,10 +264,12 @@ func TestOTLPPins(t *testing.T) {
 	t.Logf("OTLP pins: %d/%d", len(keys), len(keys))
 }
 
-// TestOTLPSeverityAndCapture covers the whole §3.4 table and max_capture.
+// TestOTLPSeverityAndCapture covers the whole §3.4 table and max_capture:
+// an event above it is down-leveled before export (AEP-0005 §3.3), keeping
+// its structural members and claiming the level it really has.
 func TestOTLPSeverityAndCapture(t *testing.T) {
 	line := func(sev, capture string) []byte {
-		return []byte(`{"aep":"0.1","id":"X","type":"x.t","time":"2026-07-03T10:00:00.000Z","source":"aep://h/agent/a","agent":"a","severity":"` + sev + `","capture":"` + capture + `","data":{"k":"v","gen_ai.request.model":"m"}}` + "\n")
+		return []byte(`{"aep":"0.1","id":"X","type":"x.t","time":"2026-07-03T10:00:00.000Z","source":"aep://h/agent/a","agent":"a","severity":"` + sev + `","capture":"` + capture + `","data":{"k":"v","prose":"free text with spaces","gen_ai.request.model":"m"}}` + "\n")
 	}
 	tests := []struct {
 		sev, capture string
@@ -240,15 +277,19 @@ func TestOTLPSeverityAndCapture(t *testing.T) {
 		text         string
 		num          int
 		body         bool
+		prose        bool   // the free text survives
+		claim        string // aep.capture exported
 	}{
-		{"debug", "metadata", redact.Metadata, "DEBUG", 5, true},
-		{"info", "metadata", redact.Metadata, "INFO", 9, true},
-		{"notice", "metadata", redact.Metadata, "INFO2", 10, true},
-		{"warning", "metadata", redact.Metadata, "WARN", 13, true},
-		{"error", "redacted", redact.Metadata, "ERROR", 17, false},
-		{"critical", "redacted", redact.Redacted, "FATAL", 21, true},
-		{"info", "full", redact.Redacted, "INFO", 9, false},
-		{"info", "none", redact.Full, "INFO", 9, false},
+		{"debug", "metadata", redact.Metadata, "DEBUG", 5, true, true, "metadata"},
+		{"info", "metadata", redact.Metadata, "INFO", 9, true, true, "metadata"},
+		{"notice", "metadata", redact.Metadata, "INFO2", 10, true, true, "metadata"},
+		{"warning", "metadata", redact.Metadata, "WARN", 13, true, true, "metadata"},
+		// x.t has no capture annotations: down-leveled, it loses its
+		// data wholesale (AEP-0001 §8.2), and says it is metadata.
+		{"error", "redacted", redact.Metadata, "ERROR", 17, false, false, "metadata"},
+		{"critical", "redacted", redact.Redacted, "FATAL", 21, true, true, "redacted"},
+		{"info", "full", redact.Redacted, "INFO", 9, false, false, "metadata"},
+		{"info", "none", redact.Full, "INFO", 9, false, false, "none"},
 	}
 	for _, tt := range tests {
 		ld, _, err := Logs([][]byte{line(tt.sev, tt.capture)}, tt.max)
@@ -256,14 +297,36 @@ func TestOTLPSeverityAndCapture(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := pinShape(ld)[0]
-		_, hasBody := r["body"]
-		_, hoisted := r["attributes"].(map[string]any)["gen_ai.request.model"]
-		if r["severity_text"] != tt.text || r["severity_number"] != tt.num || hasBody != tt.body || hoisted != tt.body {
+		body, hasBody := r["body"].(map[string]any)
+		_, prose := body["prose"]
+		attrs := r["attributes"].(map[string]any)
+		_, hoisted := attrs["gen_ai.request.model"]
+		if r["severity_text"] != tt.text || r["severity_number"] != tt.num || hasBody != tt.body || hoisted != tt.body ||
+			prose != tt.prose || attrs["aep.capture"] != tt.claim {
 			t.Errorf("%s/%s at %v: %v", tt.sev, tt.capture, tt.max, r)
 		}
 	}
 	if _, i, err := Logs([][]byte{[]byte("{}\n"), []byte("nope\n")}, redact.Metadata); err == nil || i != 0 {
 		t.Errorf("bad line: index %d err %v", i, err)
+	}
+}
+
+// TestOTLPAttention: an attention request at its default redacted capture
+// exports, at the default metadata max_capture, its kind, its options and
+// the synthesized metadata prompt, claiming metadata; the prompt text the
+// human would read does not leave.
+func TestOTLPAttention(t *testing.T) {
+	line := []byte(`{"aep":"0.1","id":"A","type":"attention.requested","time":"2026-07-03T10:00:00.000Z","source":"aep://h/agent/codex/session/s","agent":"codex","session":"s","subject":"Bash","capture":"redacted",` +
+		`"data":{"kind":"permission","prompt":"Permission requested: Bash — rm -rf /srv/data","options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}],"respond_via":["control"]}}` + "\n")
+	ld, _, err := Logs([][]byte{line}, redact.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pinShape(ld)[0]
+	body, _ := r["body"].(map[string]any)
+	if r["attributes"].(map[string]any)["aep.capture"] != "metadata" || body["kind"] != "permission" ||
+		body["options"] == nil || body["prompt"] == nil || strings.Contains(fmt.Sprint(body), "rm -rf") {
+		t.Errorf("attention.requested exported as %v", r)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -504,7 +505,7 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 		t.Facts = f
 	}
 	t.Plugin = sc.pluginFacts(srv.Agent, t.Facts)
-	if *t.Plugin != t.Facts {
+	if !reflect.DeepEqual(*t.Plugin, t.Facts) {
 		t.PluginWhy = sc.PluginWhy
 	}
 	if err := rec.Save(t); err != nil {

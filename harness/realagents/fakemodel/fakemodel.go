@@ -66,6 +66,14 @@ type Reply struct {
 	// away, the server closes or 30 s pass (then the stream ends empty): a
 	// model still thinking, for interrupts.
 	Hang bool
+	// StreamFailed starts the stream and then reports the response failed
+	// (Responses: response.failed with a server_error): a failure the
+	// agent's stream retry sees, unlike an HTTP status.
+	StreamFailed bool
+	// Refuse ends the answer as the API ends a refusal (Anthropic
+	// stop_reason refusal, Gemini finishReason SAFETY, chat completions
+	// finish_reason content_filter), with Text (if any) before it.
+	Refuse bool
 	// InputTokens is the prompt size the answer's usage reports (0: 100):
 	// a large one makes an agent compact its context.
 	InputTokens int
@@ -136,10 +144,12 @@ func Turns(byMarker map[string][]Reply) Script {
 // markerRE finds the scenario marker in a prompt.
 var markerRE = regexp.MustCompile(`SCENARIO:([A-Za-z0-9_.-]+)`)
 
-// Marker returns the SCENARIO: token in s, "" when none.
+// Marker returns the last SCENARIO: token in s, "" when none: a message
+// holding two prompts (Claude Code folds a queued prompt into the
+// interrupted one's message) is answered for the later.
 func Marker(s string) string {
-	if m := markerRE.FindStringSubmatch(s); m != nil {
-		return m[1]
+	if ms := markerRE.FindAllStringSubmatch(s, -1); len(ms) > 0 {
+		return ms[len(ms)-1][1]
 	}
 	return ""
 }

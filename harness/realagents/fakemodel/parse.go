@@ -105,6 +105,10 @@ func anthropicEntries(body []byte) []entry {
 			es = append(es, entry{assistant: true})
 			continue
 		}
+		if role == "system" {
+			// Claude Code 2.1.332 sends its environment as a system message.
+			continue
+		}
 		var texts []string
 		toolResult := false
 		if c.Type == gjson.String {

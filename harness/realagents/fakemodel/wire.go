@@ -24,7 +24,10 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request, req Request, 
 		content = append(content, map[string]any{"type": "tool_use", "id": cid, "name": c.Name, "input": args})
 	}
 	stop := "end_turn"
-	if len(rep.Calls) > 0 {
+	switch {
+	case rep.Refuse:
+		stop = "refusal"
+	case len(rep.Calls) > 0:
 		stop = "tool_use"
 	}
 	usage := map[string]any{"input_tokens": rep.inputTokens(), "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -104,6 +107,16 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, req Request, 
 		e.event(typ, kv)
 	}
 	ev("response.created", map[string]any{"response": base})
+	if rep.StreamFailed {
+		failed := map[string]any{}
+		for k, v := range base {
+			failed[k] = v
+		}
+		failed["status"] = "failed"
+		failed["error"] = map[string]any{"code": "server_error", "message": "scripted stream failure"}
+		ev("response.failed", map[string]any{"response": failed})
+		return
+	}
 	if rep.Hang {
 		ev("response.in_progress", map[string]any{"response": base})
 		s.hang(r)
@@ -146,9 +159,13 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, req Request, rep
 	if parts == nil {
 		parts = []any{map[string]any{"text": ""}}
 	}
+	finish := "STOP"
+	if rep.Refuse {
+		finish = "SAFETY"
+	}
 	resp := map[string]any{
 		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts},
-			"finishReason": "STOP", "index": 0}},
+			"finishReason": finish, "index": 0}},
 		"usageMetadata": map[string]any{"promptTokenCount": rep.inputTokens(), "candidatesTokenCount": 20, "totalTokenCount": rep.inputTokens() + 20},
 		"modelVersion":  req.Model,
 	}
@@ -171,7 +188,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request, rep R
 	cid := fmt.Sprintf("chatcmpl-fake%04d", id)
 	created := time.Now().Unix()
 	finish := "stop"
-	if len(rep.Calls) > 0 {
+	switch {
+	case rep.Refuse:
+		finish = "content_filter"
+	case len(rep.Calls) > 0:
 		finish = "tool_calls"
 	}
 	var calls []any

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -128,19 +129,19 @@ func (h *Harness) RecordAll(peer, scenario string) error {
 		return err
 	}
 	for _, p := range acpPeers() {
-		if peer != "" && peer != p.Name {
+		if !named(peer, p.Name) {
 			continue
 		}
-		if err := h.install(p.pkg); err != nil {
+		if err := h.installPeer(p); err != nil {
 			fail(err)
 			continue
 		}
 		for _, s := range p.Scenarios {
-			if scenario != "" && scenario != s.Name {
+			if !named(scenario, s.Name) {
 				continue
 			}
 			fmt.Fprintf(h.Log, "record acp %s/%s\n", p.Name, s.Name)
-			rec, err := h.recordACP(p, s)
+			rec, err := h.recordACP(p, s, h.Fixtures)
 			if err != nil {
 				fail(fmt.Errorf("acp %s/%s: %w", p.Name, s.Name, err))
 				continue
@@ -155,7 +156,7 @@ func (h *Harness) RecordAll(peer, scenario string) error {
 			return err
 		}
 		for _, s := range aguiScenarios() {
-			if scenario != "" && scenario != s.Name {
+			if !named(scenario, s.Name) {
 				continue
 			}
 			fmt.Fprintf(h.Log, "record agui %s\n", s.Name)
@@ -175,20 +176,52 @@ func (h *Harness) RecordAll(peer, scenario string) error {
 	return nil
 }
 
-// recordACP drives one scenario with the SDK client through the tee.
-func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
+// installPeer installs what the peer runs: its package, the example
+// agent's SDK, Node 22.
+func (h *Harness) installPeer(p *acpPeer) error {
+	if p.Name == "acp-example-agent" {
+		return h.install(acpExample)
+	}
+	if p.Node22 {
+		if err := h.install(node22); err != nil {
+			return err
+		}
+	}
+	return h.install(p.pkg())
+}
+
+// named reports whether name is in the comma-separated list ("" names
+// every one).
+func named(list, name string) bool {
+	if list == "" {
+		return true
+	}
+	for _, n := range strings.Split(list, ",") {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// recordACP drives one scenario with the SDK client through the tee; the
+// recording's folder is under fixtures.
+func (h *Harness) recordACP(p *acpPeer, s scenario, fixtures string) (Recording, error) {
 	r, err := h.newRun()
 	if err != nil {
 		return Recording{}, err
 	}
 	defer r.close()
+	if p.Node22 {
+		r.Setenv("PATH", filepath.Join(h.Cache, node22.Dir, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	if p.Model != nil {
 		logf, err := os.Create(filepath.Join(r.Dir, "model.log"))
 		if err != nil {
 			return Recording{}, err
 		}
 		defer logf.Close()
-		if r.Model, err = fakemodel.Start(fakemodel.ChatCompletions, p.Model, logf); err != nil {
+		if r.Model, err = fakemodel.Start(p.API, p.Model(r), logf); err != nil {
 			return Recording{}, err
 		}
 	}
@@ -197,7 +230,7 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 			return Recording{}, err
 		}
 	}
-	r.Setenv("ACP_SDK", filepath.Join(h.Cache, acpSDK.Dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "acp.js"))
+	r.Setenv("ACP_SDK", filepath.Join(h.Cache, acpSDK.Dir, "node_modules", "@agentclientprotocol", "sdk", "dist", "v1", "stable", "acp.js"))
 	r.Setenv("ACP_CWD", r.Work)
 	transcript := filepath.Join(r.Dir, "transcript.jsonl")
 	args := append([]string{s.Name, transcript, "--", h.AEPHook, "acp", "--"}, p.Command(r)...)
@@ -209,9 +242,12 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 		return Recording{}, err
 	}
 	rec := Recording{
-		Dir: filepath.Join(h.Fixtures, ACP, "recorded", p.Name+"-"+s.Name),
+		Dir: filepath.Join(fixtures, ACP, "recorded", p.Name+"-"+s.Name),
 		Meta: Meta{Protocol: ACP, Peer: p.Name, Package: p.Package, Version: p.Version, Client: acpSDK.Names[0],
 			Scenario: s.Name, Description: s.Description, Facts: s.Facts, Denied: s.Denied, Orphan: s.Orphan},
+	}
+	if r.Model != nil {
+		rec.Meta.Tools = offered(r.Model.Requests())
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
 		var e Entry
@@ -230,6 +266,22 @@ func (h *Harness) recordACP(p *acpPeer, s scenario) (Recording, error) {
 	return rec, nil
 }
 
+// offered is the sorted set of tool names the model requests offered.
+func offered(reqs []fakemodel.Request) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, q := range reqs {
+		for _, t := range q.Tools {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // checkLive prints what the real tee recorded during the real run, held
 // to the scenario's facts (replay is what asserts; this shows the real
 // run agreed).
@@ -239,7 +291,7 @@ func (h *Harness) checkLive(r *run, rec Recording) {
 		fmt.Fprintf(h.Log, "  live record: %v\n", err)
 		return
 	}
-	problems := append(truth.Check(logs, rec.Meta.Facts, nil), teeChecks(logs, rec.Meta)...)
+	problems := append(truth.Check(logs, rec.Meta.Facts, nil), teeChecks(logs, rec)...)
 	fmt.Fprintf(h.Log, "  live record: %s\n", truth.Summary(logs))
 	for _, p := range problems {
 		fmt.Fprintf(h.Log, "  live record problem: %s\n", p)

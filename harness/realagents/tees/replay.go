@@ -50,10 +50,10 @@ func (h *Harness) ReplayAll(peer, scenario string) bool {
 	}
 	passed, total := 0, 0
 	for _, rec := range recs {
-		if peer != "" && peer != rec.Meta.Peer && peer != rec.Meta.Protocol {
+		if !named(peer, rec.Meta.Peer) && !named(peer, rec.Meta.Protocol) {
 			continue
 		}
-		if scenario != "" && scenario != rec.Meta.Scenario {
+		if !named(scenario, rec.Meta.Scenario) {
 			continue
 		}
 		ok := true
@@ -102,7 +102,7 @@ func (h *Harness) Replay(rec Recording, capture, tmp string, schemas *truth.Sche
 	}
 	res.Logs = logs
 	res.Problems = append(res.Problems, truth.Check(logs, rec.Meta.Facts, schemas)...)
-	res.Problems = append(res.Problems, teeChecks(logs, rec.Meta)...)
+	res.Problems = append(res.Problems, teeChecks(logs, rec)...)
 	return res
 }
 
@@ -278,8 +278,10 @@ func signalName(s syscall.Signal) string {
 // RunPeer runs a scripted peer of a replay (`realtees peer ...`, or the
 // test binary): "acp-agent DIR PROBLEMS" plays the agent of the recording
 // in DIR on stdin/stdout, noting every difference in the file PROBLEMS;
-// "acp-worker DIR PROBLEMS FROM" is the worker an orphaning agent leaves
-// behind, playing the entries from index FROM. It returns the exit status.
+// "acp-worker DIR PROBLEMS" is the worker an orphaning agent leaves
+// behind: started with the agent (as Qwen Code's launcher starts its
+// worker), it waits on file descriptor 3 for the index the agent died at
+// and plays the entries from there. It returns the exit status.
 func RunPeer(args []string) int {
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: peer acp-agent|acp-worker DIR PROBLEMS [FROM]")
@@ -294,10 +296,17 @@ func RunPeer(args []string) int {
 	switch args[0] {
 	case "acp-agent":
 		p.signals = notifyStop()
+		if rec.Meta.Orphan {
+			p.startWorker()
+		}
 		return p.play(0, false)
 	case "acp-worker":
+		// The agent writes where it died just before it dies; a pipe that
+		// ends with nothing written means it never left a worker behind.
 		var from int
-		fmt.Sscan(args[3], &from)
+		if _, err := fmt.Fscan(os.NewFile(3, "from"), &from); err != nil {
+			return 0
+		}
 		return p.play(from, true)
 	}
 	return 2
@@ -310,6 +319,7 @@ type agentPeer struct {
 	in       *bufio.Reader
 	out      io.Writer
 	signals  <-chan os.Signal // the signals the tee forwards
+	worker   *os.File         // an orphaning agent's word to its worker
 }
 
 func (p *agentPeer) note(format string, a ...any) {
@@ -344,6 +354,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 			gone = true
 			if e.Target == "tee" {
 				<-p.signals // the editor's signal, forwarded by the tee
+				if !p.rec.Meta.Orphan && !p.signalled() {
+					// The agent answers the signal and ends as it did.
+					continue
+				}
 			}
 			if p.rec.Meta.Orphan {
 				p.leaveWorker(i + 1)
@@ -351,6 +365,10 @@ func (p *agentPeer) play(from int, worker bool) int {
 				p.inFlight(i + 1)
 			}
 			dieBy(signalOf(e.Signal))
+		case e.Event == "stdout_eof" && gone && !worker && !p.rec.Meta.Orphan:
+			// The agent ended after the editor's signal, before the
+			// editor closed its stdin.
+			return p.exitCode()
 		case e.Event == "exit":
 			if worker {
 				io.Copy(io.Discard, p.in)
@@ -360,6 +378,27 @@ func (p *agentPeer) play(from int, worker bool) int {
 				return *e.Code
 			}
 			return 0
+		}
+	}
+	return 0
+}
+
+// signalled reports whether the recorded tee ended by a signal (the
+// agent died of it), not by an exit status.
+func (p *agentPeer) signalled() bool {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" {
+			return e.Signal != ""
+		}
+	}
+	return false
+}
+
+// exitCode is the recorded tee's exit status.
+func (p *agentPeer) exitCode() int {
+	for _, e := range p.rec.Entries {
+		if e.Event == "exit" && e.Code != nil {
+			return *e.Code
 		}
 	}
 	return 0
@@ -375,21 +414,46 @@ func (p *agentPeer) inFlight(from int) {
 	}
 }
 
-// leaveWorker starts the worker sharing stdin and stdout, as a launcher
-// that re-spawns itself does.
+// leaveWorker hands the agent's part on to its worker (started with the
+// agent, sharing its stdin and stdout, as a launcher that re-spawns itself
+// does) just before the agent dies.
 func (p *agentPeer) leaveWorker(from int) {
+	if p.worker == nil {
+		return
+	}
+	if _, err := fmt.Fprintln(p.worker, from); err != nil {
+		p.note("worker: %v", err)
+	}
+	p.worker.Close()
+}
+
+// startWorker starts the worker an orphaning agent leaves behind at once,
+// sharing the agent's stdin and stdout, so that its start (a test binary
+// under the race detector on a loaded machine can take seconds) is over
+// long before the agent dies and the tee's bounded linger begins.
+func (p *agentPeer) startWorker() {
 	self, err := os.Executable()
 	if err != nil {
 		p.note("worker: %v", err)
 		return
 	}
-	args := append(peerPrefix(), "acp-worker", p.rec.Dir, p.problems, fmt.Sprint(from))
-	w := exec.Command(self, args...)
-	w.Env = os.Environ()
-	w.Stdin, w.Stdout, w.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := w.Start(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		p.note("worker: %v", err)
+		return
 	}
+	defer r.Close()
+	args := append(peerPrefix(), "acp-worker", p.rec.Dir, p.problems)
+	cmd := exec.Command(self, args...)
+	cmd.Env = os.Environ()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{r}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		p.note("worker: %v", err)
+		return
+	}
+	p.worker = w
 }
 
 // peerPrefix is how this process was asked to be a peer (the arguments

@@ -5,15 +5,20 @@
 //
 // Recording (`make real`, network: the npm registry only) installs the
 // pinned peers into the shared cache (realagents.DefaultCache): the ACP
-// SDK's ClientSideConnection client (@agentclientprotocol/sdk 1.9.0)
-// driving `aep-hook acp -- AGENT` for a real agent (`qwen --acp` of
-// @qwen-code/qwen-code against a fake chat-completions server) and the
-// SDK's example agent; the @ag-ui/client HttpAgent driving `aep-hook agui`
-// in front of an @ag-ui/encoder server (@ag-ui/core 1.0.0). The clients
-// record every byte they send and receive; the AG-UI server records what
-// it receives and sends, which proves transparency on the real run too.
-// The transcripts land in fixtures/acp/recorded/<peer>-<scenario>/ and
+// SDK's client (@agentclientprotocol/sdk 2.4.0, client().connectWith)
+// driving `aep-hook acp -- AGENT` for the real agents (gemini --acp,
+// opencode acp, claude-agent-acp on Node 22, kimi acp, qwen --acp, each
+// against a fake model server on 127.0.0.1) and the SDK's example agent
+// (1.9.0: 2.x publishes no examples); the @ag-ui/client HttpAgent driving
+// `aep-hook agui` in front of an @ag-ui/encoder server (@ag-ui/core
+// 1.0.0). The clients record every byte they send and receive; the AG-UI
+// server records what it receives and sends, which proves transparency on
+// the real run too. The transcripts land in
+// fixtures/acp/recorded/<peer>-<scenario>/ and
 // fixtures/agui/recorded/<scenario>/ (tee.json and transcript.jsonl).
+// With -latest (`make real LATEST=1`) the ACP peers are recorded at their
+// newest published versions instead, into a temporary folder, and what
+// changed in their payloads is printed (Harness.Latest).
 //
 // Replay (`make test`, no network) plays both sides of each transcript
 // around the real tee: the scripted editor or UI sends what the client
@@ -60,6 +65,9 @@ type Meta struct {
 	Orphan bool        `json:"orphan,omitempty"`
 	// ExitMS is how long after the kill the tee exited in the recording.
 	ExitMS int64 `json:"exit_ms,omitempty"`
+	// Tools are the tool names the agent offered its model in the
+	// session (the drift report compares them across versions).
+	Tools []string `json:"tools,omitempty"`
 }
 
 // Entry is one step of an ACP transcript, in the order the client saw

@@ -35,6 +35,7 @@ func main() {
 	scenario := fs.String("scenario", "", "only this scenario")
 	root := fs.String("root", ".", "the repository root")
 	bin := fs.String("bin", "", "the aep-hook binary (default: build one into the cache)")
+	latest := fs.Bool("latest", false, "record at the newest published versions (not the pins) into a folder of their own, print what changed in the payloads and the truth checks")
 	fs.Parse(os.Args[2:])
 	h := &realagents.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Log: os.Stdout}
 	self, err := os.Executable()
@@ -56,6 +57,18 @@ func main() {
 			fmt.Fprintln(os.Stderr, "realagents:", err)
 			recorded = false
 		}
+	}
+	if os.Args[1] == "record" && *latest {
+		// The drift check: the committed fixtures and the pins stay.
+		for _, d := range h.RecordLatest(*agent, *scenario) {
+			if len(d.Failed) > 0 || d.Passed < d.Total {
+				recorded = false
+			}
+		}
+		if !recorded {
+			os.Exit(1)
+		}
+		return
 	}
 	switch os.Args[1] {
 	case "record":

@@ -1,6 +1,7 @@
 // Command realtees is the tees' real-peer harness behind `make real`:
 //
 //	realtees record [-peer NAME] [-scenario NAME]   install, drive, record transcripts, replay
+//	realtees record -latest ...                     the ACP peers at their newest versions: drift report
 //	realtees replay [-peer NAME] [-scenario NAME]   replay the committed transcripts
 //	realtees peer ...                               a scripted peer of a replay (internal)
 //
@@ -26,10 +27,11 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	peer := fs.String("peer", "", "only this peer (qwen-code-0.24.4, acp-example-agent, agui, ...)")
-	scenario := fs.String("scenario", "", "only this scenario")
+	peer := fs.String("peer", "", "only these peers, comma-separated (qwen-code-0.24.4, gemini-cli, claude-agent-acp, opencode, kimi-code, acp-example-agent, agui, ...)")
+	scenario := fs.String("scenario", "", "only these scenarios, comma-separated")
 	root := fs.String("root", ".", "the repository root")
 	bin := fs.String("bin", "", "the aep-hook binary (default: build one into the cache)")
+	latest := fs.Bool("latest", false, "record the ACP peers at their newest published versions (into a temporary folder) and print what changed against the pinned recordings")
 	fs.Parse(os.Args[2:])
 	self, err := os.Executable()
 	if err != nil {
@@ -38,6 +40,16 @@ func main() {
 	h := &tees.Harness{Cache: realagents.DefaultCache(), Fixtures: filepath.Join(*root, "fixtures"), Self: []string{self, "peer"}, Log: os.Stdout}
 	if h.AEPHook, err = realagents.Binary(*root, *bin, h.Cache, "aep-hook-tees"); err != nil {
 		fail(err)
+	}
+	if *latest {
+		dir, err := os.MkdirTemp("", "aep-tees-latest-")
+		if err != nil {
+			fail(err)
+		}
+		if !h.Latest(*peer, *scenario, dir) {
+			os.Exit(1)
+		}
+		return
 	}
 	// A scenario that fails to record keeps its earlier recording; every
 	// recording is replayed either way.
