@@ -605,3 +605,39 @@ func TestFormAnswer(t *testing.T) {
 		t.Fatalf("reply %s", got)
 	}
 }
+
+// TestNoLoopNoControlClaim: respond_via says control only when the loop
+// holds that very request. With control on and a relay listening, a relay
+// that refuses the hook's token, and a permission moment no table holds
+// (Kimi Code's, observed only), both reply neutrally and their requests
+// say oob; the refusal is recorded where doctor shows it.
+func TestNoLoopNoControlClaim(t *testing.T) {
+	f := newFleet(t)
+	refused := f.hook("claude-code", perm("s-refused", "ls"), "AEP_RELAY_TOKEN=not-a-token-of-this-relay")
+	if got := refused.result(t); got != "" {
+		t.Fatalf("a refused hook replied %q, want the neutral reply", got)
+	}
+	note := f.hook("kimi-code", `{"hook_event_name":"PermissionRequest","session_id":"s-note","tool_name":"Bash","tool_call_id":"c1","action":"Running: ls"}`)
+	if got := note.result(t); got != "" {
+		t.Fatalf("an unheld moment replied %q", got)
+	}
+	for s, agent := range map[string]string{"s-refused": "claude-code", "s-note": "kimi-code"} {
+		n := 0
+		for _, e := range f.log(agent, s) {
+			if e["type"] != "attention.requested" {
+				continue
+			}
+			n++
+			if via := fmt.Sprint(e["data"].(map[string]any)["respond_via"]); via != "[oob]" {
+				t.Errorf("%s: respond_via %s with no loop holding the request", s, via)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d attention.requested, want 1", s, n)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(f.home, "internal", "errors.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"stage":"control"`) {
+		t.Errorf("the refusal is not recorded: %s %v", b, err)
+	}
+}

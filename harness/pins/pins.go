@@ -546,9 +546,32 @@ func (c *capture) Write(_, _ string, lines [][]byte) error {
 // Run executes c through a fresh in-memory emitter and returns a
 // description of every difference (none means it passed).
 func Run(c Case) []string {
+	var diffs []string
+	play(c, func(i int, s Step, lines [][]byte, ids [][]string) {
+		if !s.Prime {
+			diffs = append(diffs, compare(i+1, s.Expected, s.Kept(lines), ids)...)
+		}
+	}, func(d string) { diffs = append(diffs, d) })
+	return diffs
+}
+
+// Emitted executes c as Run does and returns every event its steps
+// emitted (primes included), in order, with any failure to run a step.
+func Emitted(c Case) (lines [][]byte, problems []string) {
+	play(c, func(_ int, _ Step, ls [][]byte, _ [][]string) {
+		lines = append(lines, ls...)
+	}, func(d string) { problems = append(problems, d) })
+	return lines, problems
+}
+
+// play executes c's steps through a fresh in-memory emitter, handing each
+// step's encoded events (and the ids emitted so far, per step, for "@N.M"
+// references) to step, and anything that kept a step from running to bad.
+func play(c Case, step func(i int, s Step, lines [][]byte, ids [][]string), bad func(string)) {
 	v, ok := mapping.Lookup(c.Vendor)
 	if !ok {
-		return []string{fmt.Sprintf("no table for vendor %q", c.Vendor)}
+		bad(fmt.Sprintf("no table for vendor %q", c.Vendor))
+		return
 	}
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := shim.NewMemStore()
@@ -557,14 +580,13 @@ func Run(c Case) []string {
 		Store: store, IDs: shim.NewIDs(),
 		Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock },
 	}
-	var diffs []string
-	var ids [][]string // emitted ids per step, for "@N.M" references
+	var ids [][]string // emitted ids per step
 	for i, s := range c.Steps {
 		sink := &capture{}
 		em.Sink = sink
 		ms, err := adapters.Decode(v.Transport, s.Input)
 		if err != nil || len(ms) != 1 {
-			diffs = append(diffs, fmt.Sprintf("step %d: the input decodes to %d moments: %v", i+1, len(ms), err))
+			bad(fmt.Sprintf("step %d: the input decodes to %d moments: %v", i+1, len(ms), err))
 			continue
 		}
 		m := ms[0]
@@ -582,7 +604,7 @@ func Run(c Case) []string {
 		}
 		res, err := em.Handle(v, m)
 		if err != nil {
-			diffs = append(diffs, fmt.Sprintf("step %d: %v", i+1, err))
+			bad(fmt.Sprintf("step %d: %v", i+1, err))
 			continue
 		}
 		var stepIDs []string
@@ -590,11 +612,8 @@ func Run(c Case) []string {
 			stepIDs = append(stepIDs, ev.ID)
 		}
 		ids = append(ids, stepIDs)
-		if !s.Prime {
-			diffs = append(diffs, compare(i+1, s.Expected, s.Kept(sink.lines), ids)...)
-		}
+		step(i, s, sink.lines, ids)
 	}
-	return diffs
 }
 
 // Feed maps input lines (the vendor transport's JSON moment form, as
