@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,8 +58,13 @@ func main() {
 	n := flag.Int("n", 150, "runs per command and vendor")
 	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
+	onlyControl := flag.Bool("control", false, "measure only the control loop's figures")
 	flag.Parse()
-	if err := run(*bin, *n, *benchtime, *skipGo); err != nil {
+	do := run
+	if *onlyControl {
+		do = runControl
+	}
+	if err := do(*bin, *n, *benchtime, *skipGo); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -121,6 +127,11 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 		return err
 	}
 	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
+	ctlGoals, err := controlFigures(bin, tmp, n)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, ctlGoals...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)
@@ -137,6 +148,7 @@ type command struct {
 	name string
 	argv []string
 	in   []byte
+	env  []string // added to the run's environment
 }
 
 // interleave runs each command n times, round-robin, and returns sorted
@@ -147,7 +159,7 @@ func interleave(cmds []command, n int, home string) map[string][]time.Duration {
 	for i := 0; i < n; i++ {
 		for _, c := range cmds {
 			cmd := exec.Command(c.argv[0], c.argv[1:]...)
-			cmd.Env = env
+			cmd.Env = slices.Concat(env, c.env)
 			cmd.Stdin = bytes.NewReader(c.in)
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
