@@ -1,6 +1,9 @@
 // Package adapters holds the transports, one package each, that feed the
 // mapping tables their moments: hook (stdin shims), acp (the stdio tee),
-// agui (the HTTP tee), otlp (the sidecar receiver). An adapter reads and
+// agui and a2a (the HTTP tees, on httptee), otlp (the sidecar receiver),
+// the stream bridges on follow (opencode over sse; kimiweb, openhands and
+// openclaw over ws) and the plugin forwarders (forward, with pi's
+// extension and opencode's plugin). An adapter reads and
 // frames its wire, resolves what the wire says about each message (its
 // kind, direction, method, ids, the session, thread and run it belongs to,
 // a decoded record) into typed mapping.Facts, and hands the moments to the

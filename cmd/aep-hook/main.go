@@ -4,8 +4,8 @@
 // maps each hook firing through the vendor's AEP-0002 Annex A table, applies
 // the capture ceiling and redaction, and appends the events to
 // ~/.aep/logs/<agent>/<session>.jsonl, replying to the agent neutrally.
-// Other verbs dry-run mappings, redact and down-level text and events, and
-// show the tool's own health.
+// Other verbs dry-run mappings, redact and down-level text and events, serve
+// the record (`aep-hook relay`), and show the tool's own health.
 package main
 
 import (

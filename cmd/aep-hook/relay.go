@@ -27,8 +27,9 @@ type RelayCmd struct {
 	MaxFrom     int           `help:"Most resume positions in one request (0: --max-sessions)."`
 	MaxSubs     int           `help:"Most subscriptions on one WebSocket connection." default:"64"`
 	MaxConns    int           `help:"Most SSE and WebSocket connections at once." default:"1024"`
-	Queue       int           `help:"Frames queued for one connection before it is cut as a slow consumer." default:"4096"`
+	Queue       int64         `help:"Bytes (events and frames) queued for one connection before it is cut as a slow consumer (0: 32 MiB, or twice --max-body when that is more)."`
 	Ping        time.Duration `help:"Heartbeat interval (SSE ': ping', WebSocket ping)." default:"15s"`
+	PongTimeout time.Duration `help:"How long a WebSocket peer may stay silent (no frame, no pong) before it is cut." default:"90s"`
 	WriteWait   time.Duration `help:"How long one write to a consumer may block before the connection is dropped." default:"10s"`
 	Host        []string      `help:"Another name clients use in Host (a reverse proxy's; repeatable)." placeholder:"NAME[:PORT]"`
 	Origin      []string      `help:"A browser origin allowed besides the relay's own (repeatable)." placeholder:"SCHEME://HOST[:PORT]"`
@@ -42,7 +43,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 		Home: shim.Config{Home: c.Home}.HomeDir(), NoFollow: c.NoFollow,
 		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
 		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
-		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, PongTimeout: c.PongTimeout, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
 	}
 	if c.Tokens != "" {
 		toks, err := auth.Load(c.Tokens)

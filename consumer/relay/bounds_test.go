@@ -15,11 +15,13 @@ import (
 	"github.com/coder/websocket"
 )
 
-// TestSlowConsumer: a consumer that stops reading is cut once its queue is
-// full, with a closing frame carrying the positions it was delivered, and
-// neither ingest nor another consumer waits for it (AEP-0003 §8.4).
+// TestSlowConsumer: a consumer that stops reading is cut once its queue
+// holds more bytes than --queue, with a closing frame carrying the positions
+// it was delivered, and neither ingest nor another consumer waits for it
+// (AEP-0003 §8.4). The bound (2 MiB) passes one batch of the test's
+// (800 KB), so the consumer that reads is never cut.
 func TestSlowConsumer(t *testing.T) {
-	p := startRelay(t, "", "--queue", "16", "--write-wait", "5m")
+	p := startRelay(t, "", "--queue", "2097152", "--write-wait", "5m")
 	fast := p.stream(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -55,7 +57,10 @@ func TestSlowConsumer(t *testing.T) {
 			}
 		}
 	}
-	// Reading again, it finds what was on the wire, then the closing frame.
+	// Reading again, it finds what was on the wire, then the closing frame
+	// (within a wait of its own: the 300 events above took theirs).
+	ctx, cancel = context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	last := -1
 	for {
 		_, b, err := slow.Read(ctx)
@@ -151,7 +156,8 @@ func TestMaxConns(t *testing.T) {
 }
 
 // TestSessionCap: past --max-sessions the session written least recently
-// goes whole; an active long-lived one stays.
+// goes whole, and a resume into it gets replay-exhausted; an active
+// long-lived one stays.
 func TestSessionCap(t *testing.T) {
 	p := startRelay(t, "", "--max-sessions", "2")
 	p.post(mkEvent("tool.completed", "a", "old", 0, ""), "application/json", "")
@@ -166,6 +172,12 @@ func TestSessionCap(t *testing.T) {
 	}
 	if strings.Join(sessions, ",") != "old0,old1,new0" {
 		t.Errorf("held: %v", sessions)
+	}
+	// A resume into the session that went is told of the gap, not met
+	// with silence.
+	ms := p.stream(q("from", `[{"session":"idle","epoch":0,"seq":-1}]`, "live", "0")).rest()
+	if len(ms) != 1 || ms[0].Comment != "replay-exhausted idle 0:1" {
+		t.Errorf("resume into an evicted session: %+v", ms)
 	}
 }
 

@@ -33,7 +33,7 @@ type conn struct {
 	subs   []*sub            // under hub.mu
 	claims map[string]*claim // session -> claim, under hub.mu
 
-	q        chan item
+	q        *queue
 	done     chan struct{} // closed when the connection is cut or ends
 	doneOnce sync.Once
 	reason   atomic.Pointer[string] // why it was cut
@@ -87,11 +87,21 @@ func (c *conn) push(it item) bool {
 		return false
 	default:
 	}
+	if c.q.put(it) {
+		return true
+	}
+	c.cut("slow consumer: " + itoa(int(c.q.size())) + " bytes queued, the most is " + itoa(int(c.q.max)) + " (--queue)")
+	return false
+}
+
+// stopped reports a cut or a shutdown, for a writer to stop between items.
+func (c *conn) stopped() bool {
 	select {
-	case c.q <- it:
+	case <-c.done:
+		return true
+	case <-c.shut:
 		return true
 	default:
-		c.cut("slow consumer: its queue of " + itoa(cap(c.q)) + " frames is full")
 		return false
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aep-hook/aep-hook/consumer/relay/auth"
 	"github.com/aep-hook/aep-hook/consumer/relay/event"
 )
 
@@ -223,13 +222,4 @@ func jsonError(w http.ResponseWriter, status int, code, detail string, idx int) 
 		body["index"] = idx
 	}
 	writeJSON(w, status, body)
-}
-
-// grantOrLocal is the request's grant (the guard let only public paths
-// through without one).
-func grantOrLocal(g *auth.Grant) *auth.Grant {
-	if g == nil {
-		return &auth.Grant{Identity: "anonymous"}
-	}
-	return g
 }

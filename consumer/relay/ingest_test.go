@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -203,5 +204,81 @@ func TestHealthz(t *testing.T) {
 	}
 	if st, b := p.get("/healthz", "wrong-token-0123456789"); st != 200 || strings.TrimSpace(string(b)) != `{"ok":true}` {
 		t.Errorf("a wrong token: %d %s", st, b)
+	}
+}
+
+// TestShipToRelay: another machine's record reaches the relay through
+// aep-hook's own shipper (AEP_OUT pointing at the relay, an emitter token
+// for that host): a real hook writes the log there, `aep-hook ship`
+// delivers it, a subscriber here gets it byte for byte; a second run sends
+// nothing again; a token for another host is refused as a falsified
+// source (403), and the shipper keeps the events until a token that may
+// speak for them sends them.
+func TestShipToRelay(t *testing.T) {
+	const laptopTok, otherTok = "0123456789abcdef-laptop", "0123456789abcdef-desktop"
+	p := startRelay(t, "", "--tokens", tokensFile(t,
+		`{"token":"`+viewTok+`","identity":"consumer:viewer","scopes":["subscribe:*","read:*"]}`,
+		`{"token":"`+laptopTok+`","identity":"emitter:laptop/*"}`,
+		`{"token":"`+otherTok+`","identity":"emitter:desktop/*"}`))
+	s := p.stream(nil, "Authorization", "Bearer "+viewTok)
+	remote := t.TempDir()
+	session := "shipped-1"
+	run := func(args []string, env ...string) (int, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), append([]string{"AEP_HOME=" + remote, "AEP_HOST=laptop"}, env...)...)
+		if args[0] == "claude-code" {
+			cmd.Stdin = strings.NewReader(`{"hook_event_name":"SessionStart","session_id":"` + session + `","source":"startup","cwd":"/tmp"}`)
+		}
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, string(out)
+	}
+	if code, out := run([]string{"claude-code"}); code != 0 {
+		t.Fatalf("hook: %d %s", code, out)
+	}
+	logged, err := os.ReadFile(filepath.Join(remote, "logs", "claude-code", "shipped-1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
+		t.Fatalf("ship: %d %s", code, out)
+	}
+	if m := s.next(false); m.Data+"\n" != string(logged) || m.ID != "shipped-1:0:0" {
+		t.Errorf("shipped %q, the log holds %q", m.Data, logged)
+	}
+	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
+		t.Fatalf("second ship: %d %s", code, out)
+	}
+	if n := countEvents(p.stream(q("from", "all", "live", "0"), "Authorization", "Bearer "+viewTok).rest()); n != 1 {
+		t.Errorf("%d events held after shipping twice, want 1", n)
+	}
+
+	// The desktop's token cannot speak for the laptop: 403, which the
+	// shipper takes as credentials to fix, keeping the events to send
+	// again once they are.
+	remote, session = t.TempDir(), "shipped-2"
+	run([]string{"claude-code"})
+	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+otherTok); code != 1 || !strings.Contains(out, "403") || !strings.Contains(out, "behind by 1 event") {
+		t.Errorf("ship under another host's token: exit %d %s", code, out)
+	}
+	var refused []map[string]any
+	for _, a := range p.auditLines() {
+		if a["kind"] == "event-rejected" && a["identity"] == "emitter:desktop/*" {
+			refused = append(refused, a)
+		}
+	}
+	if len(refused) != 1 || !strings.Contains(fmt.Sprint(refused[0]["reason"]), "falsified") {
+		t.Errorf("the refusal audited: %v", refused)
+	}
+	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
+		t.Fatalf("ship with the right token: %d %s", code, out)
+	}
+	if m := s.next(false); !strings.Contains(m.Data, `"source":"aep://laptop/agent/claude-code/session/shipped-2"`) || m.ID != "shipped-2:0:0" {
+		t.Errorf("the second machine's event: %+v", m)
 	}
 }

@@ -18,7 +18,7 @@ const (
 	DefaultMaxFrame    = 4 << 20
 	DefaultMaxSubs     = 64
 	DefaultMaxConns    = 1024
-	DefaultQueue       = 4096
+	DefaultQueue       = 32 << 20
 	DefaultPing        = 15 * time.Second
 	DefaultPongTimeout = 90 * time.Second
 	DefaultDrain       = 5 * time.Second
@@ -46,7 +46,7 @@ type Options struct {
 	MaxFrom     int   // resume positions per request; 0: MaxSessions
 	MaxSubs     int   // subscriptions per WebSocket connection; 0: DefaultMaxSubs
 	MaxConns    int   // concurrent SSE and WebSocket connections; 0: DefaultMaxConns
-	Queue       int   // frames queued per connection before it is cut; 0: DefaultQueue
+	Queue       int64 // bytes queued per connection before it is cut; 0: DefaultQueue or 2 x MaxBody
 
 	Ping        time.Duration // SSE ": ping" and WebSocket ping interval; 0: DefaultPing
 	PongTimeout time.Duration // silence after which a WebSocket peer is dropped; 0: DefaultPongTimeout
@@ -84,7 +84,9 @@ func (o *Options) defaults() {
 	o.MaxFrom = or(o.MaxFrom, o.MaxSessions)
 	o.MaxSubs = or(o.MaxSubs, DefaultMaxSubs)
 	o.MaxConns = or(o.MaxConns, DefaultMaxConns)
-	o.Queue = or(o.Queue, DefaultQueue)
+	// One batch as large as the relay takes never cuts a consumer that
+	// is reading.
+	o.Queue = or(o.Queue, max(int64(DefaultQueue), 2*o.MaxBody))
 	o.Ping = or(o.Ping, DefaultPing)
 	o.PongTimeout = or(o.PongTimeout, DefaultPongTimeout)
 	o.Drain = or(o.Drain, DefaultDrain)

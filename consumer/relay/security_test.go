@@ -238,3 +238,33 @@ func TestAudit(t *testing.T) {
 		t.Error("event content in the audit log")
 	}
 }
+
+// TestHookTenant: a real hook process with AEP_TENANT stamps it on its
+// events, and the relay keeps them to that tenant's consumers; a malformed
+// AEP_TENANT is recorded and the events go out without it.
+func TestHookTenant(t *testing.T) {
+	home := t.TempDir()
+	p := startRelay(t, home, "--tokens", controlTokens(t))
+	acme := p.stream(nil, "Authorization", "Bearer "+acmeTok)
+	none := p.stream(nil, "Authorization", "Bearer "+viewTok)
+	hook := func(tenant, session string) {
+		cmd := exec.Command(bin, "claude-code")
+		cmd.Env = append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=h", "AEP_TENANT="+tenant)
+		cmd.Stdin = strings.NewReader(`{"hook_event_name":"SessionStart","session_id":"` + session + `","source":"startup","cwd":"/tmp"}`)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("hook: %v %s", err, out)
+		}
+	}
+	hook("acme", "tenant-1")
+	if m := acme.next(false); !strings.Contains(m.Data, `"session":"tenant-1"`) || !strings.Contains(m.Data, `"tenant":"acme"`) {
+		t.Errorf("acme: %s", m.Data)
+	}
+	hook("Not Valid", "tenant-2")
+	if m := none.next(false); !strings.Contains(m.Data, `"session":"tenant-2"`) || strings.Contains(m.Data, `"tenant"`) {
+		t.Errorf("a malformed tenant: %s", m.Data)
+	}
+	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
+	if !strings.Contains(string(b), "AEP_TENANT") || strings.Contains(string(b), "Not Valid") {
+		t.Errorf("the error log: %s", b)
+	}
+}

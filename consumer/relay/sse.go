@@ -120,10 +120,11 @@ func (s *Server) sseLoop(c *conn, r *http.Request, bw *bufio.Writer, fl http.Flu
 			if flush() != nil {
 				return "write failed"
 			}
-		case it := <-c.q:
-			end, err := s.sseItem(c, bw, it)
-			for err == nil && !end && len(c.q) > 0 {
-				end, err = s.sseItem(c, bw, <-c.q)
+		case <-c.q.ready:
+			var end bool
+			var err error
+			for it, ok := c.q.pop(); ok && err == nil && !end && !c.stopped(); it, ok = c.q.pop() {
+				end, err = s.sseItem(c, bw, it)
 			}
 			if err == nil {
 				err = flush()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 func (s *Server) newConn(binding string, g *auth.Grant, remote string) *conn {
 	return &conn{id: s.hub.nextConn.Add(1), binding: binding, grant: g, remote: remote, role: "consumer",
-		q: make(chan item, s.opts.Queue), done: make(chan struct{}), shut: make(chan struct{})}
+		q: newQueue(s.opts.Queue), done: make(chan struct{}), shut: make(chan struct{})}
 }
 
 // socket is the WebSocket binding (AEP-0003 §3.5).
@@ -300,8 +301,7 @@ func (s *Server) wsWriter(c *conn, ws *websocket.Conn, lastRead *atomic.Int64) {
 		case <-c.done:
 			reason := c.cutReason()
 			// A refusal queued just before the cut goes out first.
-			for len(c.q) > 0 {
-				it := <-c.q
+			for it, ok := c.q.pop(); ok; it, ok = c.q.pop() {
 				if it.frame != nil && it.ev == nil && it.replay == nil {
 					write(it.frame)
 				}
@@ -313,9 +313,11 @@ func (s *Server) wsWriter(c *conn, ws *websocket.Conn, lastRead *atomic.Int64) {
 			case "version-unsupported", "no hello first", "hello-required", codeUnauthorized:
 				code = websocket.StatusPolicyViolation
 			default:
-				if len(reason) > 4 && reason[:4] == "slow" {
+				switch {
+				case strings.HasPrefix(reason, "slow"):
 					code = websocket.StatusTryAgainLater
-				} else if len(reason) > 4 && reason[:4] == "peer" {
+				case strings.HasPrefix(reason, "peer closed"), reason == "read failed":
+					// The peer is gone: nobody to tell.
 					ws.CloseNow()
 					return
 				}
@@ -330,9 +332,14 @@ func (s *Server) wsWriter(c *conn, ws *websocket.Conn, lastRead *atomic.Int64) {
 			if write(frameJSON(map[string]any{"type": "ping", "t": time.Now().UnixMilli()})) != nil {
 				c.cut("write failed")
 			}
-		case it := <-c.q:
-			if err := s.wsItem(c, it, subs, write); err != nil {
-				c.cut("write failed")
+		case <-c.q.ready:
+			for it, ok := c.q.pop(); ok; it, ok = c.q.pop() {
+				if err := s.wsItem(c, it, subs, write); err != nil {
+					c.cut("write failed")
+				}
+				if c.stopped() {
+					break
+				}
 			}
 		}
 	}

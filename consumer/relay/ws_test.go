@@ -3,9 +3,10 @@ package relay_test
 import (
 	"context"
 	"encoding/json"
-
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -218,6 +219,99 @@ func TestWSRoster(t *testing.T) {
 		c.send(`{"type":"roster","id":"r-3"}`)
 		if f := c.expect("roster"); len(f.m["entries"].([]any)) == 0 {
 			break
+		}
+	}
+}
+
+// TestWSPing: the relay pings at the configured interval.
+func TestWSPing(t *testing.T) {
+	p := startRelay(t, "", "--ping", "50ms")
+	w := p.mustDial("", "consumer", "c", "")
+	for f := range w.in {
+		if f.err != nil {
+			t.Fatalf("closed: %v", f.err)
+		}
+		if f.typ() == "ping" {
+			if _, ok := f.m["t"].(float64); !ok {
+				t.Errorf("ping without t: %s", f.raw)
+			}
+			return
+		}
+	}
+}
+
+// TestWSCapture: a subscribe frame's capture ceiling down-levels what is
+// delivered (AEP-0003 §6.4): never above the ceiling, a full-source event
+// under a redacted ceiling at metadata (fan-out never mints the redacted
+// claim), a redacted-source one through a redacted ceiling unchanged, and
+// without a ceiling everything as ingested.
+func TestWSCapture(t *testing.T) {
+	p := startRelay(t, "")
+	full := mkEvent("run.started", "a", "s", 0, `,"run":"r1","capture":"full","data":{"trigger":"user","prompt":"FULL-CANARY"}`)
+	red := mkEvent("attention.requested", "a", "s", 1, `,"subject":"q1","capture":"redacted","data":{"kind":"permission","prompt":"Allow [REDACTED:secret]?","options":[{"id":"allow","label":"Allow"}]}`)
+	dial := func(capture string) *wsClient {
+		w := p.mustDial("", "consumer", "c", "")
+		sub := `{"type":"subscribe","id":"c"`
+		if capture != "" {
+			sub += `,"capture":"` + capture + `"`
+		}
+		w.send(sub + "}")
+		w.expect("subscribed")
+		return w
+	}
+	clients := map[string]*wsClient{}
+	for _, c := range []string{"", "none", "metadata", "redacted"} {
+		clients[c] = dial(c)
+	}
+	p.post(full+"\n"+red, "application/x-ndjson", "")
+	for _, c := range []struct {
+		ceiling        string
+		run, attention string // the capture each is delivered at; "as" for the ingested bytes
+	}{
+		{"", "as", "as"},
+		{"redacted", "metadata", "as"},
+		{"metadata", "metadata", "metadata"},
+		{"none", "none", "none"},
+	} {
+		w := clients[c.ceiling]
+		for i, want := range []string{c.run, c.attention} {
+			f := w.next()
+			ingested := []string{full, red}[i]
+			if want == "as" {
+				if string(f.raw) != ingested {
+					t.Errorf("ceiling %q: %s, want as ingested", c.ceiling, f.raw)
+				}
+				continue
+			}
+			if f.str("capture") != want || strings.Contains(string(f.raw), "CANARY") || strings.Contains(string(f.raw), "REDACTED") {
+				t.Errorf("ceiling %q: %s, want capture %s without the free text", c.ceiling, f.raw, want)
+			}
+			if _, hasData := f.m["data"]; want == "none" && hasData {
+				t.Errorf("ceiling none kept data: %s", f.raw)
+			}
+			if f.str("id") != fmt.Sprintf("a-s-%d", i) || f.m["seq"] != float64(i) {
+				t.Errorf("ceiling %q changed the envelope: %s", c.ceiling, f.raw)
+			}
+		}
+	}
+}
+
+// TestWSSilentPeer: a peer that answers no ping and sends nothing for
+// --pong-timeout is cut with a closing frame, and its slot is freed.
+func TestWSSilentPeer(t *testing.T) {
+	p := startRelay(t, "", "--ping", "50ms", "--pong-timeout", "300ms", "--max-conns", "1")
+	w := p.mustDial("", "consumer", "c", "")
+	frames, err := w.closed() // reads, never answers a ping
+	if len(frames) == 0 || frames[len(frames)-1].typ() != "closing" || !strings.Contains(frames[len(frames)-1].str("reason"), "silent") {
+		t.Errorf("frames before the cut: %v", frames)
+	}
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("close: %v", err)
+	}
+	// The one connection slot is free again.
+	for deadline := time.Now().Add(wait); p.stream(q("live", "0")).Status != 200; {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent peer's connection slot was never freed")
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aep-hook/aep-hook/consumer/answer"
@@ -96,8 +96,6 @@ func closedPort() (string, error) {
 	return addr, nil
 }
 
-var benchServing = regexp.MustCompile(`serving http://(\S+) `)
-
 // answerLatency runs a relay, and runs times a held hook against it: a
 // sender waits for its request, answers yes, and the time from the
 // answer's sending to the reply's arrival on the hook's stdout is one
@@ -111,38 +109,12 @@ func answerLatency(bin, tmp string, runs int) ([]time.Duration, error) {
 	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
 		return nil, err
 	}
-	relay := exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	relay.Env = append(os.Environ(), "AEP_HOME="+home)
-	pr, pw := io.Pipe()
-	relay.Stderr = pw
-	if err := relay.Start(); err != nil {
+	relay, err := startRelay(bin, home, "--tokens", tokens)
+	if err != nil {
 		return nil, err
 	}
-	defer func() { relay.Process.Kill(); relay.Wait(); pw.Close() }()
-	found := make(chan string, 1)
-	go func() {
-		var seen bytes.Buffer
-		buf := make([]byte, 4096)
-		for {
-			k, err := pr.Read(buf)
-			seen.Write(buf[:k])
-			if m := benchServing.FindStringSubmatch(seen.String()); m != nil {
-				found <- m[1]
-				io.Copy(io.Discard, pr)
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-found:
-	case <-time.After(30 * time.Second):
-		return nil, fmt.Errorf("the relay did not start")
-	}
-	url := "ws://" + addr + "/socket"
+	defer relay.stop()
+	url := "ws://" + strings.TrimPrefix(relay.base, "http://") + "/socket"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cn, err := (&answer.Client{URL: url, Token: sendTok, Agent: "bench", Host: "bench-sender", Window: 5 * time.Second}).Dial(ctx)

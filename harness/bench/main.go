@@ -59,7 +59,15 @@ func main() {
 	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	onlyControl := flag.Bool("control", false, "measure only the control loop's figures")
+	relayOnly := flag.Bool("relay", false, "only the relay figures")
 	flag.Parse()
+	if *relayOnly {
+		if err := runRelay(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	do := run
 	if *onlyControl {
 		do = runControl
@@ -127,6 +135,11 @@ func run(bin string, n int, benchtime string, skipGo bool) error {
 		return err
 	}
 	goals := []goal{{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 2.5, below: true, unit: "x"}}
+	rg, err := relayFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, rg...)
 	ctlGoals, err := controlFigures(bin, tmp, n)
 	if err != nil {
 		return err

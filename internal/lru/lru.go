@@ -1,6 +1,7 @@
 // Package lru is a bounded set of recently seen keys: the dedupe window the
-// OTLP receiver keeps against exporter retries and the stream bridges keep
-// against repeated event ids.
+// OTLP receiver keeps against exporter retries, the stream bridges keep
+// against repeated event ids, and the relay keeps over the events it
+// serves without buffering them.
 package lru
 
 import "container/list"

@@ -1,7 +1,9 @@
 // Package deliver ships the local JSONL logs to destinations beyond the
 // machine: AEP collectors over the AEP HTTP binding (AEP-0003 §3.2) and
 // OpenTelemetry endpoints as OTLP LogRecords over OTLP/HTTP protobuf
-// (AEP-0005 §3), with nothing lost.
+// (AEP-0005 §3), with nothing lost. The relay follows the logs with the
+// same machinery, as a destination of its own (a Sender it sets, cursors
+// under its folder, SeekEnd for logs it has not read yet).
 //
 // # The log is the record; delivery is a cursor over it
 //

@@ -7,7 +7,9 @@
 // MaxSessions streams are kept, and at most MaxBytes of events across
 // them: past either bound the stream written least recently is dropped
 // whole. A replay asked from a position older than what a stream still
-// holds reports the stream exhausted, with its earliest held position.
+// holds reports the stream exhausted, with its earliest held position; a
+// stream dropped whole is remembered (its last position let go) and a
+// replay into it reports it exhausted too.
 //
 // Buffers is not safe for concurrent use: the relay's hub holds it under
 // its lock.
@@ -75,6 +77,7 @@ type Buffers struct {
 	// go, so a stream that comes back still declares its gap.
 	tombs     map[key]event.Pos
 	tombOrder []key
+	tombNames map[string][]key // the tombs by session name
 }
 
 func (b *Buffers) init() {
@@ -231,11 +234,28 @@ func (b *Buffers) tomb(k key, floor event.Pos) {
 	}
 	if _, ok := b.tombs[k]; !ok {
 		b.tombOrder = append(b.tombOrder, k)
+		if b.tombNames == nil {
+			b.tombNames = map[string][]key{}
+		}
+		b.tombNames[k.session] = append(b.tombNames[k.session], k)
 	}
 	b.tombs[k] = floor
 	for len(b.tombOrder) > 4*b.maxSessions() {
-		delete(b.tombs, b.tombOrder[0])
+		old := b.tombOrder[0]
+		delete(b.tombs, old)
 		b.tombOrder = b.tombOrder[1:]
+		names := b.tombNames[old.session]
+		for i, x := range names {
+			if x == old {
+				names = append(names[:i], names[i+1:]...)
+				break
+			}
+		}
+		if len(names) == 0 {
+			delete(b.tombNames, old.session)
+		} else {
+			b.tombNames[old.session] = names
+		}
 	}
 }
 
@@ -265,7 +285,11 @@ type Exhausted struct {
 // Since returns the events of every stream named session strictly after
 // from, stream by stream in (epoch, seq) order, and the streams whose
 // let-go events lie after from (AEP-0003 §5: the gap is declared, then
-// what is held is delivered).
+// what is held is delivered). A stream dropped whole that let go of
+// events after from is declared too, though it holds nothing: its
+// Earliest is the position after the last one let go, from which on
+// delivery would be whole again, so a resume never meets silence where
+// events were lost.
 func (b *Buffers) Since(session string, from event.Pos) ([]*event.Event, []Exhausted) {
 	var out []*event.Event
 	var ex []Exhausted
@@ -278,6 +302,14 @@ func (b *Buffers) Since(session string, from event.Pos) ([]*event.Event, []Exhau
 		}
 		i := sort.Search(len(s.evs), func(j int) bool { return from.Less(s.evs[j].Pos) })
 		out = append(out, s.evs[i:]...)
+	}
+	for _, k := range b.tombNames[session] {
+		if _, held := b.streams[k]; held {
+			continue
+		}
+		if floor := b.tombs[k]; from.Less(floor) {
+			ex = append(ex, Exhausted{Session: session, Source: k.source, Earliest: event.Pos{Epoch: floor.Epoch, Seq: floor.Seq + 1}})
+		}
 	}
 	return out, ex
 }

@@ -100,6 +100,11 @@ func TestSessionCap(t *testing.T) {
 	if got, _ := b.Since("idle", pos(0, 0)); len(got) != 0 || b.Has("aep://h/agent/a/session/idle", "idle", "i0") {
 		t.Error("the idle stream was kept")
 	}
+	// A resume from before what the dropped stream let go of hears of
+	// the gap, though nothing of it is held.
+	if got, ex := b.Since("idle", pos(0, -1)); len(got) != 0 || len(ex) != 1 || ex[0].Earliest != pos(0, 1) || ex[0].Source != "aep://h/agent/a/session/idle" {
+		t.Errorf("a dropped stream's gap: %v %v", got, ex)
+	}
 	if !b.Has("aep://h/agent/a/session/old", "old", "o1") {
 		t.Error("the active stream was dropped")
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // Version is the one AEP version the relay speaks.
@@ -37,12 +38,12 @@ type Event struct {
 	// arrived spread over several lines is compacted onto one.
 	Raw []byte
 
-	ID, Type, Source, Agent, Time string
-	Session, Run, Step, Subject   string
-	Cause, Severity, Capture      string
-	Tenant                        string // the tenant extension attribute, "" when absent
-	Pos                           Pos    // (epoch, seq); meaningful when Sequenced
-	HasEpoch                      bool
+	ID, Type, Source, Agent     string
+	Session, Run, Step, Subject string
+	Cause, Severity, Capture    string
+	Tenant                      string // the tenant extension attribute, "" when absent
+	Pos                         Pos    // (epoch, seq); meaningful when Sequenced
+	HasEpoch                    bool
 	// Sequenced is true for an event that carries session and seq: one
 	// with a resumable position in its emitter's session order.
 	Sequenced bool
@@ -50,7 +51,7 @@ type Event struct {
 	Ext []Ext
 
 	mu    sync.Mutex
-	views [4][]byte // renderings at capture ceilings below full, made on first use
+	views *[4][]byte // renderings at capture ceilings below full, made on first use
 }
 
 // Attr returns an envelope attribute for filtering: strings as strings,
@@ -109,21 +110,24 @@ func (e *Event) AgentScoped() bool { return category(e.Type) == "agent" }
 // with mk on first use; renderings are kept for the event's life, so a
 // fan-out to many subscribers at one ceiling down-levels once.
 func (e *Event) View(l int, mk func() []byte) []byte {
-	if l < 0 || l >= len(e.views) {
+	if l < 0 || l >= 4 {
 		return e.Raw
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.views == nil {
+		e.views = new([4][]byte)
+	}
 	if e.views[l] == nil {
 		e.views[l] = mk()
 	}
 	return e.views[l]
 }
 
-// Size is what the event costs a buffer, roughly: its bytes and its
-// attributes.
+// Size is what the event costs a buffer, roughly: its bytes and the
+// struct holding its attributes (whose strings are views of the bytes).
 func (e *Event) Size() int64 {
-	return int64(len(e.Raw)) + 256
+	return int64(len(e.Raw)) + int64(unsafe.Sizeof(*e))
 }
 
 // IsCommand reports whether typ is a control command type.

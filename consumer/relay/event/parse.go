@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -66,9 +67,12 @@ func Parse(raw []byte) (*Event, error) {
 		seen               = make(map[string]bool, 20)
 		hasSeq, hasSession bool
 		hasAEP             bool
-		aep                string
+		aep, when          string
 	)
-	gjson.ParseBytes(raw).ForEach(func(k, v gjson.Result) bool {
+	// The attributes are read from raw without a copy: the strings Parse
+	// keeps (ids, names) are views of raw where they hold no escapes, so
+	// an event costs its bytes once. raw is never written after this.
+	gjson.Parse(unsafe.String(unsafe.SliceData(raw), len(raw))).ForEach(func(k, v gjson.Result) bool {
 		name := k.String()
 		if seen[name] {
 			err = bad("AEP-0001 §5", "attribute %s appears twice", printable(name))
@@ -95,7 +99,7 @@ func Parse(raw []byte) (*Event, error) {
 			case "subject":
 				e.Subject = v.Str
 			case "time":
-				e.Time = v.Str
+				when = v.Str
 			case "source":
 				e.Source = v.Str
 			case "agent":
@@ -189,7 +193,7 @@ func Parse(raw []byte) (*Event, error) {
 	if !typeName(e.Type) {
 		return nil, bad("AEP-0001 §6", "type must be lowercase {category}.{rest} tokens of [a-z0-9_], or x.{vendor}.{category}.{rest}")
 	}
-	if t, terr := time.Parse(time.RFC3339Nano, e.Time); terr != nil || t.IsZero() {
+	if t, terr := time.Parse(time.RFC3339Nano, when); terr != nil || t.IsZero() {
 		return nil, bad("AEP-0001 §5.1", "time is not an RFC 3339 timestamp with a timezone")
 	}
 	if u, uerr := url.Parse(e.Source); uerr != nil || u.Scheme == "" {
