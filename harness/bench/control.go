@@ -70,7 +70,10 @@ func controlFigures(bin, tmp string, n int) ([]goal, error) {
 	base := res["observe"]
 	printRow("control, no relay", res["control, no relay"], base)
 	added := float64(pct(res["control, no relay"], 0.5)-pct(base, 0.5)) / float64(time.Millisecond)
-	goals := []goal{{name: "control on, no relay: added hook p50 over observe-only", value: added, limit: 1, below: true, unit: "ms"}}
+	// Whole processes on a loaded machine: the in-process pair among the
+	// goal benchmarks is the goal's figure; this one is shown beside it.
+	fmt.Printf("control on, no relay: the hook process's p50 %+.2f ms over observe-only\n", added)
+	var goals []goal
 
 	lat, err := answerLatency(bin, tmp, max(n/5, 20))
 	if err != nil {

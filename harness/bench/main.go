@@ -245,6 +245,8 @@ var goalBenchList = []goalBench{
 		goal{name: "ACP observer drops at 5,000 msg/s for 2 s", limit: 0, below: true}},
 	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
 		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"}},
+	{"./adapters/hook/", "ControlNoRelayAdded", "500x", "added-µs-p50/op",
+		goal{name: "control on, no relay: added to a held hook, p50 (in process)", limit: 1000, below: true, unit: "µs"}},
 }
 
 // goalBenches runs the goal benchmarks one at a time and reads their
