@@ -37,12 +37,7 @@ func benchHeld(b *testing.B, ctl *control.Config) {
 // same moment observe-only, what control costs a user who runs the relay
 // only sometimes.
 func BenchmarkHeldNoRelay(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := closedAddr(b)
 	benchHeld(b, &control.Config{URL: "ws://" + addr + "/socket", Token: "t"})
 }
 
@@ -54,12 +49,7 @@ func BenchmarkHeldNoRelayBaseline(b *testing.B) { benchHeld(b, nil) }
 // per-pair differences (added-µs-p50/op): the goal figure of `make bench`,
 // a difference from a baseline measured beside it.
 func BenchmarkControlNoRelayAdded(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := closedAddr(b)
 	v, _ := mapping.Lookup("claude-code")
 	observe := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy}
 	held := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy,
@@ -78,4 +68,14 @@ func BenchmarkControlNoRelayAdded(b *testing.B) {
 	}
 	slices.Sort(diffs)
 	b.ReportMetric(float64(diffs[len(diffs)/2].Microseconds()), "added-µs-p50/op")
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
