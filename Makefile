@@ -20,8 +20,23 @@ endif
 # Static (CGO_ENABLED=0): kong's os/user and net's resolver would otherwise
 # link libc, and every hook process would pay the dynamic loader (about a
 # millisecond, half of a Go program's whole start).
+#
+# Two builds, one file: the full binary (./cmd/aep-hook, what go install
+# gives) is placed inside the hook-only build (./cmd/aep-hook/hookonly,
+# which links only the hook path so a hook starts like a minimal Go
+# program, and runs the full binary for every other verb). $(BIN) is the
+# hook-only build; $(BIN)-full is the full one alone.
+FULL_EMBED := cmd/aep-hook/hookonly/aep-hook.full
+SHA256 := $(shell command -v sha256sum 2>/dev/null || echo shasum -a 256)
+define build_pair
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(2)-full ./cmd/aep-hook
+	cp $(2)-full $(FULL_EMBED)
+	CGO_ENABLED=0 $(GO) build -trimpath -tags aepfull \
+	  -ldflags "$(LDFLAGS) -X main.fullSum=$$($(SHA256) $(FULL_EMBED) | awk '{print $$1}')" -o $(2) ./cmd/aep-hook/hookonly
+	rm -f $(FULL_EMBED)
+endef
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/aep-hook
+	$(call build_pair,,$(BIN))
 
 # Puts the binary where it will stay, $(PREFIX)/bin/aep-hook (default
 # ~/.local/bin, made when missing): `aep-hook install` registers the binary
@@ -95,9 +110,14 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags grpc ./adapters/otlp/ ./cmd/aep-hook/
 
+# Each platform's full binary inside its hook-only build, as make build.
 cross:
-	@set -e; for p in $(PLATFORMS); do \
-	  echo "build $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/aep-hook; \
+	@set -e; mkdir -p bin/cross; for p in $(PLATFORMS); do \
+	  echo "build $$p"; export GOOS=$${p%/*} GOARCH=$${p#*/} CGO_ENABLED=0; \
+	  $(GO) build -trimpath -o bin/cross/aep-hook-full ./cmd/aep-hook; \
+	  cp bin/cross/aep-hook-full $(FULL_EMBED); \
+	  $(GO) build -trimpath -tags aepfull -o bin/cross/aep-hook-$${GOOS}-$${GOARCH} ./cmd/aep-hook/hookonly; \
+	  rm -f $(FULL_EMBED) bin/cross/aep-hook-full; \
 	done
 
 clean:

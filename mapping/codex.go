@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
@@ -305,12 +306,16 @@ func codexErrorClass(text string) string {
 
 // codexNamespaced matches a tool name Codex glued to its namespace in the
 // hook payload (multi_agent_v1wait_agent): the namespace, then the tool.
-var codexNamespaced = regexp.MustCompile(`^multi_agent_v[0-9]+(.+)$`)
+// Compiled on first use: every hook process links this table.
+var codexNamespaced = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^multi_agent_v[0-9]+(.+)$`) })
 
 // codexToolName is the tool's own name, as the model called it: Codex
 // glues a namespaced tool's namespace to its name in the hook payloads.
 func codexToolName(name string) string {
-	if m := codexNamespaced.FindStringSubmatch(name); m != nil {
+	if !strings.HasPrefix(name, "multi_agent_v") {
+		return name
+	}
+	if m := codexNamespaced().FindStringSubmatch(name); m != nil {
 		return strings.TrimLeft(m[1], "_.")
 	}
 	return name

@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/aep-hook/aep-hook/redact"
 )
@@ -16,7 +17,6 @@ import (
 // only). It is the receiver's default profile: a resource no vendor claims
 // comes here, to the unknown rule.
 func CodexOtel() Vendor {
-	p := codexOtelProfile()
 	return Vendor{
 		Name:      "codex-otel",
 		Agent:     "codex",
@@ -25,10 +25,15 @@ func CodexOtel() Vendor {
 		Identify: func(m Moment) (string, string) {
 			return otelIdentify(m, "conversation.id", false)
 		},
-		Map:    func(m Moment, st *State) ([]Draft, error) { return codexOtelMap(p, m, st) },
+		Map:    func(m Moment, st *State) ([]Draft, error) { return codexOtelMap(codexOtelProfileOnce(), m, st) },
 		Detect: codexOtelDetect,
 	}
 }
+
+// codexOtelProfileOnce is the Codex profile, built on first use: every
+// Lookup builds every table, hook processes included, and the profile's
+// maps cost more than the rest of the registry together. Never modified.
+var codexOtelProfileOnce = sync.OnceValue(codexOtelProfile)
 
 // codexOtelDetect claims a codex* service, records of the codex.* family
 // (strong) or stamped with conversation.id (weak), and, as the default

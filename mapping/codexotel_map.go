@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/aep-hook/aep-hook/redact"
 )
@@ -51,7 +52,11 @@ const (
 var (
 	guardianPrompt = "The following is the Codex agent history whose request action you are assessing"
 	titlePrompt    = "Generate a concise, single-line task title"
-	reviewedID     = regexp.MustCompile(`Reviewed Codex session id: ([0-9A-Za-z_-]+)`)
+	// Compiled on first use: every hook process links this table, and a
+	// regexp compiled at init costs each of them more than its whole hook.
+	reviewedID = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Reviewed Codex session id: ([0-9A-Za-z_-]+)`)
+	})
 )
 
 // codexOtelMap is the Codex OTel channel's Map.
@@ -199,7 +204,7 @@ func numbers(v any) any {
 func codexThread(prompt string) (kind, parent string) {
 	switch {
 	case strings.HasPrefix(prompt, guardianPrompt):
-		if m := reviewedID.FindStringSubmatch(prompt); m != nil {
+		if m := reviewedID().FindStringSubmatch(prompt); m != nil {
 			return "guardian", m[1]
 		}
 		return "guardian", ""

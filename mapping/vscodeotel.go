@@ -2,6 +2,7 @@ package mapping
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/aep-hook/aep-hook/redact"
 )
@@ -17,7 +18,6 @@ import (
 // tool.denied and session.ended are never emitted (neither reaches this
 // channel).
 func VSCodeOtel() Vendor {
-	p := vscodeOtelProfile()
 	return Vendor{
 		Name:      "vscode-otel",
 		Agent:     "vscode",
@@ -26,10 +26,14 @@ func VSCodeOtel() Vendor {
 		Identify: func(m Moment) (string, string) {
 			return otelIdentify(m, "session.id", true)
 		},
-		Map:    func(m Moment, _ *State) ([]Draft, error) { return p.mapRecord(m) },
+		Map:    func(m Moment, _ *State) ([]Draft, error) { return vscodeOtelProfileOnce().mapRecord(m) },
 		Detect: vscodeOtelDetect,
 	}
 }
+
+// vscodeOtelProfileOnce is the VS Code profile, built on first use (see
+// codexOtelProfileOnce). Never modified.
+var vscodeOtelProfileOnce = sync.OnceValue(vscodeOtelProfile)
 
 // vscodeOtelDetect claims a Copilot service and copilot_chat.* records
 // (strong), and a resource stamped with session.id (weak).

@@ -62,7 +62,7 @@ func Downlevel(event map[string]any, ceiling Level) (map[string]any, error) {
 		return out, nil
 	}
 	typ := event["type"].(string)
-	spec, known := registry()[typ]
+	spec, known := spec(typ)
 	switch {
 	case target == None:
 		delete(out, "data")

@@ -57,7 +57,7 @@ func Gate(c Content, ceiling Level, p *Pipeline) (map[string]any, Level) {
 		p = NewPipeline(Options{})
 	}
 	g := gater{ceiling: ceiling, p: p, agent: c.Agent, subject: c.Subject, secrets: c.Secrets}
-	spec, ok := registry()[c.Type]
+	spec, ok := spec(c.Type)
 	if !ok {
 		return g.untyped(c.Data, c.Levels), ceiling
 	}

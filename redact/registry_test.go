@@ -4,14 +4,19 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // schemaDir finds the AEP schemas: AEP_SCHEMA_DIR, else
 // ../shared/aep-spec/schemas beside the module root. Without them the test
 // skips, or fails under CI=true.
+// registry is the whole capture table, built once for the tests.
+var registry = sync.OnceValue(buildRegistry)
+
 func schemaDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("AEP_SCHEMA_DIR")
@@ -162,5 +167,19 @@ func compareProps(t *testing.T, path string, props map[string]*schemaNode, requi
 		if _, ok := props[name]; !ok {
 			t.Errorf("%s.%s: in the table, not in the schema", path, name)
 		}
+	}
+}
+
+// TestSpecIsTheRegistry: the per-type lookup the gate uses gives each
+// type's annotation as the whole table has it, and nothing for others.
+func TestSpecIsTheRegistry(t *testing.T) {
+	for typ, want := range registry() {
+		got, ok := spec(typ)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: annotation differs from the table's (known %v)", typ, ok)
+		}
+	}
+	if _, ok := spec("no.such.type"); ok {
+		t.Error("an unknown type has an annotation")
 	}
 }

@@ -94,7 +94,7 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 		return &StateError{fmt.Errorf("read: %w", err)}
 	}
 	st, clean := load(b)
-	tx := &Tx{State: st, save: func() error { return rewrite(f, st) }}
+	tx := &Tx{State: st, save: func() error { return rewrite(f, encodeState(st)) }}
 	changed, err := s.reconcile(agent, session, st, !clean)
 	if err != nil {
 		return err
@@ -190,7 +190,11 @@ func load(b []byte) (st *SessionState, clean bool) {
 	if len(b) == 0 {
 		return st, true
 	}
-	if json.Unmarshal(b, st) == nil && st.Epoch >= 0 && st.Next >= 0 && st.Log >= 0 {
+	fast, ok := decodeState(b)
+	if ok {
+		st = fast
+	}
+	if (ok || json.Unmarshal(b, st) == nil) && st.Epoch >= 0 && st.Next >= 0 && st.Log >= 0 {
 		return st, true
 	}
 	return &SessionState{}, false
@@ -227,12 +231,8 @@ func (s *FileStore) reconcile(agent, session string, st *SessionState, corrupt b
 	return true, nil
 }
 
-// rewrite replaces the content of the locked state file with v's JSON.
-func rewrite(f *os.File, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("state encode: %w", err)
-	}
+// rewrite replaces the content of the locked state file with b.
+func rewrite(f *os.File, b []byte) error {
 	if _, err := f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("state write: %w", err)
 	}

@@ -1,14 +1,10 @@
 package shim
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"io"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -16,26 +12,18 @@ import (
 // IDs mints ULIDs that are strictly increasing within the process, so events
 // of one hook sort in emission order. Safe for concurrent use.
 type IDs struct {
-	mu      sync.Mutex
-	entropy io.Reader
+	mu  sync.Mutex
+	gen monotonic
 }
 
 // NewIDs returns a ULID source reading crypto/rand.
-func NewIDs() *IDs {
-	return &IDs{entropy: ulid.Monotonic(rand.Reader, 0)}
-}
+func NewIDs() *IDs { return &IDs{} }
 
 // New returns a ULID for time t.
 func (g *IDs) New(t time.Time) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	id, err := ulid.New(ulid.Timestamp(t), g.entropy)
-	if err != nil {
-		// Monotonic entropy overflowed within one millisecond: fall back to
-		// fresh entropy, still unique.
-		id = ulid.MustNew(ulid.Timestamp(t), rand.Reader)
-	}
-	return id.String()
+	return g.gen.next(ulidMillis(t)).String()
 }
 
 // Now returns a ULID for the current time: as a method value
@@ -61,11 +49,11 @@ func (s *stableIDs) next(at time.Time, typ string) string {
 	rank := s.seen[typ]
 	s.seen[typ]++
 	sum := sha256.Sum256([]byte(s.key + "\x00" + typ + "\x00" + strconv.Itoa(rank)))
-	var id ulid.ULID
+	var id ulid
 	if !at.IsZero() && at.Unix() >= 0 {
-		id.SetTime(ulid.Timestamp(at))
+		id.setTime(ulidMillis(at))
 	}
-	id.SetEntropy(sum[:10])
+	copy(id[6:], sum[:10])
 	return id.String()
 }
 

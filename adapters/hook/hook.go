@@ -49,6 +49,13 @@ type Runner struct {
 	// answer over the relay, and the answer becomes the reply. Nil (the
 	// default) is observe-only.
 	Control *control.Config
+	// IgnoreSignals holds the termination signals during Run by ignoring
+	// them instead of catching them: nothing is started to watch for them
+	// (a goroutine, and on a hook's short life often a thread of its own),
+	// and Interrupted always reports false. For callers that do nothing
+	// after Run that a signal should cancel, and never with Control: a
+	// held moment's wait must end when the agent gives up on its hook.
+	IgnoreSignals bool
 
 	interrupted bool
 	// signalled says a held moment took a termination signal from the
@@ -70,7 +77,7 @@ type Runner struct {
 // works: an agent that gives up on its hook still gets the moment recorded,
 // within the same deadline. Interrupted reports afterwards whether one came.
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
-	release, arrived := holdSignals()
+	release, arrived := holdSignals(r.IgnoreSignals && r.Control == nil)
 	defer func() { r.interrupted = release() || r.signalled.Load() }()
 	deadline := r.Deadline
 	if deadline <= 0 {

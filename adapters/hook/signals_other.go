@@ -5,4 +5,6 @@ package hook
 import "os"
 
 // holdSignals defers nothing where the platform has no termination signals.
-func holdSignals() (release func() bool, arrived <-chan os.Signal) { return deferSignals() }
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
+	return deferSignals(ignore)
+}

@@ -14,9 +14,10 @@ import (
 // own deadline. A write to a closed stdout returns EPIPE instead of killing
 // the process with SIGPIPE (ignored last: once SIGPIPE shows as ignored,
 // the termination signals are already held). release reports whether a
-// termination signal arrived meanwhile.
-func holdSignals() (release func() bool, arrived <-chan os.Signal) {
-	release, arrived = deferSignals(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+// termination signal arrived meanwhile (never, with ignore: see
+// deferSignals).
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
+	release, arrived = deferSignals(ignore, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Ignore(syscall.SIGPIPE)
 	return release, arrived
 }

@@ -10,7 +10,7 @@ import (
 // holdSignals defers Ctrl-C, Ctrl-Break and the console close, logoff and
 // shutdown events until release is called, so the hook finishes recording
 // what it has read within its own deadline. release reports whether one
-// arrived meanwhile.
-func holdSignals() (release func() bool, arrived <-chan os.Signal) {
-	return deferSignals(os.Interrupt, syscall.SIGTERM)
+// arrived meanwhile (never, with ignore: see deferSignals).
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
+	return deferSignals(ignore, os.Interrupt, syscall.SIGTERM)
 }

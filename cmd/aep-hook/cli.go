@@ -14,6 +14,10 @@ type Streams struct {
 	// OnHook, when set, runs as the process enters hook mode: main uses it
 	// to hold off termination signals (see holdSignals).
 	OnHook func()
+	// Self is the aep-hook binary the user runs and install registers, when
+	// that is not this process's own executable (the hook-only build that
+	// started it); "" means this one.
+	Self string
 }
 
 // exitError carries a specific exit status out of a command; its message, if

@@ -64,7 +64,7 @@ func (c *DoctorCmd) Run(s *Streams) error {
 		}
 		fmt.Fprintf(s.Out, "acknowledged the failures recorded so far (%s); they no longer count as a problem\n\n", doctor.AckPath(home))
 	}
-	e, err := installEnv("")
+	e, err := installEnv(s.Self)
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}

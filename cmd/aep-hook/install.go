@@ -97,6 +97,9 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 			return exitError{code: 2, msg: fmt.Sprintf("unknown agent %q (known: %s)", n, strings.Join(installer.Names(), ", "))}
 		}
 	}
+	if binary == "" {
+		binary = s.Self
+	}
 	e, err := installEnv(binary)
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}

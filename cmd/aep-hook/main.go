@@ -13,5 +13,14 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OnHook: holdSignals}, os.Getenv))
+	// The installed aep-hook is the hook-only build (cmd/aep-hook/hookonly),
+	// which starts this full binary for every other verb and names itself
+	// here: that path, not this one, is what install registers. Taken out of
+	// the environment so nothing this process starts inherits it.
+	self := os.Getenv(selfEnv)
+	os.Unsetenv(selfEnv)
+	os.Exit(run(os.Args, Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OnHook: holdSignals, Self: self}, os.Getenv))
 }
+
+// selfEnv names the binary the user runs when this one was started by it.
+const selfEnv = "AEP_HOOK_SELF"

@@ -20,6 +20,9 @@ type PluginCmd struct {
 func (c *PluginCmd) Run(s *Streams) error {
 	bin := c.Binary
 	if bin == "" {
+		bin = s.Self
+	}
+	if bin == "" {
 		bin = selfPath()
 	}
 	if c.Vendor == "pi" {

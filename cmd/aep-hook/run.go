@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/aep-hook/aep-hook/adapters/otlp"
+	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim/control"
@@ -45,15 +45,7 @@ type CLI struct {
 }
 
 // adapterFromArgv0 returns the adapter a link named aep-<adapter> stands for.
-func adapterFromArgv0(arg0 string) string {
-	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
-	if name, ok := strings.CutPrefix(base, "aep-"); ok && name != "hook" {
-		if _, known := mapping.Lookup(name); known {
-			return name
-		}
-	}
-	return ""
-}
+func adapterFromArgv0(arg0 string) string { return hookmode.AdapterFromArgv0(arg0) }
 
 // run is main without the process: it parses args and returns the exit
 // status. Hook mode never returns anything but 0.

@@ -17,30 +17,6 @@ import (
 	"github.com/aep-hook/aep-hook/consumer/answer"
 )
 
-// runControl is `bench -control`: the control loop's figures and goals
-// alone.
-func runControl(bin string, n int, _ string, _ bool) error {
-	bin, err := filepath.Abs(bin)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "aep-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	goals, err := controlFigures(bin, tmp, n)
-	if err != nil {
-		return err
-	}
-	fmt.Println()
-	fmt.Println("== goals (control loop)")
-	for _, g := range goals {
-		g.print()
-	}
-	return nil
-}
-
 // controlPerm is a Claude Code PermissionRequest: a moment the control
 // loop holds when control is on.
 func controlPerm(session string) []byte {

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aep-hook/aep-hook/harness/pins"
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// buildPair builds the full binary and this hook-only build (without the
+// full one inside: it then runs aep-hook-full beside itself, as a checkout
+// build does) into one folder.
+func buildPair(t *testing.T) (front, full string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds both binaries")
+	}
+	dir := t.TempDir()
+	front, full = filepath.Join(dir, "aep-hook"), filepath.Join(dir, "aep-hook-full")
+	for _, b := range [][2]string{{full, ".."}, {front, "."}} {
+		cmd := exec.Command("go", "build", "-o", b[0], b[1])
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build %s: %v\n%s", b[1], err, out)
+		}
+	}
+	return front, full
+}
+
+type runOut struct {
+	stdout []byte
+	code   int
+}
+
+func runBin(t *testing.T, bin, home string, stdin []byte, args ...string) runOut {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "AEP_HOME="+home, "AEP_HOOK_DEADLINE=20s")
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s %v: %v", bin, args, err)
+	}
+	return runOut{out.Bytes(), code}
+}
+
+// volatile are what differs between any two runs: times and the ULIDs
+// minted for events and runs.
+var (
+	volatile = regexp.MustCompile(`"(time)":"[^"]*"`)
+	ulids    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+)
+
+// records is every log and state file of home, ids and times blanked.
+func records(t *testing.T, home string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.Walk(home, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || strings.Contains(p, "internal") {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(home, p)
+		out[rel] = ulids.ReplaceAllString(volatile.ReplaceAllString(string(b), `"$1":""`), "ULID")
+		return nil
+	})
+	return out
+}
+
+// TestHookOnlyMatchesFull runs every hook vendor's pinned moments through
+// the hook-only build and the full binary: the same reply, byte for byte,
+// the same exit status, and the same record (ids and times aside).
+func TestHookOnlyMatchesFull(t *testing.T) {
+	front, full := buildPair(t)
+	dir, ok := pins.Dir("AEP_CONFORMANCE_DIR", "../shared/aep-spec/conformance/fixtures/mappings")
+	if !ok {
+		t.Skip("no conformance pins")
+	}
+	homeF, homeH := t.TempDir(), t.TempDir()
+	vendors := 0
+	for _, v := range mapping.Vendors() {
+		if v.Transport != mapping.TransportHook {
+			continue
+		}
+		cases, _, err := pins.LoadPins(dir, v.Name)
+		if err != nil || len(cases) == 0 {
+			continue
+		}
+		vendors++
+		for _, c := range cases {
+			for _, s := range c.Steps {
+				args := []string{v.Name}
+				if s.Hook != "" {
+					args = append(args, s.Hook)
+				}
+				a, b := runBin(t, full, homeF, s.Input, args...), runBin(t, front, homeH, s.Input, args...)
+				if !bytes.Equal(a.stdout, b.stdout) || a.code != b.code {
+					t.Errorf("%s %s: hook-only build replied %q (exit %d), the full binary %q (exit %d)",
+						v.Name, c.Name, b.stdout, b.code, a.stdout, a.code)
+				}
+			}
+		}
+	}
+	if vendors < 9 {
+		t.Errorf("only %d hook vendors have pins", vendors)
+	}
+	rf, rh := records(t, homeF), records(t, homeH)
+	var names []string
+	for k := range rf {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(rf) != len(rh) {
+		t.Errorf("the full binary wrote %d files, the hook-only build %d", len(rf), len(rh))
+	}
+	for _, k := range names {
+		if rf[k] != rh[k] {
+			t.Errorf("%s differs:\nfull:\n%s\nhook-only:\n%s", k, rf[k], rh[k])
+		}
+	}
+}
+
+// TestHookOnlyHandsOver: every verb that is not a plain hook firing runs
+// the full binary (same output), which learns the path to register is the
+// hook-only build's; a hook with a flag only the full parser knows is
+// still replied to and recorded.
+func TestHookOnlyHandsOver(t *testing.T) {
+	front, full := buildPair(t)
+	home := t.TempDir()
+	for _, args := range [][]string{{"version"}, {"--help"}, {"map", "--help"}} {
+		a, b := runBin(t, full, home, nil, args...), runBin(t, front, home, nil, args...)
+		if !bytes.Equal(a.stdout, b.stdout) || a.code != b.code {
+			t.Errorf("%v: hook-only build gave %q (exit %d), the full binary %q (exit %d)", args, b.stdout, b.code, a.stdout, a.code)
+		}
+	}
+	if p := runBin(t, front, home, nil, "plugin", "pi"); !bytes.Contains(p.stdout, []byte(front)) || bytes.Contains(p.stdout, []byte(full)) {
+		t.Errorf("the plugin the hook-only build prints does not start it:\n%s", p.stdout)
+	}
+	in := []byte(`{"session_id":"s-flag","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t1"}`)
+	a, b := runBin(t, full, t.TempDir(), in, "claude-code", "--no-such-flag"), runBin(t, front, home, in, "claude-code", "--no-such-flag")
+	if !bytes.Equal(a.stdout, b.stdout) || b.code != 0 {
+		t.Errorf("unknown flag: hook-only build replied %q (exit %d), the full binary %q", b.stdout, b.code, a.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(home, "logs", "claude-code", "s-flag.jsonl")); err != nil {
+		t.Errorf("the firing with an unknown flag was not recorded: %v", err)
+	}
+}
+
+// TestHookOnlyLinksOnlyTheHookPath keeps what makes a process start slow
+// out of the hook-only build: every package linked initialises in every
+// hook process.
+func TestHookOnlyLinksOnlyTheHookPath(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"net/http", "github.com/alecthomas/kong", "go.opentelemetry.io/", "github.com/json-iterator/",
+			"github.com/oklog/ulid", "github.com/fsnotify/", "google.golang.org/", "github.com/aep-hook/aep-hook/shim/deliver", "github.com/aep-hook/aep-hook/harness/"} {
+			if strings.HasPrefix(pkg, heavy) {
+				t.Errorf("the hook-only build links %s", pkg)
+			}
+		}
+	}
+}
+
+// TestHookOnlyInitIsSmall bounds what the hook-only build's package
+// initialisation allocates (GODEBUG=inittrace=1 counts it exactly): a
+// regexp compiled or a table built at package init costs every hook
+// process, and shows here as tens of allocations; such things belong in a
+// sync.OnceValue.
+func TestHookOnlyInitIsSmall(t *testing.T) {
+	front, _ := buildPair(t)
+	cmd := exec.Command(front, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("version: %v\n%s", err, stderr.String())
+	}
+	line := regexp.MustCompile(`^init (\S+) @.* (\d+) bytes, (\d+) allocs$`)
+	total := 0
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[3])
+		total += n
+		if n > 60 {
+			t.Errorf("package %s allocates %d times at init (bound 60): compile or build it on first use", m[1], n)
+		}
+	}
+	if total == 0 || total > 300 {
+		t.Errorf("package initialisation allocates %d times in all (bound 300)", total)
+	}
+}

@@ -1,0 +1,78 @@
+// Command hookonly is the aep-hook that `make build` and `make install`
+// produce: the hook path alone, with the full aep-hook binary inside it.
+//
+// Every hook firing of every agent starts a process, and a Go process pays
+// at start for every package it links: the full binary's kong, net/http,
+// pdata and the rest cost each hook about twice a minimal Go program. This
+// build links only what a hook firing needs (the mapping tables, the
+// emitter, redaction, the file log), so a hook starts like that minimal
+// program. Every other verb, and a hook whose command line asks for more
+// (delivery to --out destinations, a flag only the full parser knows),
+// goes to the full binary: it is carried inside this one, written once to
+// the user's cache folder and executed in this process's place with the
+// same arguments, environment and standard streams, so the user installs
+// and registers one file.
+//
+// `go install .../cmd/aep-hook@latest` builds the full binary alone; it
+// does everything this one does, its hooks start slower.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
+)
+
+// version is set at build time with -ldflags "-X main.version=...", as the
+// full binary's is.
+var version = "dev"
+
+func main() {
+	args := os.Args[1:]
+	if a := hookmode.AdapterFromArgv0(os.Args[0]); a != "" {
+		args = append([]string{a}, args...)
+	}
+	if _, ok := hookmode.HookVendor(args); ok {
+		f, ok := hookmode.ParseArgs(args[1:], os.Getenv)
+		if ok && len(f.Out) == 0 {
+			os.Exit(runHook(args, f, nil))
+		}
+		// The full binary delivers, or parses what this one cannot; a hook
+		// must still never fail its agent, so without it the firing is
+		// recorded on the defaults with the reason.
+		err := execFull(os.Args)
+		if ok {
+			err = fmt.Errorf("delivery to --out skipped: %w", err)
+		} else {
+			// As the full binary does with flags it does not know.
+			f = hookmode.Flags{}
+			err = fmt.Errorf("hook flags not understood, recorded on the defaults: %w", err)
+		}
+		os.Exit(runHook(args, f, err))
+	}
+	if len(args) == 1 && args[0] == "version" {
+		fmt.Fprintf(os.Stdout, "aep-hook %s (AEP 0.1)\n", version)
+		return
+	}
+	err := execFull(os.Args)
+	fmt.Fprintf(os.Stderr, "aep-hook: %v\n", err)
+	os.Exit(2)
+}
+
+// runHook runs one firing of the vendor args[0] names.
+func runHook(args []string, f hookmode.Flags, setup error) int {
+	// Held from here until the runner takes its own scoped hold: an agent
+	// that signals its hook right after starting it (Claude Code's
+	// StopFailure in -p mode) still gets the moment recorded; the runner's
+	// deadline bounds the process.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	v, _ := hookmode.HookVendor(args)
+	res := hookmode.Run(v, f, setup, os.Stdin, os.Stdout, os.Getenv)
+	if !res.Interrupted {
+		hookmode.SweepOccasionally(res.Emitter, v.AgentName())
+	}
+	return res.Code
+}

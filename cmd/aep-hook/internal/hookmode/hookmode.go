@@ -1,0 +1,278 @@
+// Package hookmode is one hook firing as both builds of aep-hook run it: the
+// full binary (every verb, behind kong) and the hook-only build that the
+// installed aep-hook is (the hook path and nothing else, so a hook process
+// starts like the smallest Go program). It parses the hook-mode command line
+// by hand and runs the fail-open hook runner on the file emitter; delivery
+// to --out destinations stays with the full binary.
+package hookmode
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/adapters/hook"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
+)
+
+// Capture are the capture settings of every emitting mode, as given.
+type Capture struct {
+	Capture         string
+	CaptureOverride []string
+	SecretEnv       []string
+	KeepPII         bool
+}
+
+// Config is the shim configuration the settings and environment give.
+func (c Capture) Config(getenv func(string) string) shim.Config {
+	return shim.Config{
+		Home:      getenv("AEP_HOME"),
+		Host:      getenv("AEP_HOST"),
+		Capture:   c.Capture,
+		Overrides: CleanList(c.CaptureOverride),
+		SecretEnv: CleanList(c.SecretEnv),
+		NoPII:     c.KeepPII,
+		Tenant:    getenv("AEP_TENANT"),
+	}
+}
+
+// Flags are hook mode's settings: the capture settings, the delivery
+// settings (used by the full binary only) and the moment's name when the
+// vendor passes it on the command line.
+type Flags struct {
+	Capture
+	Out            []string
+	Token          string
+	Insecure       bool
+	OtlpMaxCapture string
+	Hook           string
+}
+
+// AdapterFromArgv0 returns the adapter a link named aep-<adapter> stands
+// for, "" for any other name.
+func AdapterFromArgv0(arg0 string) string {
+	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
+	if name, ok := strings.CutPrefix(base, "aep-"); ok && name != "hook" {
+		if _, known := mapping.Lookup(name); known {
+			return name
+		}
+	}
+	return ""
+}
+
+// HookVendor returns the hook vendor args name (args[0]), if they name one.
+func HookVendor(args []string) (mapping.Vendor, bool) {
+	if len(args) == 0 {
+		return mapping.Vendor{}, false
+	}
+	v, ok := mapping.Lookup(args[0])
+	return v, ok && v.Transport == mapping.TransportHook
+}
+
+// ParseArgs reads the hook-mode flags (args after the adapter's name) by
+// hand, with kong's semantics: flags over environment twins, repeatable
+// lists also split on commas, lists given as flags replacing their twin.
+// Building kong's model of the whole command tree costs more than the rest
+// of a hook together. Anything it does not recognise (--help, an unknown
+// flag, a bad value) returns ok=false: the full command line parser takes
+// over.
+func ParseArgs(args []string, getenv func(string) string) (c Flags, ok bool) {
+	list := func(env string) []string {
+		if v := getenv(env); v != "" {
+			return SplitList(v)
+		}
+		return nil
+	}
+	c.Capture.Capture = getenv("AEP_CAPTURE")
+	c.CaptureOverride = list("AEP_CAPTURE_OVERRIDES")
+	c.SecretEnv = list("AEP_SECRET_ENV")
+	c.Out = list("AEP_OUT")
+	c.Token = getenv("AEP_TOKEN")
+	c.OtlpMaxCapture = getenv("AEP_OTLP_MAX_CAPTURE")
+	if v := getenv("AEP_INSECURE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, false
+		}
+		c.Insecure = b
+	}
+	flagged := map[string]bool{}
+	setList := func(name string, dst *[]string, v string) {
+		if !flagged[name] {
+			// Non-nil: an empty override list given on purpose means no
+			// overrides (redact.ParsePolicy), not the default.
+			*dst, flagged[name] = []string{}, true
+		}
+		*dst = append(*dst, SplitList(v)...)
+	}
+	positional := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if positional++; positional > 1 {
+				return c, false
+			}
+			c.Hook = a
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "--") {
+			return c, false
+		}
+		switch name {
+		case "keep-pii", "no-pii", "insecure":
+			b := true
+			if hasVal {
+				var err error
+				if b, err = strconv.ParseBool(val); err != nil {
+					return c, false
+				}
+			}
+			if name != "insecure" {
+				c.KeepPII = b
+			} else {
+				c.Insecure = b
+			}
+			continue
+		case "capture", "capture-override", "secret-env", "out", "token", "otlp-max-capture":
+		default:
+			return c, false
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return c, false
+			}
+			i++
+			val = args[i]
+		}
+		switch name {
+		case "capture":
+			c.Capture.Capture = val
+		case "capture-override":
+			setList(name, &c.CaptureOverride, val)
+		case "secret-env":
+			setList(name, &c.SecretEnv, val)
+		case "out":
+			setList(name, &c.Out, val)
+		case "token":
+			c.Token = val
+		case "otlp-max-capture":
+			c.OtlpMaxCapture = val
+		}
+	}
+	return c, true
+}
+
+// CleanList is a list flag as the settings read it, however it was parsed:
+// items trimmed, empty ones dropped (kong keeps both). It keeps a nil list
+// nil: nil means "the default" where an empty list does not.
+func CleanList(xs []string) []string {
+	if xs == nil {
+		return nil
+	}
+	out := []string{}
+	for _, x := range xs {
+		out = append(out, SplitList(x)...)
+	}
+	return out
+}
+
+// SplitList splits a comma list, trimming items and dropping empty ones.
+func SplitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Result is what one firing left for its caller.
+type Result struct {
+	Code        int
+	Interrupted bool // the agent asked the hook to stop: the record is written, delivery can wait for ship
+	Config      shim.Config
+	Emitter     *shim.Emitter
+}
+
+// Run handles one hook firing of vendor v: the payload on in, the reply on
+// out, the events in the local log (and extra sinks after it). setup is a
+// configuration failure the caller already fell back from; it is
+// recorded. The exit status is always 0.
+func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, getenv func(string) string, extra ...shim.Sink) Result {
+	cfg := f.Config(getenv)
+	home := cfg.HomeDir()
+	p, err := cfg.Policy()
+	if err != nil {
+		// Fail closed: record and continue on the metadata posture.
+		setup, p = err, redact.Policy{Default: redact.Metadata}
+	}
+	if _, err := cfg.TenantAttr(); err != nil {
+		// Recorded, and the events go out without the attribute.
+		setup = errors.Join(setup, err)
+	}
+	ctl, err := control.FromEnv(getenv)
+	if err != nil {
+		// Recorded, and the hook stays observe-only.
+		setup = errors.Join(setup, err)
+	}
+	d := deadline(getenv("AEP_HOOK_DEADLINE"))
+	if d == 0 {
+		d = hook.DefaultDeadline
+	}
+	// A session lock whose holders make no progress for a third of the
+	// deadline has a stuck holder: the hook then writes without it, in a
+	// fresh epoch, rather than lose the moment to the deadline.
+	cfg.LockWait = d / 3
+	r := hook.Runner{
+		Vendor:   v,
+		Emitter:  cfg.NewFileEmitter(p, extra...),
+		Errors:   shim.NewErrorLog(home),
+		Deadline: d,
+		Setup:    setup,
+		Control:  ctl,
+		// Without destinations nothing follows the reply that a signal
+		// should cancel (the sweep is harmless), so nothing need watch for
+		// signals: ignoring them saves the hook a goroutine and a thread.
+		// (The runner watches them anyway while control is on: a held
+		// moment's wait ends when the agent gives up on its hook.)
+		IgnoreSignals: len(extra) == 0,
+	}
+	code := r.Run(f.Hook, in, out)
+	return Result{Code: code, Interrupted: r.Interrupted(), Config: cfg, Emitter: r.Emitter}
+}
+
+// Sessions may never end, so idle session state is swept by recency: about
+// one hook in sweepEvery, after its reply, removes up to sweepMax state
+// files of its agent untouched for sweepAge (the logs stay).
+const (
+	sweepEvery = 256
+	sweepAge   = 30 * 24 * time.Hour
+	sweepMax   = 32
+)
+
+// SweepOccasionally is the recency sweep of the agent's idle session
+// state, run by about one hook in 256 after its reply.
+func SweepOccasionally(em *shim.Emitter, agent string) {
+	fs, ok := em.Store.(*shim.FileStore)
+	if !ok || time.Now().UnixNano()%sweepEvery != 0 {
+		return
+	}
+	fs.Sweep(agent, sweepAge, sweepMax)
+}
+
+// deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.
+func deadline(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 || d > 30*time.Second {
+		return 0
+	}
+	return d
+}
