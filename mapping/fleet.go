@@ -102,8 +102,7 @@ func drainRun(st *State) []Draft {
 // abandonRun forgets the session's open run without a terminal, for a
 // vendor whose interrupts close the run themselves, so a run still open at
 // the next prompt or the session's end was ended by something it does not
-// report (Gemini CLI: an API failure or a crash fires no AfterAgent). No
-// terminal is the honest record: zero terminals is legal (AEP-0002 §2
+// report. No terminal is the honest record: zero terminals is legal (AEP-0002 §2
 // convention 5), a guessed cancellation or failure is not.
 func abandonRun(st *State) { st.Del(stateRun) }
 
@@ -240,6 +239,28 @@ func pairClose(st *State, name, argsDigest string) string {
 		return ""
 	}
 	return items[0]
+}
+
+// pairForget drops mark from the open requests of (name, argsDigest): a
+// request closed without its outcome hook (its turn ended) must not pair
+// with a later call's outcome.
+func pairForget(st *State, name, argsDigest, mark string) {
+	k := pendingKey(name, argsDigest)
+	q, ok := st.Get(k)
+	if !ok {
+		return
+	}
+	var keep []string
+	for _, it := range strings.Fields(q) {
+		if it != mark {
+			keep = append(keep, it)
+		}
+	}
+	if len(keep) == 0 {
+		st.Del(k)
+		return
+	}
+	st.Set(k, strings.Join(keep, " "))
 }
 
 // promptRun opens a synthesized run at a prompt boundary (draining a stale

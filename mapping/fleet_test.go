@@ -45,7 +45,8 @@ func fleetRun(t *testing.T, v Vendor, steps []fleetStep) {
 		for j, w := range s.want {
 			d := ds[j]
 			if d.Type != w.Type || d.Subject != w.Subject || d.Run != w.Run || d.Mark != w.Mark ||
-				d.CauseRef != w.CauseRef || d.SubjectRef != w.SubjectRef || (w.Severity != "" && d.Severity != w.Severity) {
+				d.CauseRef != w.CauseRef || d.SubjectRef != w.SubjectRef || (w.Severity != "" && d.Severity != w.Severity) ||
+				(w.Session != "" && d.Session != w.Session) {
 				t.Errorf("step %d draft %d:\n got %+v\nwant %+v", i, j, d, w)
 			}
 			if w.Data != nil && !reflect.DeepEqual(fleetNormalize(t, d.Data), fleetNormalize(t, w.Data)) {

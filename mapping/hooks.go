@@ -52,6 +52,9 @@ func permissionOptions() []any {
 	}
 }
 
+// permissiveOption is the id of permissionOptions' allowing choice.
+const permissiveOption = "allow"
+
 // respondVia is a request's respond_via (AEP-0008): control only when the
 // control loop holds this very moment live (Moment.Control), else the
 // agent's own UI (oob), where every answer then arrives.

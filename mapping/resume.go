@@ -34,16 +34,14 @@ func resumable(sessionField string, fn mapFunc) mapFunc {
 		from := ""
 		if HookField(m, "hook_event_name") == "SessionStart" && Str(m.Raw, "source") == "resume" {
 			if vendor := Str(m.Raw, sessionField); vendor != "" {
-				from = firstNonEmpty(aepSession(st), vendor)
-				suffix := m.Nonce
-				if suffix == "" {
-					// A bare Map call without a nonce: a deterministic stand-in.
-					suffix = strconv.FormatUint(st.Clock+1, 10)
+				if early, ok := st.Get(stateResumedFrom); ok {
+					// The table began the new session at an earlier moment
+					// of the resumed process (resumeEarly).
+					from = early
+					st.Del(stateResumedFrom)
+				} else {
+					from = beginResume(m, st, vendor)
 				}
-				// A new session starts from fresh table state: nothing the
-				// earlier one left open belongs to it.
-				*st = State{}
-				st.Set(stateAEPSession, vendor+"~r"+suffix)
 			}
 		}
 		ds, err := fn(m, st)
@@ -61,6 +59,33 @@ func resumable(sessionField string, fn mapFunc) mapFunc {
 		}
 		return ds, nil
 	}
+}
+
+// stateResumedFrom holds, between resumeEarly and the SessionStart{resume}
+// that follows it, the AEP session the new one continues.
+const stateResumedFrom = "aep.resumed_from"
+
+// beginResume starts the new AEP session continuing vendor session vendor
+// and returns the AEP session it continues: fresh table state (nothing the
+// earlier session left open belongs to the new one) naming the new session.
+func beginResume(m Moment, st *State, vendor string) string {
+	from := firstNonEmpty(aepSession(st), vendor)
+	suffix := m.Nonce
+	if suffix == "" {
+		// A bare Map call without a nonce: a deterministic stand-in.
+		suffix = strconv.FormatUint(st.Clock+1, 10)
+	}
+	*st = State{}
+	st.Set(stateAEPSession, vendor+"~r"+suffix)
+	return from
+}
+
+// resumeEarly begins the resume at a moment of the resumed process that
+// comes before its SessionStart{resume} (Qwen Code loads its instructions
+// first), so that moment already goes to the new AEP session; the
+// SessionStart then states the session without starting another.
+func resumeEarly(m Moment, st *State, vendor string) {
+	st.Set(stateResumedFrom, beginResume(m, st, vendor))
 }
 
 // aepSession is the AEP session a resumed vendor session's moments go to,

@@ -251,6 +251,8 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	// Claude Code names project folders by the cwd with "/" spelled "-".
 	rw.Add(strings.ReplaceAll(r.Work, "/", "-"), "-home-user-proj")
 	rw.Add(strings.TrimPrefix(r.Model.URL, "http://"), "127.0.0.1:PORT")
+	// The harness binary runs as the scenarios' MCP server.
+	rw.Add(h.Self, "/usr/local/bin/realagents")
 	fs, err := collectFirings(dir, rw)
 	if err != nil {
 		return Fixture{}, err

@@ -44,13 +44,10 @@ func danglingSettlements(lg Log) []string {
 	return bad
 }
 
-// notRun are the tool.failed error types the record's tables give a call
-// that may never have run: refused, or ended with its turn (OpenCode's
+// notRun reports the tool.failed error types the record's tables give a
+// call that may never have run: refused, or ended with its turn (OpenCode's
 // abort while a permission was pending, an interrupt).
-var notRun = map[string]bool{
-	"rejected": true, "aborted": true, "interrupted": true, "interrupt": true,
-	"cancelled": true, "canceled": true,
-}
+func notRun(errType string) bool { return errType == "rejected" || stopped[errType] }
 
 // call is one tool call of a log: where it was requested and where (if
 // ever) it ran to an outcome.
@@ -88,7 +85,7 @@ func permissionCalls(lg Log) []string {
 				case "tool.failed":
 					errInfo, _ := data(e)["error"].(map[string]any)
 					typ, _ := errInfo["type"].(string)
-					c.ran = !notRun[typ]
+					c.ran = !notRun(typ)
 				}
 			}
 		case "attention.resolved":

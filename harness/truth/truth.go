@@ -36,6 +36,15 @@ type Facts struct {
 	// Interrupts is the number of user interrupts: the most run.cancelled
 	// events the record may hold.
 	Interrupts int `json:"interrupts,omitempty"`
+	// Unreported is the number of turns that ended with no terminal
+	// signal and no interrupt (an API failure the vendor does not report)
+	// that a later moment proves over: each may be closed run.cancelled
+	// with no by (nobody says how it ended), never with one.
+	Unreported int `json:"unreported,omitempty"`
+	// ToolsStopped is the number of tool calls the user stopped while they
+	// ran (Esc): at least that many must end tool.failed with an
+	// interrupt's error type, never tool.completed.
+	ToolsStopped int `json:"tools_stopped,omitempty"`
 	// Sessions is the number of AEP sessions the record should open (one
 	// session.started each; a resume is a new one, whose session.started
 	// has trigger resume and names the session it continues in
@@ -61,6 +70,10 @@ type Facts struct {
 	// Ended is the number of AEP sessions whose end the vendor signalled
 	// (session.ended events).
 	Ended int `json:"ended"`
+	// AbnormalEnds is how many of those ended other than normally (the
+	// agent exited on an API error): the most session.ended events that
+	// may say reason normal is Ended less these.
+	AbnormalEnds int `json:"abnormal_ends,omitempty"`
 	// Runless says the channel knows no runs (an OTel log export): its
 	// tool events stand outside any run.
 	Runless bool `json:"runless,omitempty"`
@@ -79,6 +92,9 @@ type Facts struct {
 	// must name one of them, not a vendor's internal spelling.
 	ToolNames []string `json:"tool_names,omitempty"`
 }
+
+// stopped are the tool.failed error types of a call stopped while it ran.
+var stopped = map[string]bool{"interrupt": true, "interrupted": true, "cancelled": true, "canceled": true, "aborted": true}
 
 // Any marks a fact the scenario cannot know.
 const Any = -1
@@ -121,12 +137,15 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	count := map[string]int{}
 	userTurns, agentTurns, sessions, answeredResolved := 0, 0, 0, 0
 	claimsControl, viaControl := 0, 0
+	cancelledBy, stoppedTools, normalEnds := 0, 0, 0
 	children := map[string]bool{}  // child sessions named by a parent's lineage
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
 
 	type link struct{ at, run string }
 	var lineage []link                                       // child runs the delegations name (session/run)
 	started, ended := map[string]string{}, map[string]bool{} // session → where started; ended
+	asked := map[string]string{}                             // attention request id → its session, while pending
+	settled := map[string]int{}                              // attention request id → terminals
 	type resume struct{ at, session, from string }
 	var resumes []resume // new AEP sessions continuing an earlier one
 	for _, lg := range logs {
@@ -161,7 +180,16 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				if ended[sess] {
 					errf("%s: second session.ended", at)
 				}
+				for id, in := range asked {
+					if in == sess {
+						errf("%s: the session ends with attention request %s still pending (AEP-0002 §7 rule 2)", at, id)
+						delete(asked, id)
+					}
+				}
 				ended[sess] = true
+				if data(e)["reason"] == "normal" {
+					normalEnds++
+				}
 			case "run.started":
 				if ended[sess] {
 					errf("%s: run.started after session.ended: the session was still running", at)
@@ -186,6 +214,9 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					runOrder = append(runOrder, key)
 				}
 				ri.terminals = append(ri.terminals, typ)
+				if _, by := data(e)["by"]; typ == "run.cancelled" && by {
+					cancelledBy++
+				}
 			case "tool.requested", "tool.completed", "tool.failed", "tool.denied":
 				if run == "" {
 					if !f.Runless {
@@ -194,15 +225,29 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				} else if runs[key] == nil {
 					errf("%s: tool event in run %q that never started", at, run)
 				}
+				if typ == "tool.failed" {
+					errInfo, _ := data(e)["error"].(map[string]any)
+					if t, _ := errInfo["type"].(string); stopped[t] {
+						stoppedTools++
+					}
+				}
 				tool, _ := data(e)["tool"].(map[string]any)
 				if name, _ := tool["name"].(string); len(f.ToolNames) > 0 && !slices.Contains(f.ToolNames, name) {
 					errf("%s: tool %q is none of the tools called (%s)", at, name, strings.Join(f.ToolNames, ", "))
 				}
 				call, _ := tool["call_id"].(string)
+				ck := sess + "/" + call
 				if call == "" {
+					// A vendor with no call ids: the outcome names its
+					// request by cause, the request's event id.
+					if typ == "tool.requested" {
+						ck = sess + "/event:" + str(e, "id")
+						toolOrder = append(toolOrder, ck)
+					} else if cause := str(e, "cause"); cause != "" {
+						tools[sess+"/event:"+cause] = append(tools[sess+"/event:"+cause], typ)
+					}
 					break
 				}
-				ck := sess + "/" + call
 				if typ == "tool.requested" {
 					if toolReq[ck] {
 						errf("%s: second tool.requested for call %s", at, call)
@@ -226,17 +271,23 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				if cs := str(child, "session"); cs != "" && !hasSession(logs, cs) {
 					errf("%s: the delegation's child session %q is not in the record", at, cs)
 				}
-			case "attention.resolved":
-				if data(e)["resolution"] == "answered" {
-					answeredResolved++
-				}
 			case "attention.requested":
+				asked[str(e, "id")] = sess
 				via, _ := data(e)["respond_via"].([]any)
 				for _, v := range via {
 					if v == "control" {
 						claimsControl++
 					}
 				}
+			case "attention.resolved", "attention.timeout":
+				if data(e)["resolution"] == "answered" {
+					answeredResolved++
+				}
+				id := str(e, "subject")
+				if settled[id]++; settled[id] > 1 {
+					errf("%s: a second terminal for attention request %s", at, id)
+				}
+				delete(asked, id)
 			case "attention.answered":
 				if data(e)["via"] == "control" {
 					viaControl++
@@ -312,8 +363,17 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	if f.Runs != 0 {
 		expect("runs (run.started in the root sessions)", rootRuns, f.Runs)
 	}
-	if f.Interrupts != Any && count["run.cancelled"] > f.Interrupts {
-		errf("run.cancelled: record says %d, but the user interrupted %d time(s)", count["run.cancelled"], f.Interrupts)
+	if f.Interrupts != Any && count["run.cancelled"] > f.Interrupts+f.Unreported {
+		errf("run.cancelled: record says %d, but the user interrupted %d time(s) (and %d turn(s) ended unreported)", count["run.cancelled"], f.Interrupts, f.Unreported)
+	}
+	if f.Interrupts != Any && cancelledBy > f.Interrupts {
+		errf("run.cancelled with a by: record says %d, but the user interrupted %d time(s): a turn that ended unreported names no canceller", cancelledBy, f.Interrupts)
+	}
+	if stoppedTools < f.ToolsStopped {
+		errf("tool calls stopped while running (tool.failed with an interrupt's type): record says %d, really %d", stoppedTools, f.ToolsStopped)
+	}
+	if f.Ended != Any && normalEnds > f.Ended-f.AbnormalEnds {
+		errf("session.ended reason normal: record says %d, but %d of the %d ended sessions ended abnormally", normalEnds, f.AbnormalEnds, f.Ended)
 	}
 	expect("compactions (session.compacted)", count["session.compacted"], f.Compactions)
 	expect("answers (attention.answered)", count["attention.answered"], f.Answers)

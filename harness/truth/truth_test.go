@@ -160,6 +160,52 @@ func TestCheck(t *testing.T) {
 			tool("tool.requested", "s", "r1", "c1"),
 			ev("run.finished", "s", "r1"),
 		}, Facts{Turns: 1, Sessions: 1}, []string{"tool call(s) never reached"}},
+		{"a turn that ended unreported, closed with no by", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.cancelled", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Unreported: 1}, nil},
+		{"a turn that ended unreported, cancelled by someone", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			ev("run.cancelled", "s", "r1", "by", "user"),
+		}, Facts{Turns: 1, Sessions: 1, Unreported: 1}, []string{"run.cancelled with a by"}},
+		{"a stopped tool recorded completed", turn, Facts{Turns: 1, Sessions: 1, Ended: 1, ToolsStopped: 1},
+			[]string{"tool calls stopped while running"}},
+		{"a stopped tool recorded cancelled", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			tool("tool.requested", "s", "r1", "c1"),
+			ev("tool.failed", "s", "r1", "tool", map[string]any{"name": "Bash", "call_id": "c1"}, "error", map[string]any{"type": "cancelled"}),
+			ev("run.cancelled", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1, Interrupts: 1, ToolsStopped: 1}, nil},
+		{"an abnormal end said normal", []Event{
+			ev("session.started", "s", ""),
+			ev("session.ended", "s", "", "reason", "normal"),
+		}, Facts{Sessions: 1, Ended: 1, AbnormalEnds: 1}, []string{"session.ended reason normal"}},
+		{"an abnormal end with no reason", []Event{
+			ev("session.started", "s", ""),
+			ev("session.ended", "s", ""),
+		}, Facts{Sessions: 1, Ended: 1, AbnormalEnds: 1}, nil},
+		{"a call without an id paired by cause", []Event{
+			ev("session.started", "s", ""),
+			ev("run.started", "s", "r1", "trigger", "user"),
+			withID(ev("tool.requested", "s", "r1", "tool", map[string]any{"name": "Bash"}), "q1"),
+			withID(ev("tool.requested", "s", "r1", "tool", map[string]any{"name": "Bash"}), "q2"),
+			withCause(ev("tool.completed", "s", "r1", "tool", map[string]any{"name": "Bash"}), "q1"),
+			ev("run.finished", "s", "r1"),
+		}, Facts{Turns: 1, Sessions: 1}, []string{"1 tool call(s) never reached"}},
+		{"a session ending with a request pending", []Event{
+			ev("session.started", "s", ""),
+			withID(ev("attention.requested", "s", "", "kind", "permission"), "a1"),
+			ev("session.ended", "s", ""),
+		}, Facts{Sessions: 1, Ended: 1}, []string{"still pending"}},
+		{"a request settled twice", []Event{
+			ev("session.started", "s", ""),
+			withID(ev("attention.requested", "s", "", "kind", "permission"), "a1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "dismissed"), "a1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "dismissed"), "a1"),
+		}, Facts{Sessions: 1}, []string{"a second terminal"}},
 		{"phantom compaction", []Event{
 			ev("session.started", "s", ""),
 			ev("session.compacted", "s", "", "trigger", "auto"),

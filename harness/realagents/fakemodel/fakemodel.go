@@ -74,6 +74,9 @@ type Reply struct {
 	// stop_reason refusal, Gemini finishReason SAFETY, chat completions
 	// finish_reason content_filter), with Text (if any) before it.
 	Refuse bool
+	// Cut streams the start of the answer's text and then drops the
+	// connection without ending the stream: an error mid-stream.
+	Cut bool
 	// InputTokens is the prompt size the answer's usage reports (0: 100):
 	// a large one makes an agent compact its context.
 	InputTokens int
@@ -353,6 +356,10 @@ func (s *Server) hang(r *http.Request) {
 		// CLI's Esc) waits for this stream before its next turn: end it.
 	}
 }
+
+// cut drops the connection of a stream begun, mid-answer: net/http closes
+// it without ending the response.
+func cut() { panic(http.ErrAbortHandler) }
 
 // hangMax bounds a Hang: long enough to interrupt, short enough that an
 // agent waiting for the abandoned stream gets on.

@@ -179,8 +179,16 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, req Request, rep
 		s.hang(r)
 		return
 	}
+	if rep.Cut {
+		e.event("", map[string]any{"candidates": []any{map[string]any{"content": map[string]any{"role": "model",
+			"parts": []any{map[string]any{"text": half(rep.Text)}}}, "index": 0}}, "modelVersion": req.Model})
+		cut()
+	}
 	e.event("", resp)
 }
+
+// half is the first half of text, for an answer cut mid-stream.
+func half(text string) string { return text[:len(text)/2] }
 
 // chat streams (or returns) a chat completions answer.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request, rep Reply) {
@@ -222,6 +230,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, req Request, rep R
 	if rep.Hang {
 		s.hang(r)
 		return
+	}
+	if rep.Cut {
+		chunk(map[string]any{"content": half(rep.Text)}, nil)
+		cut()
 	}
 	if rep.Text != "" {
 		chunk(map[string]any{"content": rep.Text}, nil)

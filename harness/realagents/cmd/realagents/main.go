@@ -4,6 +4,7 @@
 //	realagents replay [-agent NAME]                     replay the committed fixtures
 //	realagents hook AGENT [ARGS...]                     the recorder registered as the hook command
 //	realagents forward AGENT [ARGS...]                  the recorder in place of aep-hook forward (plugins)
+//	realagents mcp                                      a stdio MCP server with one echo tool (scenarios)
 //
 // It prints, per agent, "scenarios passed/total".
 package main
@@ -22,6 +23,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hook" {
 		os.Exit(realagents.RecordHook(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		os.Exit(realagents.ServeMCP(os.Stdin, os.Stdout))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "forward" {
 		os.Exit(realagents.RecordForward(os.Args[2:], os.Stdin, os.Stderr))
