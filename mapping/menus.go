@@ -40,10 +40,16 @@ func claudeMenu(raw []byte) permissionMenu {
 // "for these files", Esc) a request would show depends on what the payload
 // does not say.
 func codexMenu([]byte) permissionMenu {
-	return permissionMenu{options: []any{
-		opt("allow", "Allow (aep-hook's option)"),
+	return permissionMenu{options: adapterOptions(), ran: permissiveOption}
+}
+
+// adapterOptions are the adapter's own allow/deny, labelled as aep-hook's,
+// for a card whose agent names no choices where the hooks see them.
+func adapterOptions() []any {
+	return []any{
+		opt(permissiveOption, "Allow (aep-hook's option)"),
 		opt("deny", "Deny (aep-hook's option)"),
-	}, ran: "allow"}
+	}
 }
 
 // qwenEditTools are the Qwen Code tools whose confirmation is its edit
