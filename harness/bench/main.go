@@ -105,7 +105,7 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		if err != nil {
 			return err
 		}
-		printGoals(goals)
+		printGoals(append(goals, goalBenches("ControlNoRelayAdded")...))
 		return nil
 	}
 	fmt.Printf("== hook process latency: %s (%s), one process per call, %d runs of each command, interleaved\n", bin, binKind(bin), n)
@@ -316,9 +316,12 @@ var goalBenchList = []goalBench{
 
 // goalBenches runs the goal benchmarks one at a time and reads their
 // figures.
-func goalBenches() []goal {
+func goalBenches(only ...string) []goal {
 	var out []goal
 	for _, gb := range goalBenchList {
+		if len(only) > 0 && !slices.Contains(only, gb.bench) {
+			continue
+		}
 		g := gb.goal
 		g.missing = true
 		fmt.Printf("\n== %s: go test -bench %s -benchtime %s %s\n   %s\n", g.name, gb.bench, gb.count, gb.pkg, gb.about)
