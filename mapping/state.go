@@ -1,11 +1,16 @@
 package mapping
 
+import "github.com/aep-hook/aep-hook/redact"
+
 // maxState bounds the entries one session's table state keeps; the least
 // recently touched go first (sessions may never end, AEP-0002 §4.1).
 const maxState = 256
 
 // State is one session's table state: a small string map that survives
 // between hook processes in the shim's store. Entries are pruned by recency.
+// Keys and values pass the token rules ([redact.Name]) on their way in, and
+// keys on every lookup, so the state file never holds a token a vendor put
+// into a name (a tool name, an MCP server URL) that the log may not hold.
 type State struct {
 	// Entries maps keys to values; exported for the store's encoding.
 	Entries map[string]string `json:"e,omitempty"`
@@ -17,6 +22,7 @@ type State struct {
 
 // Get returns the value under key and whether it is present.
 func (s *State) Get(key string) (string, bool) {
+	key = redact.Name(key)
 	v, ok := s.Entries[key]
 	if ok {
 		s.stamp(key)
@@ -26,6 +32,7 @@ func (s *State) Get(key string) (string, bool) {
 
 // Set stores val under key.
 func (s *State) Set(key, val string) {
+	key, val = redact.Name(key), redact.Name(val)
 	if s.Entries == nil {
 		s.Entries = map[string]string{}
 	}
@@ -36,6 +43,7 @@ func (s *State) Set(key, val string) {
 
 // Del removes key.
 func (s *State) Del(key string) {
+	key = redact.Name(key)
 	delete(s.Entries, key)
 	delete(s.Touch, key)
 }

@@ -79,7 +79,7 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 		if j >= len(s) || s[j] != '>' {
 			return a, false
 		}
-		return a, xmlValue(s, j+1, &a)
+		return a, xmlValue(s, j+1, s[ks:ke], &a)
 	}
 	op, next := operatorAt(s, j)
 	if op == "" && j > ke && j < len(s) && isAlpha(s[j]) { // one type word: var key string = v
@@ -90,6 +90,12 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 		if w > j && w < len(s) && (s[w] == ' ' || s[w] == '\t') {
 			op, next = operatorAt(s, skipBlanks(s, w))
 		}
+	}
+	if op == ":" && ks > 0 && s[ks-1] == '/' {
+		return a, false // ghcr.io/acme/api:1.4.2, a path's last segment and its tag or port
+	}
+	if quoted && j == ke && op == ":" && next < len(s) && s[next] == s[ks-1] {
+		return a, false // "Password:": a prompt's words in quotes, not a key and its value
 	}
 	switch op {
 	case "":
@@ -105,12 +111,27 @@ func assignAt(s string, i, k int) (a assignment, ok bool) {
 		for w < len(s) && (isAlnum(s[w]) || s[w] == '_' || s[w] == '[' || s[w] == ']' || s[w] == '|' || s[w] == '<' || s[w] == '>') {
 			w++
 		}
-		if e := skipBlanks(s, w); w > v && e < len(s) && s[e] == '=' && (e+1 >= len(s) || s[e+1] != '=' && s[e+1] != '>') {
+		// The '=' of an annotation has a value after it on its line; one
+		// that ends the line is a base64 value's padding (token: QUJD=).
+		if e := skipBlanks(s, w); w > v && e < len(s) && s[e] == '=' && e+1 < len(s) && s[e+1] != '=' && s[e+1] != '>' && !atLineEnd(s, e+1) {
 			v = skipBlanks(s, e+1)
 		}
 	}
 	if op == "," && (v >= len(s) || (s[v] != '"' && s[v] != '\'' && !(s[v] == '\\' && v+1 < len(s) && s[v+1] == '"'))) {
 		return a, false
+	}
+	if op == ":" && v < len(s) && s[v] == '!' {
+		// A YAML tag (!vault |, !!binary): the value is what follows it.
+		w := v
+		for w < len(s) && !isSpace(s[w]) {
+			w++
+		}
+		if strings.HasPrefix(s[v:w], "!vault") {
+			return a, false // Ansible Vault ciphertext: encrypted, not a secret in the clear
+		}
+		if e := skipBlanks(s, w); w < len(s) && e > w && !atLineEnd(s, w) {
+			v = e // password: !!str Hunt3r2x
+		}
 	}
 	if v < len(s) && (s[v] == '|' || s[v] == '>') && op == ":" { // YAML block scalar
 		e := v + 1
@@ -195,10 +216,10 @@ func nextLineValue(s string, j int, a *assignment) bool {
 	if !ok {
 		return false
 	}
-	// The token must end at a blank or the line's end: "next: 1" or
-	// "key=v" on the next line is an assignment of its own.
-	if e := sp.end + boolInt(q); e < len(s) && !isSpace(s[e]) && s[e] != '\\' {
-		return false
+	// The token must end its line: "next: 1" or "key=v" on the next line
+	// is an assignment of its own, "curl -s ..." a command.
+	if e := skipBlanks(s, sp.end+boolInt(q)); e < lineBody(s, v, lineEnd(s, v)) && s[e] != '\\' && s[e] != '#' {
+		return false // a card's trailing "(description)" is not on the line
 	}
 	if t := s[sp.start:sp.end]; !q && (strings.HasSuffix(t, ":") || strings.Contains(t, "=")) {
 		return false
@@ -207,14 +228,15 @@ func nextLineValue(s string, j int, a *assignment) bool {
 	return true
 }
 
-// xmlValue reads <key>value</key>: the text up to the next '<', trimmed,
-// possibly on the following lines.
-func xmlValue(s string, j int, a *assignment) bool {
+// xmlValue reads <key>value</key>: the text up to the element's closing
+// tag, trimmed, possibly on the following lines. Text that another tag or
+// nothing closes is not a value (<token> in prose is a placeholder).
+func xmlValue(s string, j int, name string, a *assignment) bool {
 	e := j
 	for e < len(s) && e-j < 4096 && s[e] != '<' {
 		e++
 	}
-	if e >= len(s) || s[e] != '<' {
+	if e >= len(s) || !strings.HasPrefix(s[e:], "</"+name) {
 		return false
 	}
 	st, en := j, e
@@ -314,11 +336,14 @@ func parseValue(s string, i int) (sp span, quoted, ok bool) {
 		st = i
 		en = bareEnd(s, i)
 	}
+	if quoted && bs == 0 && en < n && (s[en] == '\n' || s[en] == '\r') {
+		en = spanLines(s, en, s[i])
+	}
 	if en == st {
 		return span{}, quoted, false
 	}
 	switch strings.ToLower(s[st:en]) {
-	case "bearer", "basic", "token", "digest", "negotiate":
+	case "bearer", "basic", "token", "digest", "negotiate", "ssws":
 		j := skipBlanks(s, en)
 		if j == en || j >= n {
 			return span{}, quoted, false
@@ -330,6 +355,23 @@ func parseValue(s string, i int) (sp span, quoted, ok bool) {
 		return span{j, e}, false, e > j
 	}
 	return span{st, en}, quoted, true
+}
+
+// spanLines continues a quoted value that a line break interrupts at en
+// (a shell string, a heredoc splitting a password): to its closing quote q
+// when that closes within a few lines and ends the value; else the value
+// ends at the line break.
+func spanLines(s string, en int, q byte) int {
+	lim := min(len(s), en+256)
+	k := strings.IndexByte(s[en:lim], q)
+	if k < 0 || strings.Count(s[en:en+k], "\n") > 3 {
+		return en
+	}
+	c := en + k
+	if c+1 < len(s) && !isSpace(s[c+1]) && strings.IndexByte(";,)]}", s[c+1]) < 0 {
+		return en
+	}
+	return c
 }
 
 // closeQuote returns the position of the quote q closing a string that
@@ -372,7 +414,15 @@ func bareEnd(s string, i int) int {
 // string" in a TypeScript interface).
 const typeWords wordSet = "string str number int integer bool boolean bytes any object unknown " +
 	"void char float double long optional required true false null none " +
-	"nil undefined redacted secret password token hidden masked"
+	"nil undefined redacted secret password token hidden masked " +
+	"int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 float32 float64 complex64 complex128 " +
+	"yes no on off enabled disabled read write inherit"
+
+// codeWords are the keywords that open an expression in common languages:
+// after an assignment operator and before another word they say the value
+// is computed, not written down.
+const codeWords wordSet = "await new yield typeof async lambda require import function func fn " +
+	"this self super not"
 
 // placeholder reports whether the value v of an assignment to key is a
 // stand-in rather than a credential: punctuation alone, a boolean or type
@@ -382,11 +432,20 @@ const typeWords wordSet = "string str number int integer bool boolean bytes any 
 // config.password) or a call (getpass()).
 func placeholder(s string, key string, sp span, quoted bool) bool {
 	v := s[sp.start:sp.end]
-	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) {
+	if !hasAlnum(v) || strings.HasPrefix(v, "[REDACTED") || typeWords.has(strings.ToLower(v)) || placeholderWord(v) {
 		return true
 	}
-	if strings.EqualFold(v, key) {
+	if strings.EqualFold(v, key) || len(v) <= 64 && credentialName(v) {
 		return true
+	}
+	if !quoted && sp.start > 0 && s[sp.start-1] == ':' && plainWord(v) && strings.ToLower(v) == v {
+		return true // credentials:show, secrets:sync, token:read: a subcommand or a scope
+	}
+	if !quoted && sp.end+1 < len(s) && s[sp.end] == ' ' && isAlpha(s[sp.end+1]) && proseStop.has(strings.ToLower(v)) {
+		return true // "a token: the relay and ...", "Authorization: who may ...": a sentence goes on
+	}
+	if !quoted && sp.end+1 < len(s) && s[sp.end] == ' ' && (isAlpha(s[sp.end+1]) || s[sp.end+1] == '_') && codeWords.has(v) {
+		return true // token = await getToken(), secret = new Secret(...): code computes the value
 	}
 	switch {
 	case v[0] == '$' && (strings.HasPrefix(v, "${") || strings.HasPrefix(v, "$(") || envName(v[1:])):
@@ -403,8 +462,69 @@ func placeholder(s string, key string, sp span, quoted bool) bool {
 		if codeRef(v) {
 			return true
 		}
+		if sp.end < len(s) && (s[sp.end] == '{' || s[sp.end] == '$') {
+			return true // linux-gomod-{{ checksum }}, app-${VERSION}: a template
+		}
+		if goDefine(s, sp.start) && identifier(v) {
+			return true // Go: auth := username + ...
+		}
 	}
-	return false
+	return expression(s, sp, quoted, v)
+}
+
+// goDefine reports whether the value at v follows Go's := (not Make's
+// ::= or :::=).
+func goDefine(s string, v int) bool {
+	j := v
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	return j >= 2 && s[j-2:j] == ":=" && (j < 3 || s[j-3] != ':')
+}
+
+// identifier reports whether v is a program identifier.
+func identifier(v string) bool {
+	if v == "" || isDigit(v[0]) {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnum(v[i]) && v[i] != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// expression reports whether a value is one operand of a larger
+// expression: an identifier or a prefix literal ("Basic ", "Bearer ")
+// that code joins with a variable (auth := user + ":" + pw,
+// "Basic "+basicAuth(u, p)), not a value of its own.
+func expression(s string, sp span, quoted bool, v string) bool {
+	j := sp.end + boolInt(quoted)
+	j = skipBlanks(s, j)
+	if j >= len(s) || s[j] != '+' && !strings.HasPrefix(s[j:], "||") && !strings.HasPrefix(s[j:], "..") {
+		return false
+	}
+	k := skipBlanks(s, j+1+boolInt(s[j] != '+'))
+	if k < len(s) && (s[k] == '"' || s[k] == '\'' || s[k] == '`') {
+		return false // "ghp_ab" + "cd": a literal joined to a literal
+	}
+	return quoted && strings.TrimSpace(v) != v || !quoted && identifier(v)
+}
+
+// credentialName reports whether a value is itself the name of a
+// credential in UPPER_SNAKE case (password: DB_PASSWORD, Auth:
+// `SERVER_TOKEN`): a reference to where the secret lives, not the secret.
+func credentialName(v string) bool {
+	if len(v) < 5 || !strings.Contains(v, "_") {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'A' && c <= 'Z' || isDigit(c) || c == '_') {
+			return false
+		}
+	}
+	return classifyKey(v) != notCred
 }
 
 // envName reports whether v is a variable name in one case: [A-Z_]+ or
@@ -448,9 +568,10 @@ func codeRef(v string) bool {
 // randomLike reports whether v looks machine-generated: at least 10 token
 // bytes without blanks, letters and digits mixed (or 16 mixed-case letters
 // that are not CamelCase words), a Shannon entropy of at least 3 bits a
-// byte, and not a path or a URL.
+// byte, and not a path (an AWS secret may hold a slash, a path holds
+// words) or a URL.
 func randomLike(v string) bool {
-	if len(v) < 10 || len(v) > 4096 || v[0] == '/' || v[0] == '.' || v[0] == '~' || strings.Contains(v, "://") {
+	if len(v) < 10 || len(v) > 4096 || v[0] == '.' || v[0] == '~' || strings.Contains(v, "://") || pathLike(v) {
 		return false
 	}
 	var lower, upper, digit int

@@ -109,3 +109,9 @@ func BenchmarkWorstNestedJSON(b *testing.B) {
 		p.Text(text)
 	}
 }
+
+// BenchmarkWorstProse1MB is one long line of prose nouns and their verbs:
+// each hit reads a bounded look ahead, never the rest of the line.
+func BenchmarkWorstProse1MB(b *testing.B) {
+	benchText(b, strings.Repeat("the PIN is the key is ", (1<<20)/22))
+}

@@ -25,7 +25,8 @@ var formCompounds = [...]string{
 	"onetime", "securitycode", "verificationcode", "authcode", "authenticationcode",
 	"confirmationcode", "smscode", "twofactor", "cardnumber", "creditcard", "apikey",
 	"accesskey", "privatekey", "secretkey", "recoverycode", "backupcode", "seedphrase",
-	"socialsecurity", "secretanswer", "securityanswer", "securityquestion",
+	"socialsecurity", "secretanswer", "securityanswer", "securityquestion", "licensekey", "licencekey",
+	"productkey", "serialkey", "activationkey", "activationcode", "registrationkey",
 }
 
 // secretFormats are schema formats that mark a secret.

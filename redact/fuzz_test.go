@@ -77,6 +77,14 @@ func FuzzText(f *testing.F) {
 	f.Add("see", "ok", uint8(3), []byte{1, 2, 3})
 	f.Add("token: a password=b", "mail x@y.com +1 415 555 0123", uint8(7), []byte("zz"))
 	f.Add("/home/u/", "-----BEGIN X-----", uint8(8), []byte{})
+	for _, seed := range []string{
+		"the root password is Wq8!zT3#pL and", "Which token?\nVm4Qs8Lk2Xd6Rt0Bp3Hz7Nc1Jw5Fy9Ea (x)", "$ cat config/master.key\n246b56c0",
+		"Cookie: sid=9f8e7d6c5b4a3928; theme=dark", "htpasswd -B -C 12 -b f u Lp0-Zx7*Wq (d)", "00000000: 786f 7870 2d35  xoxp-5\n",
+		"786f78622d3733\n714c33", `"ghp_Rk4v" + "7hJ1dF5"`, "Private-Lines: 2\nbXs7\n", "IDENTIFIED BY 'Mv7\nxR9'",
+		"cat > t/token <<'EOF'\nPnqwYo8\nEOF", "seed phrase: a b c d e", "https://u:p@h@x/", "PIN: 835172", "\\x50\\x34\\x73",
+	} {
+		f.Add(seed, seed[:len(seed)/2], uint8(len(seed)), []byte(seed))
+	}
 	p := NewPipeline(Options{Home: "/home/u"})
 	f.Fuzz(func(t *testing.T, pre, post string, shape uint8, body []byte) {
 		out := p.Text(pre + post)
@@ -88,6 +96,32 @@ func FuzzText(f *testing.F) {
 		out = p.Text(in)
 		if strings.Contains(out, secret) {
 			t.Fatalf("planted secret survived (shape %d)", shape%15)
+		}
+	})
+}
+
+// FuzzName asserts [Name] never panics, bounds its output, and keeps what
+// it does not replace in order: the name's structure.
+func FuzzName(f *testing.F) {
+	for _, seed := range []string{"mcp__gh_ghp_Xw8Lq2Zr5Tn9Vb1Mc4Kd7Hf0Js3Pa6Ye2Gu_create_issue", "https://svc:Vq3#mZ8p@mcp.x:8443/sse",
+		"toolu_01AbCdEfGhIjKlMnOpQrStUv", "a requests permission: Bash", "attn:tool:Bash:1df8bccaec747dc615b50678f35bf5b5", ""} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Name(s)
+		if len(out) > 4*len(s)+32 {
+			t.Fatalf("output grew from %d to %d bytes", len(s), len(out))
+		}
+		rest := strings.ReplaceAll(out, secretMark, "")
+		j := 0 // the kept bytes are a subsequence of the input
+		for i := 0; i < len(rest); i++ {
+			for j < len(s) && s[j] != rest[i] {
+				j++
+			}
+			if j == len(s) {
+				t.Fatalf("Name(%q) = %q: not the input's bytes in order", s, out)
+			}
+			j++
 		}
 	})
 }

@@ -65,7 +65,7 @@ func Gate(c Content, ceiling Level, p *Pipeline) (map[string]any, Level) {
 	if ceiling == Metadata {
 		for k, v := range c.Meta {
 			if f := spec[k]; f != nil && f.hasStar() {
-				out[k] = g.withoutSecretValues(k, v)
+				out[k] = nameValue(g.withoutSecretValues(k, v))
 			}
 		}
 	}
@@ -146,7 +146,18 @@ func (g gater) leaf(v any, l Level) (any, bool) {
 	case l == Redacted && g.ceiling == Redacted && !g.hop:
 		return g.p.Value(v), true
 	}
-	return v, true
+	return g.verbatim(v), true
+}
+
+// verbatim is a value kept as it is below the full ceiling: an identifier
+// or another metadata string, which still passes the token rules ([Name])
+// so that no level keeps a token inside a name. A mechanical hop keeps
+// what its source emitted.
+func (g gater) verbatim(v any) any {
+	if g.hop || g.ceiling >= Full {
+		return v
+	}
+	return nameValue(v)
 }
 
 // object gates the members of an object described by spec; idx is the
@@ -159,7 +170,7 @@ func (g gater) object(data map[string]any, spec fields, idx int) map[string]any 
 			// unannotated member: metadata (AEP-0002 §5.1 rule 4); a hop
 			// keeps it only where it is structural
 			if !g.hop || g.ceiling > Metadata {
-				out[k] = v
+				out[k] = g.verbatim(v)
 			} else if x, ok := structuralValue(v, k); ok {
 				out[k] = x
 			}
@@ -248,7 +259,7 @@ func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool
 		return g.synthPrompt(parent), true
 	case starLabel:
 		if id, ok := parent["id"].(string); ok && id != "" {
-			return id, true
+			return Name(id), true
 		}
 		return strconv.Itoa(idx + 1), true
 	case starValues:
@@ -259,7 +270,7 @@ func (g gater) starred(s star, v any, parent map[string]any, idx int) (any, bool
 		out := make(map[string]any, len(m))
 		for k, x := range m {
 			if scalar(x) && !g.secret(k) {
-				out[k] = x
+				out[Name(k)] = x
 			}
 		}
 		if len(out) == 0 {
@@ -300,7 +311,7 @@ func (g gater) synthPrompt(data map[string]any) string {
 	b.WriteString(kind)
 	if g.subject != "" {
 		b.WriteString(": ")
-		b.WriteString(g.subject)
+		b.WriteString(Name(g.subject))
 	}
 	return b.String()
 }

@@ -22,10 +22,11 @@ const (
 var strongSuffixes = [...]string{
 	"password", "passwd", "passphrase", "passcode", "secret", "secrets", "token",
 	"apikey", "apikeys", "accesskey", "secretkey", "privatekey", "signingkey",
-	"encryptionkey", "masterkey", "accountkey", "authkey", "sessionkey",
+	"encryptionkey", "masterkey", "accountkey", "authkey",
 	"credential", "credentials", "cred", "creds", "authorization", "auth", "cookie",
 	"onetimecode", "onetimepassword", "secretanswer", "securityanswer", "recoverycode",
-	"backupcode", "seedphrase", "mnemonic",
+	"backupcode", "seedphrase", "mnemonic", "licensekey", "licencekey", "productkey", "serialkey",
+	"activationkey", "activationcode", "registrationkey", "keydata",
 }
 
 // strongLast are whole last segments that mark a credential ("db_pass",
@@ -49,7 +50,7 @@ const weakWords wordSet = "key keys access auth api session sig signature salt h
 
 // descriptors are last segments that describe a credential rather than
 // hold one: "secret_name", "password_file", "token_type", "token_count".
-const descriptors wordSet = "name names file files path paths dir type types count counts length " +
+const descriptors wordSet = "name names file files path paths dir type types count counts length id identifier " +
 	"len size url uri endpoint ref refs arn env var vars prefix suffix " +
 	"hint format field fields label header param policy rotation ttl " +
 	"expiry expires expiration expiresat lifetime version enabled required " +
@@ -69,8 +70,15 @@ const fileExts wordSet = "java go py js ts tsx jsx rb rs c h cc cpp cs kt swift 
 // process.
 type wordSet string
 
+// maxSetWord is the longest word any wordSet holds (TestWordSets checks
+// it).
+const maxSetWord = 16
+
 // has reports whether w is one of the set's words.
 func (ws wordSet) has(w string) bool {
+	if len(w) > maxSetWord || strings.IndexByte(w, ' ') >= 0 {
+		return false // no set holds a word this long: most values asked about are tokens
+	}
 	s := string(ws)
 	for off := 0; w != ""; {
 		i := strings.Index(s[off:], w)
@@ -129,6 +137,9 @@ func classifyKey(name string) keyClass {
 	if len(segs) == 0 {
 		return notCred
 	}
+	for len(segs) > 1 && isDigits(segs[len(segs)-1]) {
+		segs = segs[:len(segs)-1] // Key-File-3, token_2: a version or an index
+	}
 	norm := strings.Join(segs, "")
 	last := segs[len(segs)-1]
 	for _, s := range strongSuffixes {
@@ -158,6 +169,16 @@ func classifyKey(name string) keyClass {
 		class-- // "token_type", "secret_name", "api_version" describe, not hold
 	}
 	return class
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // CredentialKey reports whether an object key or assignment name names a

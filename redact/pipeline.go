@@ -92,7 +92,11 @@ func (p *Pipeline) Text(s string) string {
 		return s
 	}
 	p.init()
-	s = replaceSpans(s, p.secretSpans(s), secretMark)
+	spans := p.secretSpans(s)
+	if sp, ok := loneSpan(s); ok {
+		spans = append(spans, sp)
+	}
+	s = replaceSpans(s, spans, secretMark)
 	s = replaceSpans(s, p.envSpans(s), secretMark)
 	s = replaceSpans(s, homeSpans(s, p.home), "~")
 	if !p.opts.NoPII {
@@ -141,13 +145,17 @@ func (p *Pipeline) value(v any, cred bool) any {
 // a credential by its key alone.
 func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string]any {
 	out := make(map[string]any, len(m))
+	pair := pairSecret(m)
+	secretIn := func(k string, x any) bool {
+		return secret(k) || k == pair || answersQuestion(k, x) || formValue(k, x)
+	}
 	var renamed []string
 	for k, x := range m {
 		if p.Text(k) != k {
 			renamed = append(renamed, k)
 			continue
 		}
-		out[k] = p.value(x, secret(k))
+		out[k] = p.value(x, secretIn(k, x))
 	}
 	slices.Sort(renamed)
 	for _, k := range renamed {
@@ -159,9 +167,72 @@ func (p *Pipeline) object(m map[string]any, secret func(string) bool) map[string
 			}
 			nk = base + " #" + strconv.Itoa(n)
 		}
-		out[nk] = p.value(m[k], secret(k))
+		out[nk] = p.value(m[k], secretIn(k, m[k]))
 	}
 	return out
+}
+
+// pairNames are the members that name a field in a {name, value} pair,
+// pairValues those that hold its value.
+const (
+	pairNames  wordSet = "name id key field label title question prompt header variable var"
+	pairValues wordSet = "value answer text response input content data"
+)
+
+// pairSecret returns the member of a {name: X, value: V} object (a form
+// field's answer, an environment entry) that holds a secret because X
+// names one: {"field": "passphrase", "value": "..."}. "" when there is none.
+func pairSecret(m map[string]any) string {
+	if len(m) < 2 || len(m) > 8 {
+		return ""
+	}
+	named, weakNamed := false, false
+	for k, x := range m {
+		if n, ok := x.(string); ok && pairNames.has(strings.ToLower(k)) {
+			named = named || formSecretName(n) || secretWords(n, false)
+			weakNamed = weakNamed || classifyKey(n) == weakCred
+		}
+	}
+	for k, x := range m {
+		if !pairValues.has(strings.ToLower(k)) {
+			continue
+		}
+		if named {
+			return k
+		}
+		// A name that may hold a credential ("license", "session") takes a
+		// value that looks like one: {"field": "license", "value": "QX7F2-..."}.
+		if v, ok := x.(string); ok && weakNamed && credShape(v) && !placeholderWord(v) {
+			return k
+		}
+	}
+	return ""
+}
+
+// formValue reports whether x, under the key k, is a secret a form or a
+// record names by a word CredentialKey leaves alone: a PIN, an OTP, a CVV,
+// a card or security code ({"pin": "0420"}). Booleans, English words,
+// versions and placeholders are what such keys also hold ({"mfa": true},
+// {"pin": "v1.2.0"}), and stay.
+func formValue(k string, x any) bool {
+	if !secretWords(k, false) {
+		return false
+	}
+	switch v := x.(type) {
+	case string:
+		return v != "" && hasAlnum(v) && !placeholderWord(v) && !englishWord(v) && !versionLike(v)
+	case json.Number, float64, float32, int, int64, int32, uint, uint64, uint32:
+		return true
+	}
+	return false
+}
+
+// answersQuestion reports whether x is a lone token answering a question
+// (an object keyed by a question's words): judged by its shape, as a
+// token pasted after a question in text is.
+func answersQuestion(k string, x any) bool {
+	v, ok := x.(string)
+	return ok && strings.HasSuffix(strings.TrimSpace(k), "?") && bareTokenSecret(strings.TrimSpace(v))
 }
 
 // secretHits returns the spans rule (a) finds in s.
@@ -200,18 +271,72 @@ func replaceSpans(s string, spans []span, mark string) string {
 
 // secretSpans runs rule (a) on s and on its decoded views: the text with
 // line continuations joined (a token split over "\\\n"), the text with
-// percent escapes decoded, and every base64 run that decodes to text
-// holding a secret (the whole run is then redacted).
+// percent escapes decoded, string literals that code concatenates joined,
+// every base64 or hex run that decodes to text holding a secret (the whole
+// run is then redacted); a secret that ends its line is followed onto the
+// next when the line wraps it.
 func (p *Pipeline) secretSpans(s string) []span {
 	out := p.detect(s)
-	for _, v := range [...]func(string) (view, bool){continuationView, percentView} {
+	for _, v := range [...]func(string) (view, bool){continuationView, percentView, concatView} {
 		if vw, ok := v(s); ok {
 			for _, sp := range p.detect(vw.text) {
 				out = append(out, vw.source(sp))
 			}
 		}
 	}
-	return append(out, p.base64Spans(s)...)
+	out = append(out, p.base64Spans(s, 0)...)
+	out = append(out, p.hexSpans(s, 0)...)
+	out = append(out, p.dumpSpans(s)...)
+	return extendWrapped(s, out)
+}
+
+// loneSpan finds a lone token in s: the whole text, or the detail of a
+// one-line card ("Permission requested: Bash — TOKEN (description)", the
+// text after its last " — " or ": ", a trailing remark aside).
+func loneSpan(s string) (span, bool) {
+	if sp, ok := loneToken(s); ok {
+		return sp, true
+	}
+	if strings.ContainsAny(s, "\n\r") || len(s) > 4096 {
+		return span{}, false
+	}
+	for _, sep := range [...]string{" — ", ": "} {
+		if k := strings.LastIndex(s, sep); k >= 0 {
+			st := k + len(sep)
+			en := lineBody(s, st, len(s))
+			if sp, ok := loneToken(s[st:en]); ok {
+				return span{st + sp.start, st + sp.end}, true
+			}
+		}
+	}
+	return span{}, false
+}
+
+// loneToken reports a text that is one generated-looking token and
+// nothing else (a secret pasted as a whole prompt or answer): at least 32
+// bytes, lower and upper case letters and digits, high entropy, none of
+// the shapes ids and digests take, and no plain word among its parts (a
+// name such as mcp__server__tool is not a token). Names never pass it
+// ([Name] keeps a name's structure).
+func loneToken(s string) (span, bool) {
+	st, en := 0, len(s)
+	for st < en && isSpace(s[st]) {
+		st++
+	}
+	for en > st && isSpace(s[en-1]) {
+		en--
+	}
+	t := s[st:en]
+	if len(t) < 32 || strings.ContainsAny(t, " \t\r\n") || strings.Contains(t, "__") || !bareTokenSecret(t) ||
+		!mixedCase(t) || !hasDigit(t) || entropy(t) < 4 {
+		return span{}, false
+	}
+	for _, part := range strings.FieldsFunc(t, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' }) {
+		if len(part) >= 4 && strings.ToLower(part) == part && plainWord(part) {
+			return span{}, false
+		}
+	}
+	return span{st, en}, true
 }
 
 // detect runs the rules over s: the keyword prefilter, then each hit

@@ -27,6 +27,8 @@
 
 package redact
 
+import "strings"
+
 // providerRules are the bare tokens of provider families, each behind the
 // literal prefix that makes it cheap to find, plus one rule for names that
 // carry a provider's name (DISCORD_CLIENT=..., heroku: <uuid>).
@@ -504,7 +506,7 @@ func providerRules() []rule {
 		},
 		{
 			id: "twilio-key", keywords: []string{"SK"},
-			exact:   true,
+			exact: true, near: hexAfter(2, 32),
 			pattern: `\bSK[0-9a-fA-F]{32}\b`,
 			back:    1, fwd: 300,
 			tp: []string{"SKb026809bb94e39862b259e0227886a0f"},
@@ -527,7 +529,7 @@ func providerRules() []rule {
 		},
 		{
 			id: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "MD", "NT", "Nj", "Nz", "ND", "OT", "Oj", "Oz", "OD"},
-			exact:   true,
+			exact: true, near: dotAfter(23, 28),
 			pattern: `\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}\b`,
 			back:    1, fwd: 300,
 			tp: []string{"MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789AB", "ODk1ThPD9npS0qUfViUduy6x.jsDx6Z.CHN1VdtfYpRmPkmNe_oyMbO6GW28w2qF8tO_4E"},
@@ -583,6 +585,138 @@ func providerRules() []rule {
 			tp: []string{"dnkey-aP6r2fqSDmnUgYj_6yW84-AI6o-AyfHyRC7velgGXvUdhe8O0Th4jWf9dsBXGg8WMCNnHyCb5hVuQ0c"},
 			fp: []string{"dnkey-x"},
 		},
+		{
+			id: "discord-webhook", keywords: []string{"discord.com/api", "discordapp.com/api"},
+			pattern: `(?i)(?:\bhttps?://)?\b(?:[a-z]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{5,30}/([A-Za-z0-9_\-]{30,})`,
+			back:    40, fwd: 300,
+			groups: []int{1},
+			tp: []string{"https://discord.com/api/webhooks/1398104973841831610/c3OPVYD1MGex0UoGl6ghp-cU7np4EPg5IRhLOXgJVK4Tz", "https://canary.discordapp.com/api/v10/webhooks/12345678/Hc2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4",
+				"hook: discord.com/api/webhooks/998877665544/Rk2Vb8Nn4Mm6Ll0Kk2Jj4Hh6Gg8Ff0Dd2Ss4 (no scheme)"},
+			fp: []string{"https://discord.com/api/oauth2/authorize", "https://discord.com/channels/1170455123987654321/1170455123987654322"},
+		},
+		{
+			id: "okta-ssws", keywords: []string{"ssws"},
+			pattern: `(?i)\bssws\s+([A-Za-z0-9_\-=]{20,})`,
+			back:    1, fwd: 120,
+			groups: []int{1},
+			check:  tokenLike,
+			tp:     []string{"Authorization: SSWS 003VrMKeNP_xLVaPvZk4a8P88_lnVnoDcbeiCtqpi9", "authorization: ssws 00pL4kJ7hG2fD9sA6qW3eR8tY1uI5oP0zX7cV4bN2m"},
+			fp:     []string{"Authorization: SSWS {api_token}", "the SSWS scheme"},
+		},
+		{
+			id: "twilio-auth-token", keywords: []string{"AC"}, exact: true, near: hexAfter(2, 32),
+			// An account SID and, within the next few lines, a 32-hex token
+			// of its own (the auth token): Client("AC...", "<hex>"), or a
+			// second variable whatever its name.
+			scan: scanTwilioToken,
+			tp: []string{`Client("ACb2cb54c4ead94c2855306776fb743b03", "2e7f3c3acb391d66cd2e085de07a0689")`, "twilio('ACd920c0c76f8634d0631cbfa89e1cde27',\n  'b18f0649ab2e1fc165e766977fd27126')",
+				"sid = \"AC0f1e2d3c4b5a69788796a5b4c3d2e1f0\"\ntk = \"9c1d4e7f2a5b8c3d6e9f0a1b2c3d4e5f\""},
+			fp: []string{"account ACb2cb54c4ead94c2855306776fb743b03 sent SM9f8e7d6c5b4a39281706f5e4d3c2b1a0", "ACCESS"},
+		},
+		{
+			id: "google-refresh-token", keywords: []string{"1//0"},
+			pattern: `\b1//0[0-9A-Za-z_\-]{40,}`,
+			back:    1, fwd: 300,
+			tp: []string{"refresh_token=1//0gLk8Qx2vN7tR4pW9mZ3cY6hJ1dF5sGaE2uB4oI7lK0nM8qX3zV"},
+			fp: []string{"see 1//0 in the docs"},
+		},
+		{
+			id: "oauth-refresh-token", keywords: []string{"rt_"},
+			pattern: `\brt_[A-Za-z0-9_\-]{30,}`,
+			back:    1, fwd: 300,
+			check: randomLike,
+			tp:    []string{"refresh with rt_9UQhD_-3QCUBkrFsC-uLlWPnA5rwSFR6TVKzjf8I now"},
+			fp:    []string{"the rt_ prefix", "rt_sigprocmask_and_rt_sigreturn_syscalls"},
+		},
+		{
+			id: "putty-private-key", keywords: []string{"private-lines:"},
+			scan: scanPuttyPrivate,
+			tp:   []string{"Private-Lines: 1\nbXs7h7mbbO9UBEwdREcKEjYOxDzwld4M3w/S/OtsjWYq\nPrivate-MAC: 0c9b"},
+			fp:   []string{"Private-Lines: none", "Public-Lines: 1\nAAAAC3NzaC1lZDI1NTE5"},
+		},
+		{
+			id: "putty-private-mac", keywords: []string{"private-mac:", "private-hash:"},
+			pattern: `(?i)\bprivate-(?:mac|hash):[ \t]*([0-9a-f]{32,})`,
+			back:    1, fwd: 200,
+			groups: []int{1},
+			tp:     []string{"Private-MAC: daf9ebfcbfe0bec36041c7ac7abdac9a5340a7f324d18b108de6549eb8c0bf88"},
+			fp:     []string{"Private-MAC: see below"},
+		},
 		providerNameRule(),
 	}
+}
+
+// scanPuttyPrivate redacts the private section of a PuTTY key file (.ppk,
+// versions 2 and 3): the lines "Private-Lines: N" announces.
+func scanPuttyPrivate(s string, i, k int, _ *compiledRule) []span {
+	j := skipBlanks(s, i+k)
+	n := 0
+	for j < len(s) && isDigit(s[j]) && n < 1000 {
+		n = n*10 + int(s[j]-'0')
+		j++
+	}
+	var out []span
+	for l := 0; l < min(n, 256); l++ {
+		j = lineEnd(s, j)
+		if j < len(s) && s[j] == '\r' {
+			j++
+		}
+		if j >= len(s) || s[j] != '\n' {
+			break
+		}
+		st := skipBlanks(s, j+1)
+		en := lineEnd(s, st)
+		if en == st || strings.Contains(s[st:en], ": ") {
+			break
+		}
+		out = append(out, span{st, en})
+		j = en
+	}
+	return out
+}
+
+// hexAfter vets a keyword hit of length k followed by n hex digits.
+func hexAfter(k, n int) func(string, int) bool {
+	return func(s string, i int) bool {
+		return i+k+n <= len(s) && hexOnly(s[i+k:i+k+n], n)
+	}
+}
+
+// dotAfter vets a keyword hit that starts a run of token bytes reaching a
+// '.' between lo and hi bytes on (a Discord bot token's first part).
+func dotAfter(lo, hi int) func(string, int) bool {
+	return func(s string, i int) bool {
+		for j := i; j < len(s) && j-i <= hi; j++ {
+			switch c := s[j]; {
+			case c == '.':
+				return j-i >= lo
+			case !isAlnum(c) && c != '_' && c != '-':
+				return false
+			}
+		}
+		return false
+	}
+}
+
+// scanTwilioToken redacts the auth token that travels with a Twilio
+// account SID: a 32-hex token standing alone (quoted or as a whole word)
+// within the next 240 bytes, up to three lines on.
+func scanTwilioToken(s string, i, k int, _ *compiledRule) []span {
+	if i > 0 && isAlnum(s[i-1]) || i+k+32 < len(s) && isAlnum(s[i+k+32]) {
+		return nil
+	}
+	from, end := i+k+32, min(len(s), i+k+32+240)
+	lines := 0
+	for j := from; j < end; j++ {
+		if s[j] == '\n' {
+			if lines++; lines > 3 {
+				break
+			}
+		}
+		if !isHex(s[j]) || isAlnum(s[j-1]) || j+32 > len(s) || !hexOnly(s[j:j+32], 32) || j+32 < len(s) && isAlnum(s[j+32]) {
+			continue
+		}
+		return []span{{j, j + 32}}
+	}
+	return nil
 }

@@ -30,7 +30,11 @@ type rule struct {
 	// hit at i (keyword length k) by a linear scan.
 	scan func(s string, i, k int, r *compiledRule) []span
 	// check, when set, vets the redacted text of a pattern match.
-	check  func(string) bool
+	check func(string) bool
+	// near, when set, vets a keyword hit at i before its window opens: a
+	// cheap look at the bytes after a short keyword ("SK", "MT") spares
+	// compiling a pattern for every capitalized word.
+	near   func(s string, i int) bool
 	tp, fp []string
 }
 
@@ -40,12 +44,13 @@ const (
 )
 
 // rules returns every rule, in a fixed order: the generic forms below, the
-// command-line forms (rules_cli.go) and the provider tokens (providers.go).
+// forms judged by their context (rules_context.go), the command-line forms
+// (rules_cli.go) and the provider tokens (providers.go).
 // The table is built on first use, never at package initialisation, so a
 // process that never redacts pays nothing; a Pipeline keeps its own copy
 // with lazily compiled patterns.
 var rules = sync.OnceValue(func() []rule {
-	return slices.Concat(genericRules(), cliRules(), providerRules())
+	return slices.Concat(genericRules(), contextRules(), cliRules(), providerRules())
 })
 
 // defaultIndex is the keyword index of the default table, built once per
@@ -65,18 +70,22 @@ var credKeywords = []string{
 func genericRules() []rule {
 	return []rule{
 		{
-			id:       "pem-block",
-			keywords: []string{"-----begin"},
-			// A whole block, or a truncated one up to the end of its body,
-			// also with JSON-escaped newlines.
-			pattern: `-----BEGIN[A-Z0-9 _-]{0,}-----(?:[\s\S]*?-----END[A-Z0-9 _-]{0,}-----|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
-			back:    1, fwd: 16384,
+			id: "pem-block",
+			// A private key block (public keys and certificates are not
+			// secrets), whole, or truncated up to the end of its body, also
+			// with JSON-escaped newlines.
+			keywords: []string{"-----begin", "---- begin ssh2 encrypted"},
+			pattern:  `-{4,5} ?BEGIN[A-Z0-9 _-]*PRIVATE KEY(?: BLOCK)? ?-{4,5}(?:[\s\S]*?-{4,5} ?END[A-Z0-9 _-]*-{4,5}|(?:[A-Za-z0-9+/=:,.\-\s]|\\[nrt])*)`,
+			back:     1, fwd: 16384,
 			tp: []string{
 				"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
 				`{"key":"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n"}`,
 				"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+				"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAAi4AAAA3aWYtbW9kbnttc2\n---- END SSH2 ENCRYPTED PRIVATE KEY ----",
 			},
-			fp: []string{"----- begin here -----", "the BEGIN marker"},
+			fp: []string{"----- begin here -----", "the BEGIN marker",
+				"-----BEGIN CERTIFICATE-----\nMIIBlzCCAT2gAwIBAgIUPPswo3djqqhCxwGq66ECV66DiLow\n-----END CERTIFICATE-----",
+				"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEz0R8t\n-----END PUBLIC KEY-----"},
 		},
 		{
 			id:       "jwt",
@@ -117,24 +126,16 @@ func genericRules() []rule {
 			fp:     []string{"basic authentication works", "a basic example"},
 		},
 		{
-			id:       "url-credentials",
+			id: "url-credentials",
+			// The password of a URL's userinfo (scheme://user:PASSWORD@host),
+			// or a token standing as the whole userinfo (https://TOKEN@host).
 			keywords: []string{"://"},
-			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:"'<>\[]*:([^\s/?#@"'<>]+)@`,
-			back:     32, fwd: 256,
-			groups: []int{1},
-			tp:     []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379", "git clone https://x-access-token:abc123def456@github.com/o/r.git"},
-			fp:     []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user"},
-		},
-		{
-			id: "url-token-user",
-			// A token as the whole userinfo: https://TOKEN@github.com/...
-			keywords: []string{"://"},
-			pattern:  `\b[A-Za-z][A-Za-z0-9+.\-]*://([A-Za-z0-9_\-.~%]{16,})@`,
-			back:     32, fwd: 256,
-			groups: []int{1},
-			check:  randomLike,
-			tp:     []string{"git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git"},
-			fp:     []string{"ssh://git@github.com/o/r.git", "https://docs.example.com/@scope/pkg"},
+			scan:     scanURLUserinfo,
+			tp: []string{"postgres://admin:s3cr3t@db.internal:5432/app", "https://user:hunter2@example.com/x", "redis://:p4ss@cache:6379",
+				"git clone https://x-access-token:abc123def456@github.com/o/r.git", "https://svc:Vq3#mZ8p@mcp.internal:8443/sse",
+				"git clone https://0123456789abcdef0123456789abcdef01234567@github.com/o/r.git", "mcp__db_https://admin:Pw0rd-77@db.example__query"},
+			fp: []string{"https://example.com:8443/path", "git@github.com:org/repo.git", "http://localhost:3000/@user",
+				"ssh://git@github.com/o/r.git", "https://docs.example.com/@scope/pkg", "http://[::1]:8080/x"},
 		},
 		{
 			id: "credential-assignment",
@@ -152,6 +153,7 @@ func genericRules() []rule {
 				"cache_key = 3f786850e387550fdab836ed7e6dc881de23001b", `var apiToken string = "k8s-t0ken-v4lue"`,
 				`System.setProperty("API_TOKEN", "d4f7a1b2c3")`, "PASSWORD :::= s3cr3tv4l", "<password>hunter2</password>",
 				"API_KEY=\n  sk9f8e7d6c5b4a3", "password: |\n  hunter2", `mySecretString=Zf3D0LXCM3EIMb`,
+				"data:\n  token: UVdFUlRZVUlPUGFzZGZnaGprbA==", "password: !!str Hunt3r2x", "seed: pulse orbit lemon cradle fossil tunnel vivid amber canoe relax width grape",
 			},
 			fp: []string{
 				"max_tokens: 4096", "tokenizer=cl100k_base", "the secret to fast builds", "token_type: bearer",
@@ -160,6 +162,10 @@ func genericRules() []rule {
 				"password:\n  next: 1", "token: string;", "password = os.environ", "token = get_token()",
 				"API_KEY=$API_KEY", "password: ${{ secrets.DB_PASSWORD }}", "PWD=/srv/x", "api_version: 2024-10-01",
 				"token_count = 123456789012", "key: value", "password = password", `auth_mode = "oauth2"`,
+				"const token = await getToken();", "secret = new SecretClient(vaultUrl)", "seed: 42",
+				"seed: the staging database with fixtures before the integration tests run",
+				`export const SECRET_HEADER = "X-Hub-Signature-256";`, "image: ghcr.io/acme/api:2026.12.1-7f3c9e2",
+				"password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6231336162386435",
 			},
 		},
 		{
@@ -238,15 +244,132 @@ func judge(s string, a assignment, c keyClass) bool {
 	if c == notCred || placeholder(s, a.key, a.value, a.quote) {
 		return false
 	}
-	return c == strongCred || randomLike(s[a.value.start:a.value.end])
+	v := s[a.value.start:a.value.end]
+	return c == strongCred || randomLike(v) && !slugLike(v)
 }
 
 func scanCredAssign(s string, i, k int, _ *compiledRule) []span {
 	a, ok := assignAt(s, i, k)
-	if !ok || !judge(s, a, classifyKey(a.key)) {
+	if ok && mnemonicKey(a.key) {
+		// seed: 42 is a random seed; seed: followed by a dozen plain
+		// words is a wallet's recovery phrase.
+		le := lineEnd(s, a.value.start)
+		if a.quote {
+			le = a.value.end
+		}
+		if ws := phraseWords(s, a.value.start, le); ws != nil && mnemonicShape(s[ws[0].start:ws[0].end]) {
+			return ws
+		}
+	}
+	if !ok || cookieKey(a.key) || !judge(s, a, classifyKey(a.key)) {
 		return nil
 	}
+	if !a.quote && phraseKey(a.key) {
+		a.value = phraseValue(s, a.value)
+	}
 	return []span{a.value}
+}
+
+// mnemonicKey reports whether a name that is not a credential's by itself
+// ("seed", "wallet_seed") holds a recovery phrase when its value is one.
+func mnemonicKey(k string) bool {
+	segs := nameSegments(k)
+	return len(segs) > 0 && segs[len(segs)-1] == "seed"
+}
+
+// mnemonicShape reports whether plain lower-case words can be a BIP-39
+// recovery phrase: 12 to 24 words in steps of three, each of 3 to 8
+// letters, none of the short words prose is made of and the word list
+// leaves out.
+func mnemonicShape(v string) bool {
+	ws := strings.Fields(v)
+	if len(ws) < 12 || len(ws) > 24 || len(ws)%3 != 0 {
+		return false
+	}
+	for _, w := range ws {
+		if len(w) < 3 || len(w) > 8 || mnemonicAbsent.has(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// mnemonicAbsent are common English words the BIP-39 list does not hold.
+const mnemonicAbsent wordSet = "the and for with from than are was were has had its our your their " +
+	"tests runs data dev"
+
+// phraseKey reports whether a name holds a phrase, whose unquoted value
+// runs to the end of its line (passphrase: amber falcon river).
+func phraseKey(k string) bool {
+	n := strings.ToLower(k)
+	for _, w := range [...]string{"passphrase", "phrase", "mnemonic", "seed", "answer"} {
+		if strings.HasSuffix(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseValue extends an unquoted value to the end of its line when the
+// words after it are plain words (no other assignment, no separator, no
+// comment).
+func phraseValue(s string, v span) span {
+	le := lineEnd(s, v.end)
+	rest := s[v.end:le]
+	if strings.ContainsAny(rest, "=:;,\"'&|#{}[]<>()`\\") {
+		return v
+	}
+	end := le
+	for end > v.end && (s[end-1] == ' ' || s[end-1] == '\t') {
+		end--
+	}
+	return span{v.start, end}
+}
+
+// scanURLUserinfo reads the authority after a "://" hit: the userinfo is
+// what comes before its last '@' (a password may hold '@' or '#', as
+// people write them), and its password, or the whole userinfo when it is
+// one generated token, is the secret.
+func scanURLUserinfo(s string, i, k int, _ *compiledRule) []span {
+	if i == 0 || !isAlnum(s[i-1]) {
+		return nil // no scheme
+	}
+	j := i + k
+	at, e := -1, j
+	for ; e < len(s) && e-j < 512; e++ {
+		c := s[e]
+		if c == '@' {
+			at = e
+			continue
+		}
+		if isSpace(c) || c == '/' || c == '?' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c == '[' && e == j {
+			break
+		}
+	}
+	if at <= j {
+		return nil
+	}
+	ui := s[j:at]
+	if c := strings.IndexByte(ui, ':'); c >= 0 {
+		if c+1 == len(ui) {
+			return nil
+		}
+		return []span{{j + c + 1, at}}
+	}
+	if len(ui) >= 16 && randomLike(ui) {
+		return []span{{j, at}}
+	}
+	return nil
+}
+
+// cookieKey reports whether a name is a cookie header or map, whose value
+// holds name=value pairs the cookie rule judges one by one.
+func cookieKey(k string) bool {
+	if len(k) < 6 || len(k) > 10 {
+		return false
+	}
+	n := strings.ToLower(squeeze(k, "-_"))
+	return n == "cookie" || n == "cookies" || n == "setcookie"
 }
 
 // flagPass are endings that make a flag a password even where they would
@@ -255,11 +378,11 @@ var flagPass = [...]string{"pass", "passin", "passout", "pwd", "pw", "passwd"}
 
 func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
 	a, ok := flagAt(s, i, k)
-	if !ok {
+	if !ok || singleDash(s, i, k) && !shortPassFlag(a.key) {
 		return nil
 	}
 	c := classifyKey(a.key)
-	norm := strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(a.key))
+	norm := strings.ToLower(squeeze(a.key, "-_"))
 	for _, suf := range flagPass {
 		if strings.HasSuffix(norm, suf) {
 			c = strongCred
@@ -270,6 +393,22 @@ func scanCredFlag(s string, i, k int, _ *compiledRule) []span {
 	}
 	return []span{a.value}
 }
+
+// singleDash reports whether the flag holding the keyword at i is written
+// with one dash (-storepass, or -pPASS: mysql's -p with its value).
+func singleDash(s string, i, k int) bool {
+	ks, _ := keyAround(s, i, k)
+	return ks+1 < len(s) && s[ks] == '-' && s[ks+1] != '-'
+}
+
+// shortPassFlags are the one-dash long flags that take a password
+// (keytool, openssl, influx): any other one-dash word holding "pass" is a
+// short flag with its value attached (mysql -pPASS, 7z -ppassword), the
+// command-line rules' to judge, and the next word is not its value.
+const shortPassFlags wordSet = "pass passin passout password passwd pw pwd storepass keypass srcstorepass " +
+	"deststorepass srckeypass destkeypass new-password"
+
+func shortPassFlag(key string) bool { return shortPassFlags.has(strings.ToLower(key)) }
 
 // scanNameValue redacts the value of a {name: X, value: V} pair when X
 // names a credential: the "value" key at i, the name within the 200 bytes

@@ -9,10 +9,12 @@ import "strings"
 // --password-stdin). Long flags (--password, --token) and KEY=VALUE
 // arguments are the generic rules' work.
 
-// cliRest is the rest of a command up to the next command separator.
-// Greedy on purpose: a lazy repetition costs RE2 far more to compile, and
-// a rule that must find every flag of a command uses an inner pattern.
-const cliRest = `[^\n;|&]*`
+// cliRest is the rest of a command up to the next command separator
+// outside quotes (a quoted password may hold '&' or ';': -N 'a&b' is one
+// argument). Greedy on purpose: a lazy repetition costs RE2 far more to
+// compile, and a rule that must find every flag of a command uses an
+// inner pattern. A quote that nothing closes is one byte.
+const cliRest = `(?:[^\n;|&'"]|'[^'\n]*'|"[^"\n]*"|['"])*`
 
 // cliVal is a flag's value: quoted, or a bare word not starting with '-'.
 const cliVal = `('[^'\n]+'|"[^"\n]+"|[^\s'"\-][^\s'";|&]*)`
@@ -31,7 +33,7 @@ func cliFlagRule(id string, keywords []string, cmds, flag, sep string, tp, fp []
 	}
 	return rule{
 		id: id, keywords: keywords,
-		pattern: `\b(?:` + cmds + `)\b[^\n;|&]*`,
+		pattern: `\b(?:` + cmds + `)\b` + cliRest,
 		inner:   `[ \t]` + flag + sep + val,
 		back:    128, fwd: 512, groups: []int{1}, tp: tp, fp: fp,
 	}
@@ -102,24 +104,54 @@ func cliRules() []rule {
 		},
 		{
 			id:       "echo-to-stdin",
-			keywords: []string{"-stdin", "with-token", "passwd"},
-			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n]*` +
-				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b)`,
+			keywords: []string{"-stdin", "with-token", "passwd", "sudo"},
+			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n|()]*` +
+				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*S\b)`,
 			back: 512, fwd: 16, groups: []int{1},
 			check: func(v string) bool {
 				v = strings.Trim(v, `'"`)
 				return hasAlnum(v) && v[0] != '$' && !strings.Contains(v, "%s")
 			},
-			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd"},
+			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd", `printf '\x50\x34\x73' | sudo -S systemctl restart app`},
 			fp: []string{`echo "$PW" | docker login --password-stdin`, "cat pw.txt | docker login --password-stdin"},
 		},
 		{
 			id:       "here-string-stdin",
-			keywords: []string{"-stdin", "with-token"},
-			pattern:  `(?:--password-stdin|--with-token|--token-stdin|--stdin)\b[^\n<]*<<<[ \t]*` + cliAttached,
+			keywords: []string{"-stdin", "with-token", "sudo"},
+			pattern:  `(?:--password-stdin|--with-token|--token-stdin|--stdin|\bsudo[ \t][^\n<]*-S)\b[^\n<]*<<<[ \t]*` + cliAttached,
 			back:     16, fwd: 256, groups: []int{1},
 			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
-			tp:    []string{"gh auth login --with-token <<< 'tok3nvalue'"}, fp: []string{`docker login --password-stdin <<< "$PW"`},
+			tp:    []string{"gh auth login --with-token <<< 'tok3nvalue'", "sudo -S <<< 'Sud0&pw' apt-get update"},
+			fp:    []string{`docker login --password-stdin <<< "$PW"`, `sudo tee /etc/motd <<< "welcome"`},
+		},
+		{
+			id:       "expect-send-password",
+			keywords: []string{"expect"},
+			// An expect script answering a password prompt: the send after it.
+			pattern: `(?i)\bexpect[ \t]+(?:-\w+[ \t]+)*"[^"\n]*(?:assword|passphrase|passcode)[^"\n]*"[ \t;{}\r\n]*send[ \t]+(?:-\w+[ \t]+)*"([^"\\\n]+)`,
+			back:    1, fwd: 512, groups: []int{1},
+			check: func(v string) bool { return hasAlnum(v) && v[0] != '$' },
+			tp:    []string{`expect -c 'spawn ssh root@h; expect "password:"; send "Exp3ct&pw\r"; interact'`, "expect \"Password: \"\nsend \"Exp3ctPw2\\r\""},
+			fp:    []string{`expect "password:"; send "$env(PW)\r"`, `expect "login:"; send "admin\r"`},
+		},
+		{
+			id:       "powershell-securestring",
+			keywords: []string{"convertto-securestring"},
+			pattern:  `(?i)\bConvertTo-SecureString[ \t]+(?:-String[ \t]+)?('[^'\n]+'|"[^"\n]+")`,
+			back:     1, fwd: 256, groups: []int{1},
+			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+			tp:    []string{`$pw = ConvertTo-SecureString "P0wer&Shell" -AsPlainText -Force`},
+			fp:    []string{`ConvertTo-SecureString $env:PW -AsPlainText -Force`, `ConvertTo-SecureString "$pw" -AsPlainText`},
+		},
+		{
+			id:       "openssl-passwd",
+			keywords: []string{"openssl passwd"},
+			// openssl passwd hashes the password it is given as an argument.
+			pattern: `\bopenssl[ \t]+passwd((?:[ \t]+-(?:salt[ \t]+\S+|\w+))*)[ \t]+('[^'\n]+'|"[^"\n]+"|[^\s'"\-$][^\s'";|&)]*)`,
+			back:    1, fwd: 256, groups: []int{2},
+			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+			tp:    []string{`useradd -p "$(openssl passwd -1 'Hash&me9')" deploy`, "openssl passwd -6 -salt x1 Pl4inPw"},
+			fp:    []string{"openssl passwd -6 -stdin < pw.txt", `openssl passwd -1 "$PW"`},
 		},
 		{
 			id:       "openssl-pass-arg",
@@ -128,14 +160,6 @@ func cliRules() []rule {
 			back:     1, fwd: 256, groups: []int{1},
 			tp: []string{"openssl pkcs12 -export -passout pass:Exp0rt -in c", "openssl rsa -passin 'pass:in pw'"},
 			fp: []string{"bypass: true", "pass:"},
-		},
-		{
-			id:       "htpasswd-b",
-			keywords: []string{"htpasswd"},
-			pattern:  `(?m)\bhtpasswd\b[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*(?:[^\s\-]\S*[ \t]+){1,2}` + cliAttached + `[ \t]*(?:$|[;|&])`,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"htpasswd -b .htpasswd admin Htp4ss", "htpasswd -nb admin Htp4ss"},
-			fp: []string{"htpasswd -c .htpasswd admin"},
 		},
 		{
 			id:       "positional-login",
@@ -208,8 +232,8 @@ func cliTokens(s string, j, max int) []span {
 	var out []span
 	for len(out) < max {
 		j = skipBlanks(s, j)
-		if j >= len(s) || strings.IndexByte("\n\r;|&<>", s[j]) >= 0 {
-			break
+		if j >= len(s) || strings.IndexByte("\n\r;|&<>(", s[j]) >= 0 {
+			break // a separator, or a subshell or a card's "(description)"
 		}
 		e := j
 		for e < len(s) && !isSpace(s[e]) && s[e] != ';' && s[e] != '|' && s[e] != '&' {
@@ -297,7 +321,7 @@ func scanSecretsSet(s string, i, k int, _ *compiledRule) []span {
 // scanFromLiteral redacts the value of --from-literal=KEY=VALUE on a line
 // that creates a secret.
 func scanFromLiteral(s string, i, k int, _ *compiledRule) []span {
-	ls := strings.LastIndexByte(s[:i], '\n') + 1
+	ls := lineStart(s, i)
 	if !strings.Contains(s[ls:i], "secret") {
 		return nil
 	}

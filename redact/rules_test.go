@@ -83,8 +83,9 @@ func TestTextPipeline(t *testing.T) {
 		{"env value", "echo s3cr3t-v4lue done", "echo " + secretMark + " done"},
 		{"env short ignored", "ab ab", "ab ab"},
 		{"home configured", "/srv/op/code and /srv/opx", "~/code and /srv/opx"},
-		{"home other users", "/home/alice/a /Users/bob/b", "~/a ~/b"},
-		{"home windows", `C:\Users\carol\d and C:\\Users\\dave\\e`, `~\d and ~\\e`},
+		{"home only the user's own", "/home/alice/a /Users/bob/b /srv/op/x", "/home/alice/a /Users/bob/b ~/x"},
+		{"home inside another path", "/mnt/backup/srv/op/a x/srv/op y=/srv/op:/srv/op/b", "/mnt/backup/srv/op/a x/srv/op y=~:~/b"},
+		{"home in a file url", "file:///srv/op/a.txt", "file://~/a.txt"},
 		{"email", "mail a.b+c@mail.example.org.", "mail " + piiMark + "."},
 		{"phone e164", "call +442079460958 now", "call " + piiMark + " now"},
 		{"phone nanp", "call 415-555-0123 or (415) 555 0123 or 1 415 555 0123", "call " + piiMark + " or " + piiMark + " or " + piiMark},
@@ -160,5 +161,67 @@ func TestValueWalker(t *testing.T) {
 	}
 	if in["password"] != "plain words" {
 		t.Errorf("Value modified its input")
+	}
+}
+
+// TestValueFormWords: keys a form or a record names a secret by (a PIN, an
+// OTP, a CVV) hide their scalar values, and a {name, value} pair whose name
+// may hold a credential hides a value that looks like one; booleans, words,
+// versions and descriptive pairs stay.
+func TestValueFormWords(t *testing.T) {
+	p := NewPipeline(Options{NoPII: true})
+	tests := []struct{ in, want map[string]any }{
+		{map[string]any{"pin": "0420", "cvv": float64(123), "card_number": "4111 1111 1111 1111"},
+			map[string]any{"pin": secretMark, "cvv": secretMark, "card_number": secretMark}},
+		{map[string]any{"mfa": "required", "pin": "v1.2.0", "pin_length": float64(6)},
+			map[string]any{"mfa": "required", "pin": "v1.2.0", "pin_length": float64(6)}},
+		{map[string]any{"field": "license", "value": "QX7F2-K9M4T-P3W8R-L6B1Z"},
+			map[string]any{"field": "license", "value": secretMark}},
+		{map[string]any{"field": "license", "value": "MIT"}, map[string]any{"field": "license", "value": "MIT"}},
+		{map[string]any{"name": "session", "value": "default"}, map[string]any{"name": "session", "value": "default"}},
+	}
+	for _, tt := range tests {
+		if got := p.Value(tt.in); string(Canonical(got)) != string(Canonical(tt.want)) {
+			t.Errorf("Value(%s)\n got %s\nwant %s", Canonical(tt.in), Canonical(got), Canonical(tt.want))
+		}
+	}
+}
+
+// TestHomePaths holds rule (c) to its one promise: the user's own home,
+// exactly, as a whole prefix at a path boundary, and no other path.
+func TestHomePaths(t *testing.T) {
+	tests := []struct{ home, in, want string }{
+		{"/home/alice", "/mnt/backup/home/projects/report.txt", "/mnt/backup/home/projects/report.txt"},
+		{"/home/alice", "/srv/home/www/index.html", "/srv/home/www/index.html"},
+		{"/home/alice", "/home/bob/notes.txt", "/home/bob/notes.txt"},
+		{"/home/alice", "cat /home/alice/notes.txt", "cat ~/notes.txt"},
+		{"/home/alice/", `{"cwd":"/home/alice","file":"/home/alice/src/a.go"}`, `{"cwd":"~","file":"~/src/a.go"}`},
+		{"/home/alice", "/home/alicex/a /home/alice.bak/b /backup/home/alice/c", "/home/alicex/a /home/alice.bak/b /backup/home/alice/c"},
+		{"/tmp/x/home", "/tmp/x/home/foo/bar.txt", "~/foo/bar.txt"},
+		{"/tmp/x/home", "/tmp/x/homework/a /tmp/x/home/home/b", "/tmp/x/homework/a ~/home/b"},
+		{"/Users/carol", "PATH=/usr/bin:/Users/carol/bin:/Users/dave/bin", "PATH=/usr/bin:~/bin:/Users/dave/bin"},
+		{`C:\Users\carol`, `C:\Users\carol\d c:\users\carol\x C:\\Users\\carol\\e C:/Users/carol/f D:\Users\carol\g`, `~\d ~\x ~\\e ~/f D:\Users\carol\g`},
+		{"/home/alice", "the build ran in /home/alice. Then /home/alice, and (/home/alice/x.go)", "the build ran in ~. Then ~, and (~/x.go)"},
+		{"", "/home/alice/a", "/home/alice/a"},
+	}
+	for _, tt := range tests {
+		p := NewPipeline(Options{Home: tt.home, NoPII: true})
+		if got := p.Text(tt.in); got != tt.want {
+			t.Errorf("home %q: Text(%q)\n got %q\nwant %q", tt.home, tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestWordSets keeps every word set's words within maxSetWord, the bound
+// wordSet.has answers longer words by.
+func TestWordSets(t *testing.T) {
+	for _, ws := range []wordSet{typeWords, strongLastAlone, strongLastAfter, strongWords, weakWords, descriptors,
+		fileExts, formWords, secretFormats, proseStop, codeQualifiers, phraseQualifiers, pinQualifiers, proseVerbs,
+		proseBreaks, cookieAttrs, placeholderExact, pairNames, pairValues, setVerbs, codeWords, mnemonicAbsent} {
+		for _, w := range strings.Fields(string(ws)) {
+			if len(w) > maxSetWord {
+				t.Errorf("word %q is longer than maxSetWord", w)
+			}
+		}
 	}
 }

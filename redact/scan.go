@@ -122,11 +122,19 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 			}
 			ri := e.rule
 			r := &rs[ri]
+			if r.near != nil && !r.near(s, i) {
+				continue
+			}
 			if r.scan != nil {
 				hits = append(hits, hit{ri, i, len(e.kw)})
 				continue
 			}
 			w := span{max(0, i-r.back), min(n, i+len(e.kw)+r.fwd)}
+			if r.back == 1 && i > 0 && s[i-1] == '_' {
+				// A token inside a name (mcp__gh_ghp_..._create_issue):
+				// the window starts at the token, where \b holds.
+				w.start = i
+			}
 			ws := wins[ri]
 			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end {
 				ws[k].end = max(ws[k].end, w.end)
@@ -178,45 +186,65 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// homeSpans runs rule (c): the configured home prefix and any
-// /home/<user>, /Users/<user> or <drive>:\Users\<user> prefix.
+// homeSpans runs rule (c): the user's own home directory, exactly, as a
+// whole prefix at a path boundary. Nothing else is a home: /home/bob for
+// alice, /mnt/backup/home/x or /srv/home/www are other paths, and a
+// redacted record must never state a different one. A Windows home is
+// also found JSON-escaped (C:\\Users\\x), with forward slashes, and in
+// any case.
 func homeSpans(s, home string) []span {
-	var out []span
-	if len(home) > 1 {
-		for off := 0; ; {
-			j := strings.Index(s[off:], home)
-			if j < 0 {
-				break
-			}
-			st, en := off+j, off+j+len(home)
-			if en == len(s) || !keyByte(s[en]) {
-				out = append(out, span{st, en})
-			}
-			off = en
-		}
+	if len(home) < 2 {
+		return nil
 	}
-	for _, pre := range [...]string{"/home/", "/Users/", `\Users\`, `\\Users\\`} {
+	forms := []string{home}
+	fold := false
+	if strings.Contains(home, `\`) || len(home) > 2 && home[1] == ':' {
+		fold = true
+		forms = append(forms, strings.ReplaceAll(home, `\`, `\\`), strings.ReplaceAll(home, `\`, "/"))
+	}
+	var out []span
+	for _, h := range forms {
+		hay, needle := s, h
+		if fold {
+			hay, needle = strings.ToLower(s), strings.ToLower(h)
+		}
 		for off := 0; ; {
-			j := strings.Index(s[off:], pre)
+			j := strings.Index(hay[off:], needle)
 			if j < 0 {
 				break
 			}
-			st, en := off+j, off+j+len(pre)
-			u := en
-			for u < len(s) && keyByte(s[u]) {
-				u++
+			st, en := off+j, off+j+len(needle)
+			off = en
+			if en < len(s) && (keyByte(s[en]) || s[en] == '~') && !sentenceEnd(s, en) {
+				continue // /home/alicex, /home/alice.old
 			}
-			off = u
-			if u == en {
-				continue
+			if st > 0 && !homeBoundary(s, st) {
+				continue // /mnt/backup/home/alice, /srv/home/alice
 			}
-			if pre[0] == '\\' && st >= 2 && s[st-1] == ':' && isAlnum(s[st-2]) {
-				st -= 2 // the drive letter
-			}
-			out = append(out, span{st, u})
+			out = append(out, span{st, en})
 		}
 	}
 	return out
+}
+
+// sentenceEnd reports whether the byte at i is punctuation ending a
+// sentence or a clause ("... in /home/alice."), not part of a name.
+func sentenceEnd(s string, i int) bool {
+	if c := s[i]; c != '.' && c != ',' && c != ';' && c != ':' && c != '!' && c != '?' {
+		return false
+	}
+	return i+1 == len(s) || isSpace(s[i+1]) || strings.IndexByte(`"')]}`, s[i+1]) >= 0
+}
+
+// homeBoundary reports whether a path may start at st: after a blank, a
+// quote, a bracket, an operator or a list separator, or right after a
+// file:// scheme, never inside another path or name.
+func homeBoundary(s string, st int) bool {
+	c := s[st-1]
+	if c == '/' {
+		return st >= 3 && s[st-3:st] == "://" || st >= 5 && strings.EqualFold(s[st-5:st], "file:")
+	}
+	return !keyByte(c) && c != '\\' && c != '~' && c != '%' && c != '$' && c != '@'
 }
 
 // piiSpans runs rule (d): e-mail addresses and phone numbers, by linear

@@ -488,12 +488,18 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		if ev.Severity == "" {
 			ev.Severity = defaultSeverity(d.Type)
 		}
+		ceiling := e.Policy.Ceiling(d.Type)
+		if ceiling < redact.Full {
+			// The subject is an identifier the vendor chose (a tool or
+			// server name): kept at every level, so it passes the token
+			// rules.
+			ev.Subject = redact.Name(ev.Subject)
+		}
 		if d.SubjectRef != "" {
 			if id, ok := st.Refs.Get(d.SubjectRef); ok {
 				ev.Subject = id
 			}
 		}
-		ceiling := e.Policy.Ceiling(d.Type)
 		data, honoured := redact.Gate(redact.Content{
 			Type: d.Type, Agent: agent, Subject: ev.Subject,
 			Data: d.Data, Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,

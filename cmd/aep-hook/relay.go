@@ -3,9 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/console"
 	"github.com/aep-hook/aep-hook/consumer/relay"
 	"github.com/aep-hook/aep-hook/consumer/relay/auth"
 	"github.com/aep-hook/aep-hook/internal/guard"
@@ -44,6 +49,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
 		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
 		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, PongTimeout: c.PongTimeout, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+		Console: console.Handler(console.Options{Version: version}),
 	}
 	if c.Tokens != "" {
 		toks, err := auth.Load(c.Tokens)
@@ -66,6 +72,7 @@ func (c *RelayCmd) Run(s *Streams) error {
 	files, events := srv.Loaded()
 	fmt.Fprintf(s.Err, "aep-hook relay: serving http://%s (%s); %d events loaded from %d session files; state in %s\n",
 		ln.Addr(), srv.Posture(), events, files, srv.Dir())
+	fmt.Fprintln(s.Err, consoleLine(ln.Addr().String(), opts.Tokens, srv.Dir(), isTerminal(s.Err)))
 	ctx, stop := untilInterrupted()
 	defer stop()
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -75,4 +82,52 @@ func (c *RelayCmd) Run(s *Streams) error {
 		return exitError{code: 1, msg: err.Error()}
 	}
 	return nil
+}
+
+// consoleLine tells where the fleet console is. With a tokens file it
+// gives the sign-in URL of the file's first consumer token (opened once,
+// the browser keeps the token in a cookie and the URL loses it): whole
+// only to a terminal, so no token reaches a log that a service manager or
+// a redirect keeps, and always in dir/console-url (mode 600).
+func consoleLine(addr string, toks *auth.Tokens, dir string, tty bool) string {
+	base := "http://" + addr + "/"
+	if toks == nil {
+		return "aep-hook relay: the fleet console: " + base
+	}
+	tok, g := toks.SignIn()
+	if tok == "" {
+		return "aep-hook relay: the fleet console: " + base + " (the tokens file has no consumer token to sign in with)"
+	}
+	signIn := base + "?access_token=" + url.QueryEscape(tok)
+	if tty {
+		return "aep-hook relay: the fleet console for " + g.Identity + ": " + signIn
+	}
+	file := filepath.Join(dir, "console-url")
+	if err := writePrivate(file, signIn+"\n"); err != nil {
+		return "aep-hook relay: the fleet console for " + g.Identity + ": " + base + " (open it with ?access_token= and the token; writing the sign-in URL failed: " + err.Error() + ")"
+	}
+	return "aep-hook relay: the fleet console for " + g.Identity + ": " + base + " (its sign-in URL is in " + file + ")"
+}
+
+// writePrivate replaces file with body, readable by its owner alone.
+func writePrivate(file, body string) error {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -27,6 +27,10 @@ const maxFile = 4 << 20
 type Tokens struct {
 	set    guard.Tokens[*Grant]
 	grants []*Grant
+	// signIn is the first consumer token, kept for the console's sign-in
+	// URL the relay prints at start: the one secret held in the clear.
+	signIn      string
+	signInGrant *Grant
 }
 
 // Lookup returns the grant of a presented token.
@@ -34,6 +38,11 @@ func (t *Tokens) Lookup(secret string) (*Grant, bool) { return t.set.Lookup(secr
 
 // Grants lists the grants in file order (no secrets).
 func (t *Tokens) Grants() []*Grant { return t.grants }
+
+// SignIn is the first consumer token of the file and its grant, for the
+// fleet console's sign-in URL (/?access_token=TOKEN) the relay prints to
+// the terminal that started it; "" when the file holds no consumer token.
+func (t *Tokens) SignIn() (string, *Grant) { return t.signIn, t.signInGrant }
 
 // Load reads a tokens file, refusing one that is a link, not a regular
 // file, or readable by group or others (a token another local user can
@@ -99,6 +108,9 @@ func Parse(r io.Reader) (*Tokens, error) {
 		}
 		seen[e.Token] = n
 		t.set.Add(e.Token, g)
+		if g.Kind == Consumer && t.signIn == "" {
+			t.signIn, t.signInGrant = e.Token, g
+		}
 		t.grants = append(t.grants, g)
 	}
 	if err := sc.Err(); err != nil {

@@ -1,0 +1,296 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/aep-hook/aep-hook/harness/realagents"
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// bin is the aep-hook binary the browser tests run, built once.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aep-console-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "aep-hook")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/aep-hook").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// wait bounds every wait for something the page or the relay must do: a
+// failure bound against a hang, never a measure of speed.
+const wait = 30 * time.Second
+
+// relayProc is one running `aep-hook relay`.
+type relayProc struct {
+	t      testing.TB
+	home   string
+	base   string // http://127.0.0.1:PORT
+	addr   string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan error
+}
+
+type lockedWriter struct{ p *relayProc }
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.p.mu.Lock()
+	defer w.p.mu.Unlock()
+	return w.p.stderr.Write(b)
+}
+
+var serving = regexp.MustCompile(`serving http://(\S+) `)
+
+// startRelay runs the relay over home on listen (127.0.0.1:0 for an
+// ephemeral port) with args, and waits for it to serve.
+func startRelay(t testing.TB, home, listen string, args ...string) *relayProc {
+	t.Helper()
+	p := &relayProc{t: t, home: home, exited: make(chan error, 1)}
+	p.cmd = exec.Command(bin, append([]string{"relay", "--listen", listen}, args...)...)
+	p.cmd.Env = append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=relay-host")
+	p.cmd.Stderr = lockedWriter{p}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		p.stop()
+		if out := p.output(); strings.Contains(out, "panic:") || strings.Contains(out, "DATA RACE") {
+			t.Errorf("the relay reported:\n%s", out)
+		}
+	})
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if m := serving.FindStringSubmatch(p.output()); m != nil {
+			p.addr, p.base = m[1], "http://"+m[1]
+			return p
+		}
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			t.Fatalf("relay exited: %v\n%s", err, p.output())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Fatalf("relay did not start:\n%s", p.output())
+	return nil
+}
+
+// printed waits for the relay to write s to its stderr (it prints the
+// console's line just after the one startRelay waits for) and says
+// whether it did.
+func (p *relayProc) printed(s string) bool {
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(p.output(), s) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return strings.Contains(p.output(), s)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
+}
+
+func (p *relayProc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// stop ends the relay with SIGTERM (it drains) and waits for it.
+func (p *relayProc) stop() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+	case <-time.After(wait):
+		p.cmd.Process.Kill()
+		p.t.Errorf("the relay did not stop")
+	}
+}
+
+// tokensFile writes lines as a private tokens file.
+func tokensFile(t testing.TB, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// token is one tokens-file line.
+func token(secret, identity, capture string, scopes ...string) string {
+	q := make([]string, len(scopes))
+	for i, s := range scopes {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	c := ""
+	if capture != "" {
+		c = fmt.Sprintf(`,"capture":%q`, capture)
+	}
+	return fmt.Sprintf(`{"token":%q,"identity":%q,"scopes":[%s]%s}`, secret, identity, strings.Join(q, ","), c)
+}
+
+// fixture is a recorded real session (fixtures/<agent>/recorded/<name>).
+func fixture(t testing.TB, agent, name string) realagents.Fixture {
+	t.Helper()
+	fx, err := realagents.LoadFixture(filepath.Join("..", "..", "fixtures", agent, "recorded", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fx
+}
+
+// hookEnv is the environment of the hook processes a test runs: full
+// capture, so the record holds free text a metadata ceiling must keep off
+// the page.
+func hookEnv(home string, extra ...string) []string {
+	return append([]string{"AEP_HOME=" + home, "AEP_HOST=devbox", "AEP_CAPTURE=full", "AEP_HOOK_DEADLINE=30s",
+		"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()}, extra...)
+}
+
+// fire runs the firings of fx numbered from..to (1-based, inclusive; to 0:
+// all) through real hook processes, as the agent ran them.
+func fire(t testing.TB, fx realagents.Fixture, env []string, from, to int) {
+	t.Helper()
+	for _, f := range fx.Firings {
+		if f.N < from || (to > 0 && f.N > to) {
+			continue
+		}
+		if out, errOut, err := runHook(fx.Scenario.Agent, env, f, nil); err != nil || errOut != "" {
+			t.Fatalf("firing %d (%s): %v %s %s", f.N, f.Hook(), err, out, errOut)
+		}
+	}
+}
+
+// runHook runs one hook process for firing f; started, when set, is
+// closed once the process runs.
+func runHook(agent string, env []string, f realagents.Firing, started chan<- struct{}) (stdout, stderr string, err error) {
+	v, ok := mapping.Lookup(agent)
+	if !ok {
+		return "", "", fmt.Errorf("no table for %s", agent)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{v.Name}, f.Args...)...)
+	cmd.Env = append([]string(nil), env...)
+	for k, val := range f.Env {
+		cmd.Env = append(cmd.Env, k+"="+val)
+	}
+	cmd.Stdin = bytes.NewReader(f.Stdin())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return "", "", err
+	}
+	if started != nil {
+		close(started)
+	}
+	err = cmd.Wait()
+	return out.String(), errb.String(), err
+}
+
+// post sends NDJSON lines to the relay's POST /events under tok.
+func (p *relayProc) post(tok string, lines ...string) {
+	p.t.Helper()
+	req, _ := http.NewRequest("POST", p.base+"/events", strings.NewReader(strings.Join(lines, "\n")+"\n"))
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	req.Header.Set("AEP-Version", "0.1")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(resp.Body)
+		p.t.Fatalf("POST /events: %d %s", resp.StatusCode, b)
+	}
+}
+
+// ev is one event line of session on host devbox, agent claude-code, at
+// time t, with the given type, seq and the rest of its members (capture,
+// run, data...) as JSON members after a comma.
+func ev(session string, seq int, typ string, t time.Time, rest string) string {
+	id := fmt.Sprintf("%s-%06d", session, seq)
+	src := "aep://devbox/agent/claude-code/session/" + session
+	if rest != "" {
+		rest = "," + rest
+	}
+	return fmt.Sprintf(`{"aep":"0.1","id":%q,"type":%q,"time":%q,"source":%q,"agent":"claude-code","session":%q,"seq":%d,"epoch":0%s}`,
+		id, typ, t.UTC().Format("2006-01-02T15:04:05.000Z"), src, session, seq, rest)
+}
+
+// replayToGo is the baseline of the fleet's first render: how long the
+// relay takes to deliver everything it holds to a plain Go WebSocket
+// client (dial to the end of the replay), and how many events it sent.
+func (p *relayProc) replayToGo(tok string) (time.Duration, int) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
+	defer cancel()
+	start := time.Now()
+	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/socket", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(16 << 20)
+	for _, f := range []string{
+		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"instance":"baseline"}}`,
+		`{"type":"subscribe","id":"all","from":"all"}`,
+		`{"type":"roster","id":"end"}`,
+	} {
+		if err := c.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+	n := 0
+	for {
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			p.t.Fatalf("the baseline's replay: %v after %d events", err, n)
+		}
+		// A byte test, not a decode: the baseline is the delivery, and a
+		// decode under the race detector would swamp it.
+		switch {
+		case bytes.Contains(b, []byte(`"aep":"0.1"`)):
+			n++
+		case bytes.Contains(b, []byte(`"type":"roster"`)) && bytes.Contains(b, []byte(`"id":"end"`)):
+			return time.Since(start), n
+		}
+	}
+}
