@@ -25,6 +25,7 @@ func ClaudeCode() Vendor {
 		// Claude Code reads an empty stdout with exit 0 as "no decision"
 		// on every hook: nothing blocks, nothing is injected.
 		Reply: func(string) []byte { return nil },
+		Hold:  claudeHold,
 	}
 }
 
@@ -120,7 +121,7 @@ func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, er
 		ds := dismissPending(st)
 		return append(ds, Draft{Type: "run.failed", Run: closeRun(m, st), Data: stopFailureData(raw)}), nil
 	case "PermissionRequest":
-		return permissionRequest(agent, raw, run, st), nil
+		return permissionRequest(m, agent, claudeMenu, run, st), nil
 	case "PermissionDenied":
 		// The auto-mode classifier's deny: an automation block, no human
 		// in the loop (the codex-otel convention: automation → runtime).
@@ -130,7 +131,7 @@ func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, er
 			Data: map[string]any{"tool": ToolRef(tool, call), "by": "runtime"},
 		})...), nil
 	case "Elicitation":
-		return elicitationRequest(agent, raw, run, st), nil
+		return elicitationRequest(m, agent, run, st), nil
 	case "ElicitationResult":
 		return elicitationResult(raw, st), nil
 	case "PreCompact":

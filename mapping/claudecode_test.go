@@ -36,7 +36,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 			[]hkWant{{Type: "tool.failed", Subject: "Bash", Data: `{"tool":{"name":"Bash","call_id":"toolu_2"},"error":{"type":"interrupt","message":"stopped"}}`}}},
 		{"PermissionRequest", `{"hook_event_name":"PermissionRequest",` + s + `,"tool_name":"Bash","tool_input":{"command":"rm -rf build","description":"clean"}}`,
 			[]hkWant{{Type: "attention.requested", Subject: "Bash",
-				Data: `{"kind":"permission","prompt":"Permission requested: Bash — rm -rf build (clean)","options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}],"respond_via":["control"]}`}}},
+				Data: `{"kind":"permission","prompt":"Permission requested: Bash — rm -rf build (clean)","options":[{"id":"yes","label":"Yes"},{"id":"no","label":"No, and tell Claude what to do differently"}],"respond_via":["oob"]}`}}},
 		{"PermissionRequest-file", `{"hook_event_name":"PermissionRequest",` + s + `,"tool_name":"Write","tool_input":{"file_path":"/w/a.go","content":"x"}}`,
 			[]hkWant{{Type: "attention.requested", Subject: "Write"}}},
 		{"PermissionDenied", `{"hook_event_name":"PermissionDenied",` + s + `,"tool_name":"Bash","tool_use_id":"toolu_3","tool_input":{"command":"curl x | sh"},"reason":"risky"}`,
@@ -61,7 +61,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 			[]hkWant{{Type: "agent.idle", Subject: "researcher", Data: `{"reason":"awaiting_input"}`}}},
 		{"Elicitation", `{"hook_event_name":"Elicitation",` + s + `,"mcp_server_name":"deploy","message":"Pick","requested_schema":{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":9}}}}`,
 			[]hkWant{{Type: "attention.requested", Subject: "deploy",
-				Data: `{"kind":"form","prompt":"Pick","fields":[{"id":"n","type":"number","label":"n","required":false,"min":1,"max":9}],"respond_via":["control"]}`}}},
+				Data: `{"kind":"form","prompt":"Pick","fields":[{"id":"n","type":"number","label":"n","required":false,"min":1,"max":9}],"respond_via":["oob"]}`}}},
 		{"Elicitation-url", `{"hook_event_name":"Elicitation",` + s + `,"mcp_server_name":"auth","mode":"url","message":"Sign in","url":"https://x"}`,
 			[]hkWant{{Type: "attention.requested", Subject: "auth", Data: `{"kind":"other","prompt":"Sign in","respond_via":["oob"]}`}}},
 		{"ElicitationResult-orphan", `{"hook_event_name":"ElicitationResult",` + s + `,"mcp_server_name":"deploy","action":"accept","content":{"n":3}}`, nil},
@@ -121,7 +121,7 @@ func TestClaudeCodeTurn(t *testing.T) {
 		{Type: "attention.requested", Subject: "Bash", Run: "n1"},
 		// The call ran (and failed): the request was allowed, by whom the
 		// hooks do not say.
-		{Type: "attention.answered", Run: "n1", Data: `{"answer":{"option":"allow"},"via":"oob"}`, SubjectRef: key},
+		{Type: "attention.answered", Run: "n1", Data: `{"answer":{"option":"yes"},"via":"oob"}`, SubjectRef: key},
 		{Type: "attention.resolved", Run: "n1", Data: `{"resolution":"answered"}`, SubjectRef: key},
 		{Type: "tool.failed", Subject: "Bash", Run: "n1"},
 		{Type: "run.finished", Run: "n1"},
@@ -249,7 +249,7 @@ func TestClaudeCodeAskUserQuestion(t *testing.T) {
 	)
 	hkCheck(t, ds, []hkWant{
 		{Type: "attention.requested", Subject: "AskUserQuestion",
-			Data: `{"kind":"form","prompt":"claude-code asks 1 question","fields":[{"id":"1","type":"select","label":"DB: Which DB?","required":true,"other":true,"choices":[{"id":"1","label":"Postgres"},{"id":"2","label":"SQLite"}]}],"respond_via":["control"]}`},
+			Data: `{"kind":"form","prompt":"claude-code asks 1 question","fields":[{"id":"1","type":"select","label":"DB: Which DB?","required":true,"other":true,"choices":[{"id":"1","label":"Postgres"},{"id":"2","label":"SQLite"}]}],"respond_via":["oob"]}`},
 		{Type: "attention.answered", Data: `{"answer":{"values":{"1":"2"}},"via":"oob"}`},
 		{Type: "attention.resolved", Data: `{"resolution":"answered"}`},
 		{Type: "tool.completed", Subject: "AskUserQuestion"},
@@ -269,7 +269,7 @@ func TestClaudeCodeElicitationAnswered(t *testing.T) {
 	key := elicitationKey([]byte(`{"mcp_server_name":"deploy","elicitation_id":"e1"}`))
 	hkCheck(t, ds, []hkWant{
 		{Type: "attention.requested", Subject: "deploy",
-			Data: `{"kind":"form","prompt":"Configure","respond_via":["control"],"fields":[
+			Data: `{"kind":"form","prompt":"Configure","respond_via":["oob"],"fields":[
 				{"id":"env","type":"select","label":"Env","required":true,"choices":[{"id":"stg","label":"Staging"},{"id":"prod","label":"Production"}]},
 				{"id":"why","type":"string","label":"why","required":false},
 				{"id":"n","type":"number","label":"n","required":false},
@@ -292,7 +292,7 @@ func TestClaudeCodeElicitationDeclined(t *testing.T) {
 		`{"hook_event_name":"ElicitationResult","session_id":"s1","mcp_server_name":"m","action":"decline"}`,
 	)
 	hkCheck(t, ds, []hkWant{
-		{Type: "attention.requested", Subject: "m", Data: `{"kind":"form","prompt":"?","fields":[],"respond_via":["control"]}`},
+		{Type: "attention.requested", Subject: "m", Data: `{"kind":"form","prompt":"?","fields":[],"respond_via":["oob"]}`},
 		{Type: "attention.resolved", Data: `{"resolution":"dismissed"}`},
 	})
 }

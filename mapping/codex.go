@@ -28,6 +28,7 @@ func Codex() Vendor {
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      resumable("session_id", mapCodex),
 		Reply:    codexReply,
+		Hold:     codexHold,
 	}
 }
 
@@ -129,7 +130,7 @@ func mapCodex(m Moment, st *State) ([]Draft, error) {
 		d.Run = run
 		return append(toolRan(raw, st), d), nil
 	case "PermissionRequest":
-		return permissionRequest(codexAgent, raw, run, st), nil
+		return permissionRequest(m, codexAgent, codexMenu, run, st), nil
 	case "SubagentStart":
 		// The payload's turn_id is the child's; the delegation belongs to
 		// the parent's open turn.

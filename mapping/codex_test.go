@@ -102,7 +102,7 @@ func TestCodexHooks(t *testing.T) {
 		{"PermissionRequest",
 			`{"hook_event_name":"PermissionRequest","session_id":"s1","turn_id":"t1","tool_name":"shell","tool_input":{"command":"rm -rf build","description":"clean build dir"}}`,
 			[]hkWant{{Type: "attention.requested", Subject: "shell", Run: "t1",
-				Data: `{"kind":"permission","prompt":"Permission requested: shell — rm -rf build (clean build dir)","options":[{"id":"allow","label":"Allow"},{"id":"deny","label":"Deny"}],"respond_via":["control"]}`}}},
+				Data: `{"kind":"permission","prompt":"Permission requested: shell — rm -rf build (clean build dir)","options":[{"id":"allow","label":"Allow (aep-hook's option)"},{"id":"deny","label":"Deny (aep-hook's option)"}],"respond_via":["oob"]}`}}},
 		{"SubagentStart",
 			`{"hook_event_name":"SubagentStart","session_id":"s1","turn_id":"t1","agent_id":"sub_1","agent_type":"explore"}`,
 			[]hkWant{{Type: "delegation.subagent.started", Subject: "sub_1", Run: "t1", Data: `{"agent_type":"explore","child":{"run":"sub_1"}}`}}},

@@ -369,7 +369,7 @@ func geminiCard(raw []byte, st *State) []Draft {
 		Data: map[string]any{
 			"kind":        "permission",
 			"prompt":      permissionPrompt(call.tool, geminiCardDetail(raw)),
-			"options":     permissionOptions(),
+			"options":     adapterOptions(),
 			"respond_via": []any{"oob"},
 		},
 	})

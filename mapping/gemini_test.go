@@ -50,7 +50,7 @@ func TestGeminiMap(t *testing.T) {
 				{Type: "tool.requested", Subject: "run_shell_command", Run: "n1", Mark: "pair:n2"}}},
 			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"ToolPermission","message":"m","details":{"type":"exec","command":"touch a"}}`, "n3", []Draft{
 				{Type: "attention.requested", Subject: "run_shell_command", Run: "n1", Mark: "attn:gem:pair:n2", CauseRef: "pair:n2", Data: map[string]any{
-					"kind": "permission", "prompt": "Permission requested: run_shell_command — touch a", "options": permissionOptions(), "respond_via": []any{"oob"}}}}},
+					"kind": "permission", "prompt": "Permission requested: run_shell_command — touch a", "options": adapterOptions(), "respond_via": []any{"oob"}}}}},
 			{`{"hook_event_name":"AfterTool",` + s + `,"tool_name":"run_shell_command","tool_input":{"command":"touch a"},"tool_response":{"llmContent":"ok"}}`, "n4", []Draft{
 				{Type: "attention.answered", Run: "n1", SubjectRef: "attn:gem:pair:n2", CauseRef: "attn:gem:pair:n2", Mark: "attn:gem:pair:n2:answered",
 					Data: map[string]any{"answer": map[string]any{"option": "allow"}, "via": "oob"}},

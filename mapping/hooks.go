@@ -42,13 +42,27 @@ const (
 	maxKeyName = 128
 )
 
-// permissionOptions is the allow/deny choice of a permission card; the
-// labels are vendor-fixed structural strings.
+// permissionOptions is the allow/deny status vocabulary of OpenCode's
+// plugin permission.ask hook as a card's options; the labels are fixed
+// structural strings.
 func permissionOptions() []any {
 	return []any{
 		map[string]any{"id": "allow", "label": "Allow"},
 		map[string]any{"id": "deny", "label": "Deny"},
 	}
+}
+
+// permissiveOption is the id of permissionOptions' allowing choice.
+const permissiveOption = "allow"
+
+// respondVia is a request's respond_via (AEP-0008): control only when the
+// control loop holds this very moment live (Moment.Control), else the
+// agent's own UI (oob), where every answer then arrives.
+func respondVia(live bool) []any {
+	if live {
+		return []any{"control"}
+	}
+	return []any{"oob"}
 }
 
 // clip shortens s to at most n bytes on a rune boundary.
@@ -166,12 +180,14 @@ func settleAttention(st *State, key, resolution, cause string) Draft {
 }
 
 // permissionRequest is a Claude-Code-shaped PermissionRequest: an
-// attention.requested card (kind permission, allow/deny, respond_via
-// control) marked for its later settlement, or the AskUserQuestion form when
-// the tool is the agent asking the human (AEP-0006, the Annex A deviation).
-// A request that names its call (tool_use_id) is keyed and cause-linked by
-// it; otherwise by toolAttentionKey.
-func permissionRequest(agent string, raw []byte, run string, st *State) []Draft {
+// attention.requested card (kind permission, the vendor's menu as options,
+// respond_via by whether the loop holds the moment live) marked for its
+// later settlement, or the AskUserQuestion form when the tool is the agent
+// asking the human (AEP-0006, the Annex A deviation). A request that names
+// its call (tool_use_id) is keyed and cause-linked by it; otherwise by
+// toolAttentionKey.
+func permissionRequest(m Moment, agent string, menu func(raw []byte) permissionMenu, run string, st *State) []Draft {
+	raw := m.Raw
 	tool, call := Str(raw, "tool_name"), Str(raw, "tool_use_id")
 	input := Raw(raw, "tool_input")
 	key := toolAttentionKey(tool, input)
@@ -181,17 +197,19 @@ func permissionRequest(agent string, raw []byte, run string, st *State) []Draft 
 	ds := raiseAttention(st, key, run)
 	if tool == "AskUserQuestion" {
 		data, meta := askUserQuestionForm(agent, input)
+		data["respond_via"] = respondVia(m.Control)
 		return append(ds, Draft{Type: "attention.requested", Subject: tool, Run: run,
 			Mark: key, Data: data, Meta: meta})
 	}
-	st.Set(attnAllowPrefix+key, permissiveOption)
+	mn := menu(raw)
+	st.Set(attnAllowPrefix+key, mn.ran)
 	d := Draft{
 		Type: "attention.requested", Subject: tool, Run: run, Mark: key,
 		Data: map[string]any{
 			"kind":        "permission",
 			"prompt":      permissionPrompt(tool, input),
-			"options":     permissionOptions(),
-			"respond_via": []any{"control"},
+			"options":     mn.options,
+			"respond_via": respondVia(m.Control),
 		},
 	}
 	if call != "" {
@@ -199,9 +217,6 @@ func permissionRequest(agent string, raw []byte, run string, st *State) []Draft 
 	}
 	return append(ds, d)
 }
-
-// permissiveOption is the id of permissionOptions' allowing choice.
-const permissiveOption = "allow"
 
 // callAttentionKey is the reference key of an attention request that names
 // the tool call it is about.
@@ -237,8 +252,9 @@ func settleToolAttention(raw []byte, st *State) []Draft {
 // PostToolUse or PostToolUseFailure, an interrupted run included). A
 // permission card was answered: the call could only run once allowed, in
 // the agent's own dialog or by a hook of the user's, and nobody says who,
-// so attention.answered carries the permissive option, via oob and no by,
-// then resolved{answered}. Any other request (a form the call's outcome
+// so attention.answered carries the allowing option (only when the menu has
+// one: with several, the record cannot tell which was chosen), via oob and
+// no by, then resolved{answered}. Any other request (a form the call's outcome
 // does not answer) is dismissed, as before.
 func toolRan(raw []byte, st *State) []Draft {
 	key, ok := pendingToolAttention(raw, st)
@@ -372,7 +388,7 @@ func questionsForm(agent string, qs []gjson.Result, multiField, customField stri
 		metaFields = append(metaFields, mf)
 		labels = append(labels, ls)
 	}
-	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields, "respond_via": []any{"control"}}
+	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields}
 	meta = map[string]any{"prompt": prompt, "fields": metaFields}
 	return data, meta, labels
 }
@@ -505,7 +521,7 @@ func elicitationForm(agent string, raw []byte) (data, meta map[string]any, spec 
 	if prompt == "" {
 		prompt = synth
 	}
-	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields, "respond_via": []any{"control"}}
+	data = map[string]any{"kind": "form", "prompt": prompt, "fields": fields}
 	meta = map[string]any{"prompt": synth, "fields": metaFields}
 	return data, meta, spec
 }
@@ -514,7 +530,8 @@ func elicitationForm(agent string, raw []byte) (data, meta map[string]any, spec 
 // attention.requested(kind form) marked for the ElicitationResult that
 // settles it. A URL-mode elicitation (the human completes it in a browser)
 // has no fields: kind other, answered out of band.
-func elicitationRequest(agent string, raw []byte, run string, st *State) []Draft {
+func elicitationRequest(m Moment, agent string, run string, st *State) []Draft {
+	raw := m.Raw
 	key := elicitationKey(raw)
 	server := Str(raw, "mcp_server_name")
 	ds := raiseAttention(st, key, run)
@@ -526,6 +543,7 @@ func elicitationRequest(agent string, raw []byte, run string, st *State) []Draft
 			Meta: map[string]any{"prompt": synth}})
 	}
 	data, meta, spec := elicitationForm(agent, raw)
+	data["respond_via"] = respondVia(m.Control)
 	if b, err := json.Marshal(spec); err == nil && len(b) <= maxFormSpec {
 		st.Set(attnFormPrefix+key, string(b))
 	}

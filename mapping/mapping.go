@@ -65,6 +65,13 @@ type Moment struct {
 	Mode Mode
 	// Deltas asks stream vendors to keep token-delta moments.
 	Deltas bool
+	// Control says the control loop holds this moment live: the adapter is
+	// connected to a relay as the session's emitter and waits for an answer
+	// (AEP-0004), so the request the moment raises can be answered over
+	// control. False, the observe-only posture, means any answer arrives
+	// out of band, in the agent's own UI: a request then declares
+	// respond_via ["oob"], never control (AEP-0008).
+	Control bool
 }
 
 // Facts are the typed transport facts an adapter hands a table with each
@@ -310,6 +317,10 @@ type Draft struct {
 	Mark string
 	// CauseRef sets cause to the id remembered under this key, if any.
 	CauseRef string
+	// Cause, when CauseRef sets none, is the cause as an event id the table
+	// was handed (a control command's id: the loop's acks and outcomes are
+	// caused by an event another emitter wrote).
+	Cause string
 	// SubjectRef sets subject to the id remembered under this key, if any
 	// (the attention lifecycle: every later event's subject is the request
 	// id). When the key is unknown, Subject stays as given.
@@ -345,6 +356,11 @@ type Vendor struct {
 	// presumes would have (Antigravity's stepIdx join). Only the
 	// conformance harness calls it.
 	Seed func(join []byte, m Moment, st *State)
+	// Hold, for a table with a control surface, says whether the control
+	// loop may hold moment m for an answer and how (nil: not held, the
+	// moment is only observed). g is the adapter's control configuration.
+	// Pure, like Map: it reads the payload and g.
+	Hold func(m Moment, g Gate) *Hold
 	// Detect, for a TransportOTLP vendor, says how surely a resource (rec
 	// nil) or one record (rec non-nil) is this vendor's (see Match). res is
 	// the resource's attributes.

@@ -784,7 +784,9 @@ func (p busProfile) ask(perm []byte, st *State, name string, hook bool) []Draft 
 		} else {
 			data["options"] = replyOptions()
 		}
-		data["respond_via"] = []any{"control"}
+		// The forwarder plugin only forwards: the answer is the human's,
+		// in the agent's own UI.
+		data["respond_via"] = respondVia(false)
 	}
 	key := busAttnKey(id)
 	if id == "" {
@@ -845,8 +847,8 @@ func (p busProfile) question(q []byte, st *State) []Draft {
 	}
 	st.Set(busAskedKey(id), "1")
 	data, meta, labels := questionForm(p.agent, []byte(gjson.GetBytes(q, "questions").Raw))
-	if p.stream {
-		delete(data, "respond_via")
+	if !p.stream {
+		data["respond_via"] = respondVia(false)
 	}
 	st.Set(busFormKey(id), labels)
 	key := busAttnKey(id)

@@ -5,7 +5,7 @@ import "github.com/tidwall/gjson"
 // Qwen is the AEP-0002 Annex A.4 table for Qwen Code hooks: sixteen hooks,
 // the Claude-Code-shaped sibling. Runs are synthesized per UserPromptSubmit
 // (no turn id is documented) and tool_use_id pairs the tool events;
-// PermissionRequest is answerable over control with the permission_prompt
+// PermissionRequest raises a card with the dialog's own choices, the permission_prompt
 // notification suppressed against it; compaction is stated once, at the post
 // moment; todo hooks emit once, at the persisted (postWrite) phase.
 func Qwen() Vendor {
@@ -15,6 +15,7 @@ func Qwen() Vendor {
 		Identify: identifyBy("hook_event_name", "session_id"),
 		Map:      qwenTakeover(resumable("session_id", mapQwen)),
 		Reply:    replyEmptyObject,
+		Hold:     qwenHold,
 	}
 }
 
@@ -110,7 +111,7 @@ func mapQwen(m Moment, st *State) ([]Draft, error) {
 			"error", omitEmpty(Data("message", Str(raw, "error_details"))),
 		))...), nil
 	case "PermissionRequest":
-		return append(ownTurn, permissionRequest(vendor, raw, currentRun(st), st)...), nil
+		return append(ownTurn, permissionRequest(m, vendor, qwenMenu, currentRun(st), st)...), nil
 	case "PreCompact":
 		// The paired concept is stated once, at PostCompact.
 		return nil, nil
@@ -169,7 +170,7 @@ func qwenOwnTurn(m Moment, st *State, hook string) []Draft {
 // PreToolUse: tool.requested, then their end. A call whose permission card
 // is pending and that Qwen cancelled ("User did not allow tool call") was
 // refused in Qwen's dialog (No, or Esc, its shortcut): the card is
-// answered deny, out of band, and the call is tool.denied. A call that
+// answered cancel (the dialog's own id for No), out of band, and the call is tool.denied. A call that
 // failed before it could start (invalid arguments) is tool.failed with
 // Qwen's error type. Any other unstarted call is left as it was.
 func qwenUnstarted(raw []byte, st *State) []Draft {
@@ -188,7 +189,7 @@ func qwenUnstarted(raw []byte, st *State) []Draft {
 				continue
 			}
 			ds = append(ds, req)
-			ds = append(ds, answeredOOB(st, key, map[string]any{"option": "deny"}, nil)...)
+			ds = append(ds, answeredOOB(st, key, map[string]any{"option": "cancel"}, nil)...)
 			ds = append(ds, Draft{Type: "tool.denied", Subject: tool, CauseRef: key + ":answered",
 				Data: map[string]any{"tool": ToolRef(tool, call), "by": "user_setting"}})
 		case "error":

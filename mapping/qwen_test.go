@@ -17,13 +17,13 @@ func TestQwenMap(t *testing.T) {
 			{`{"hook_event_name":"PermissionRequest",` + s + `,` + bash + `}`, "n3", []Draft{
 				{Type: "attention.requested", Subject: "Bash", Run: "n1", Mark: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					Data: map[string]any{"kind": "permission", "prompt": "Permission requested: Bash — rm -rf build",
-						"options": permissionOptions(), "respond_via": []any{"control"}}}}},
+						"options": qwenMenu([]byte(`{"tool_name":"Bash"}`)).options, "respond_via": []any{"oob"}}}}},
 			{`{"hook_event_name":"Notification",` + s + `,"notification_type":"permission_prompt","message":"Bash wants"}`, "n4", nil},
 			{`{"hook_event_name":"PostToolUse",` + s + `,` + bash + `,"tool_use_id":"t1","tool_response":{"output":""}}`, "n5", []Draft{
 				{Type: "attention.answered", Run: "n1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					Mark:     toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered",
-					Data:     map[string]any{"answer": map[string]any{"option": "allow"}, "via": "oob"}},
+					Data:     map[string]any{"answer": map[string]any{}, "via": "oob"}},
 				{Type: "attention.resolved", Run: "n1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered", Data: map[string]any{"resolution": "answered"}},
 				{Type: "tool.completed", Subject: "Bash", Run: "n1"}}},
@@ -63,7 +63,7 @@ func TestQwenMap(t *testing.T) {
 			{`{"hook_event_name":"MessageDisplay",` + s + `,"text":"hi"}`, "n7", []Draft{
 				{Type: "x.qwen-code.session.message_display", Data: map[string]any{}}}},
 		}},
-		{"a card refused in Qwen's dialog is answered deny, and a call that never started is recorded", []fleetStep{
+		{"a card refused in Qwen's dialog is answered cancel (its No), and a call that never started is recorded", []fleetStep{
 			{`{"hook_event_name":"UserPromptSubmit",` + s + `,"prompt_id":"p1","prompt":"go"}`, "n1", []Draft{{Type: "run.started", Run: "p1"}}},
 			{`{"hook_event_name":"PermissionRequest",` + s + `,"prompt_id":"p1",` + bash + `}`, "n2", []Draft{
 				{Type: "attention.requested", Subject: "Bash", Run: "p1", Mark: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`))}}},
@@ -74,7 +74,7 @@ func TestQwenMap(t *testing.T) {
 				{Type: "attention.answered", Run: "p1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					Mark:     toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered",
-					Data:     map[string]any{"answer": map[string]any{"option": "deny"}, "via": "oob"}},
+					Data:     map[string]any{"answer": map[string]any{"option": "cancel"}, "via": "oob"}},
 				{Type: "attention.resolved", Run: "p1", SubjectRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)),
 					CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered", Data: map[string]any{"resolution": "answered"}},
 				{Type: "tool.denied", Subject: "Bash", Run: "p1", CauseRef: toolAttentionKey("Bash", []byte(`{"command":"rm -rf build"}`)) + ":answered",

@@ -545,6 +545,9 @@ func (e *Emitter) link(d mapping.Draft, st *SessionState, id string) string {
 	if d.CauseRef != "" {
 		cause, _ = st.Refs.Get(d.CauseRef)
 	}
+	if cause == "" {
+		cause = d.Cause
+	}
 	open, closeOf := pairKeys(d)
 	if cause == "" && closeOf != "" {
 		cause, _ = st.Refs.Get(closeOf)

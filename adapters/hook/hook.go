@@ -6,6 +6,7 @@
 package hook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/aep-hook/aep-hook/internal/jsonbound"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
 )
 
 // Defaults for a Runner's zero fields.
@@ -42,14 +44,23 @@ type Runner struct {
 	// Exit ends the process when the deadline passes first, after the
 	// neutral reply is written; nil means os.Exit.
 	Exit func(code int)
+	// Control, when set, is the hook's control posture: a moment the
+	// vendor's table holds (Vendor.Hold) waits, within its budget, for an
+	// answer over the relay, and the answer becomes the reply. Nil (the
+	// default) is observe-only.
+	Control *control.Config
 	// IgnoreSignals holds the termination signals during Run by ignoring
 	// them instead of catching them: nothing is started to watch for them
 	// (a goroutine, and on a hook's short life often a thread of its own),
 	// and Interrupted always reports false. For callers that do nothing
-	// after Run that a signal should cancel.
+	// after Run that a signal should cancel, and never with Control: a
+	// held moment's wait must end when the agent gives up on its hook.
 	IgnoreSignals bool
 
 	interrupted bool
+	// signalled says a held moment took a termination signal from the
+	// hold's channel (Interrupted reports it too).
+	signalled atomic.Bool
 }
 
 // Run handles one invocation and returns the exit status, which is always 0:
@@ -66,8 +77,8 @@ type Runner struct {
 // works: an agent that gives up on its hook still gets the moment recorded,
 // within the same deadline. Interrupted reports afterwards whether one came.
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
-	release := holdSignals(r.IgnoreSignals)
-	defer func() { r.interrupted = release() }()
+	release, arrived := holdSignals(r.IgnoreSignals && r.Control == nil)
+	defer func() { r.interrupted = release() || r.signalled.Load() }()
 	deadline := r.Deadline
 	if deadline <= 0 {
 		deadline = DefaultDeadline
@@ -82,8 +93,13 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 	var hookName atomic.Value // the moment's name, once known, for the reply
 	hookName.Store(argvHook)
 	var replied sync.Once
+	var answer atomic.Pointer[[]byte] // a held moment's answer, replacing the neutral reply
 	reply := func() {
 		replied.Do(func() {
+			if a := answer.Load(); a != nil {
+				out.Write(*a)
+				return
+			}
 			if r.Vendor.Reply != nil {
 				if b := r.Vendor.Reply(hookName.Load().(string)); len(b) > 0 {
 					out.Write(b)
@@ -106,7 +122,9 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 				r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
 			}
 		}()
-		drained = r.handle(argvHook, in, func(h string) { hookName.Store(h) })
+		h := held{arrived: arrived, answer: &answer, signalled: &r.signalled,
+			extend: func(d time.Duration) { watchdog.Reset(max(deadline-time.Since(start), 0) + d) }}
+		drained = r.handle(argvHook, in, func(h string) { hookName.Store(h) }, h)
 	}()
 	watchdog.Stop()
 	reply()
@@ -127,9 +145,18 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 // caller should then skip any further work (delivery) and exit.
 func (r *Runner) Interrupted() bool { return r.interrupted }
 
+// held is what a held moment needs from Run: the signals that end the
+// wait, where its answer goes, and the watchdog to extend by the wait.
+type held struct {
+	arrived   <-chan os.Signal
+	answer    *atomic.Pointer[[]byte]
+	signalled *atomic.Bool
+	extend    func(time.Duration)
+}
+
 // handle reads, bounds, maps and emits. When the payload is longer than
 // MaxInput it returns a channel closed once the rest has been read.
-func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (drained <-chan struct{}) {
+func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), hd held) (drained <-chan struct{}) {
 	limit := r.MaxInput
 	if limit <= 0 {
 		limit = DefaultMaxInput
@@ -175,7 +202,15 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (
 		return drained
 	}
 	m := mapping.Moment{Hook: argvHook, Raw: bounded, Nonce: shim.NewIDs().New(time.Now())}
+	hold, link := r.connect(m, hook, hd)
+	if link != nil {
+		defer link.Close("answered or gave up")
+		m.Control = true
+	}
 	res, err := r.Emitter.Handle(r.Vendor, m)
+	if link != nil && err == nil {
+		r.wait(hook, hold, link, res, hd)
+	}
 	if res.Unlocked != nil {
 		r.record(shim.Failure{Hook: hook, Stage: "lock", Error: "written without the session lock, in a fresh epoch: " + errText(res.Unlocked)})
 	}
@@ -190,6 +225,78 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string)) (
 		r.record(shim.Failure{Hook: hook, Stage: "emit", Error: errText(err), Bytes: len(raw), Lost: lost})
 	}
 	return drained
+}
+
+// connect dials the relay for a moment the table holds, when control is
+// on: the link is nil when the moment is not held or no relay takes the
+// connection, and the moment is then only observed. A relay that is not
+// listening is the posture of a user who runs it only sometimes and is not
+// recorded; any other failure is.
+func (r *Runner) connect(m mapping.Moment, hook string, hd held) (*mapping.Hold, *control.Link) {
+	if r.Control == nil || r.Vendor.Hold == nil {
+		return nil, nil
+	}
+	hold := r.Vendor.Hold(m, r.Control.Gate)
+	if hold == nil {
+		return nil, nil
+	}
+	// The wait runs past the hook's own deadline, by its budget.
+	hd.extend(r.Control.ConnectWait() + r.Control.BudgetFor(hold))
+	ctx, cancel := r.untilSignalled(hd)
+	defer cancel()
+	h := control.Hook{Config: r.Control, Vendor: r.Vendor, Emitter: r.Emitter}
+	link, err := h.Dial(ctx)
+	if err != nil {
+		if !control.Absent(err) && ctx.Err() == nil {
+			r.record(shim.Failure{Hook: hook, Stage: "control", Error: "control: " + errText(err) + "; the moment is only observed"})
+		}
+		return nil, nil
+	}
+	return hold, link
+}
+
+// wait holds the moment the table raised a request for until an answer
+// arrives, the budget passes or the agent signals: an applied answer
+// becomes the reply.
+func (r *Runner) wait(hook string, hold *mapping.Hold, link *control.Link, res shim.Result, hd held) {
+	var req *shim.Event
+	for i := range res.Events {
+		if res.Events[i].Type == "attention.requested" {
+			req = &res.Events[i]
+		}
+	}
+	if req == nil {
+		return // the table raised no request for this moment
+	}
+	ctx, cancel := r.untilSignalled(hd)
+	defer cancel()
+	h := control.Hook{Config: r.Control, Vendor: r.Vendor, Emitter: r.Emitter,
+		Failed: func(stage string, err error) {
+			r.record(shim.Failure{Hook: hook, Stage: "control", Error: "control " + stage + ": " + errText(err)})
+		}}
+	if b := h.Wait(ctx, link, hold, res.Session, req); b != nil {
+		hd.answer.Store(&b)
+	}
+}
+
+// untilSignalled is a context the agent's termination signal ends.
+func (r *Runner) untilSignalled(hd held) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if hd.signalled.Load() {
+		cancel()
+	}
+	if hd.arrived == nil {
+		return ctx, cancel
+	}
+	go func() {
+		select {
+		case <-hd.arrived:
+			hd.signalled.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // readPayload reads the payload, keeping at most limit bytes. When there is

@@ -6,28 +6,30 @@ import (
 )
 
 // deferSignals catches sigs (so they no longer end the process) until
-// release, which reports whether any arrived meanwhile. It is the runner's
-// scoped hold; the process-wide hold that covers a hook process before Run
-// starts is main's (cmd/aep-hook signals.go says why there are two).
+// release, which reports whether any arrived meanwhile (and was not taken
+// from arrived). It is the runner's scoped hold; the process-wide hold that
+// covers a hook process before Run starts is main's (cmd/aep-hook
+// signals.go says why there are two). A held moment waits on arrived: the
+// agent giving up on its hook ends the wait at once.
 //
 // With ignore, the signals are ignored until release (which gives them
 // their default action back and reports false): no signal-watching
-// goroutine is started.
-func deferSignals(ignore bool, sigs ...os.Signal) (release func() bool) {
+// goroutine is started, and arrived is nil.
+func deferSignals(ignore bool, sigs ...os.Signal) (release func() bool, arrived <-chan os.Signal) {
 	if len(sigs) == 0 {
-		return func() bool { return false }
+		return func() bool { return false }, nil
 	}
 	if ignore {
 		signal.Ignore(sigs...)
 		return func() bool {
 			signal.Reset(sigs...)
 			return false
-		}
+		}, nil
 	}
 	ch := make(chan os.Signal, len(sigs))
 	signal.Notify(ch, sigs...)
 	return func() bool {
 		signal.Stop(ch)
 		return len(ch) > 0
-	}
+	}, ch
 }

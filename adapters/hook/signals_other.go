@@ -2,5 +2,9 @@
 
 package hook
 
+import "os"
+
 // holdSignals defers nothing where the platform has no termination signals.
-func holdSignals(bool) (release func() bool) { return deferSignals(false) }
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
+	return deferSignals(ignore)
+}

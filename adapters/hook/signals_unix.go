@@ -3,6 +3,7 @@
 package hook
 
 import (
+	"os"
 	"os/signal"
 	"syscall"
 )
@@ -15,8 +16,8 @@ import (
 // the termination signals are already held). release reports whether a
 // termination signal arrived meanwhile (never, with ignore: see
 // deferSignals).
-func holdSignals(ignore bool) (release func() bool) {
-	release = deferSignals(ignore, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
+	release, arrived = deferSignals(ignore, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	signal.Ignore(syscall.SIGPIPE)
-	return release
+	return release, arrived
 }

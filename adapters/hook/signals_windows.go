@@ -11,6 +11,6 @@ import (
 // shutdown events until release is called, so the hook finishes recording
 // what it has read within its own deadline. release reports whether one
 // arrived meanwhile (never, with ignore: see deferSignals).
-func holdSignals(ignore bool) (release func() bool) {
+func holdSignals(ignore bool) (release func() bool, arrived <-chan os.Signal) {
 	return deferSignals(ignore, os.Interrupt, syscall.SIGTERM)
 }

@@ -20,6 +20,7 @@ type MapCmd struct {
 	Hook    string `help:"The moment name, for vendors that pass it on the command line (Antigravity); without it each line may be {\"hook\": NAME, \"input\": PAYLOAD}." placeholder:"NAME"`
 	Mode    string `help:"Channel posture for sidecar tables: companion or primary." enum:",companion,primary" default:""`
 	Deltas  bool   `help:"Keep token-delta moments (stream tables)."`
+	Control bool   `help:"Map as if the control loop held each permission or question moment live (respond_via control), as with AEP_CONTROL=1 and a relay listening."`
 	Session string `help:"Session id to assume when a moment names none." hidden:""`
 	Host    string `help:"The host in each event's source URI (default: this machine's host name, as the hooks write it)." env:"AEP_HOST" placeholder:"HOST"`
 }
@@ -78,7 +79,7 @@ func (c *MapCmd) Run(s *Streams) error {
 		}
 		for i, m := range ms {
 			m.Hook, m.Nonce = hook, fmt.Sprintf("n%06d.%d", n, i)
-			m.Mode, m.Deltas = mapping.Mode(c.Mode), c.Deltas
+			m.Mode, m.Deltas, m.Control = mapping.Mode(c.Mode), c.Deltas, c.Control
 			if _, err := em.Handle(v, m); err != nil {
 				fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
 				bad++

@@ -16,7 +16,7 @@ import (
 // TestMapVerbPins runs every entry of every implemented vendor's Annex A pin
 // file through the real `aep-hook map` command, as a user trying a mapping
 // would: one invocation per entry, the pinned input as one line on stdin,
-// the entry's hook, mode, deltas and capture posture as flags. Vendors whose
+// the entry's hook, mode, deltas, control and capture posture as flags. Vendors whose
 // pins presume runtime state (Seed: Antigravity's seen conversation and open
 // run) show their first-sight events first, so for them the pinned events
 // must be the tail of the output; every other vendor's output must equal the
@@ -66,6 +66,9 @@ func TestMapVerbPins(t *testing.T) {
 				}
 				if c.Deltas {
 					args = append(args, "--deltas")
+				}
+				if c.Control {
+					args = append(args, "--control")
 				}
 				if err := json.Compact(&line, in); err != nil {
 					t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim/control"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +35,8 @@ type CLI struct {
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline; exit 1 when a line is not an AEP event."`
 	Relay     RelayCmd     `cmd:"" help:"Serve the record over the AEP SSE and WebSocket bindings (filters, resume, tokens, tenants) and route control commands."`
 	Notify    NotifyCmd    `cmd:"" help:"Route the attention requests a relay serves to the desktop, ntfy and webhooks, once per route, recording each as attention.routed."`
+	Pending   PendingCmd   `cmd:"" help:"What waits for a human now, across the fleet (from the relay), and which requests can be answered over control."`
+	Answer    AnswerCmd    `cmd:"" help:"Answer a pending request over the control loop (--allow, --deny, --option, --text, --values); the outcome read back from the target."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`
 	Doctor    DoctorCmd    `cmd:"" help:"The problems first, one line each with its fix; then per agent: starts, registered, trusted, recording (a probe through the registered command); settings, this home's internal failures, delivery backlog. Exit 1 when anything is wrong."`
 	Install   InstallCmd   `cmd:"" help:"Register aep-hook in each agent's own settings (merging; backup first; --dry-run says what would change)."`
@@ -164,7 +167,7 @@ func newParser(s *Streams, getenv func(string) string) (*parser, error) {
 		}),
 		kong.Bind(s),
 		kong.Vars{"version": version, "otel_vendors": strings.Join(otlp.VendorNames(), ","),
-			"otel_listen": otlp.DefaultListen, "otel_grpc": otlp.DefaultGRPCListen},
+			"otel_listen": otlp.DefaultListen, "otel_grpc": otlp.DefaultGRPCListen, "relay_socket": control.DefaultRelay},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Resolvers(envResolver(getenv)),
 	}

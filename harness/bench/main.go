@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,7 @@ func main() {
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	relayOnly := flag.Bool("relay", false, "only the relay figures")
 	notifyOnly := flag.Bool("notify", false, "only the notify figures")
-	only := flag.String("only", "", "measure only this part: hooks, acp or otlp (the goals' parts, for working on one)")
+	only := flag.String("only", "", "measure only this part: hooks, acp, otlp or control (the goals' parts, for working on one)")
 	pairs := flag.Int("acp-pairs", 9, "ACP tee/pipe pairs")
 	flag.Parse()
 	if *notifyOnly {
@@ -105,6 +106,14 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 	}
 	if only == "otlp" {
 		printGoals(goalBenches())
+		return nil
+	}
+	if only == "control" {
+		goals, err := controlFigures(bin, tmp, n)
+		if err != nil {
+			return err
+		}
+		printGoals(append(goals, goalBenches("ControlNoRelayAdded")...))
 		return nil
 	}
 	fmt.Printf("== hook process latency: %s (%s), one process per call, %d runs of each command, interleaved\n", bin, binKind(bin), n)
@@ -163,6 +172,11 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return err
 	}
 	goals = append(goals, rg...)
+	ctlGoals, err := controlFigures(bin, tmp, n)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, ctlGoals...)
 	ng, err := notifyFigures(bin, tmp)
 	if err != nil {
 		return err
@@ -213,6 +227,7 @@ type command struct {
 	name string
 	argv []string
 	in   []byte
+	env  []string // added to the run's environment
 }
 
 // interleave runs each command n times, round-robin, and returns sorted
@@ -223,7 +238,7 @@ func interleave(cmds []command, n int, home string) map[string][]time.Duration {
 	for i := 0; i < n; i++ {
 		for _, c := range cmds {
 			cmd := exec.Command(c.argv[0], c.argv[1:]...)
-			cmd.Env = env
+			cmd.Env = slices.Concat(env, c.env)
 			cmd.Stdin = bytes.NewReader(c.in)
 			start := time.Now()
 			if err := cmd.Run(); err != nil {
@@ -306,13 +321,20 @@ var goalBenchList = []goalBench{
 	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
 		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"},
 		"one session/update line at a time through the tee (in-process) around an echoing agent, against the agent alone"},
+	{"./adapters/hook/", "ControlNoRelayAdded", "500x", "added-µs-p50/op",
+		goal{name: "control on, no relay: added to a held hook, p50 (in process)", limit: 1000, below: true, unit: "µs"},
+		"a Claude Code PermissionRequest through the hook runner, observe-only and with control on against a closed port,\n" +
+			"   alternately; figure = the median of the pairs' differences"},
 }
 
 // goalBenches runs the goal benchmarks one at a time and reads their
 // figures.
-func goalBenches() []goal {
+func goalBenches(only ...string) []goal {
 	var out []goal
 	for _, gb := range goalBenchList {
+		if len(only) > 0 && !slices.Contains(only, gb.bench) {
+			continue
+		}
 		g := gb.goal
 		g.missing = true
 		fmt.Printf("\n== %s: go test -bench %s -benchtime %s %s\n   %s\n", g.name, gb.bench, gb.count, gb.pkg, gb.about)

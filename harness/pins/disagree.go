@@ -34,6 +34,20 @@ var pinFlaws = map[string]string{
 	"openhands/status_transitions/waiting_deleting": "run.cancelled.reason is x-aep-capture redacted (AEP-0002 schema), so the gate drops \"deleting\" at the pinned metadata ceiling",
 }
 
+// postureDiffers names the pin entries that presume the reference stack's
+// control loop where aep-hook's channel runs none, or word options the
+// vendor never offered: the record declares only what can answer it
+// (AEP-0008 respond_via) and the options the agent itself shows. Like the
+// others, each must still differ.
+var postureDiffers = map[string]string{
+	"codex/hooks/PermissionRequest":     "Codex names no choices in the payload, and its dialog's depend on what the payload does not say: allow/deny are aep-hook's own options and their labels say so",
+	"qwen-code/hooks/PermissionRequest": "Qwen Code 0.24.4's confirmation dialog offers allow once, always in this project, always for this user and no (a shell command's); the card carries those, with Qwen's own outcome ids",
+	"kilocode/moments/permission_ask":   "aep-hook's Kilo plugin forwards and never answers (and Kilo never fires permission.ask): the card's answer arrives in the agent's own UI, respond_via oob",
+	"kilocode/moments/permission_asked": "the plugin channel cannot answer the bus ask: respond_via oob",
+	"kilocode/moments/question_asked":   "the plugin channel cannot answer the bus question: respond_via oob",
+	"opencode/moments/permission_ask":   "aep-hook's OpenCode plugin forwards and never answers (and OpenCode never fires permission.ask): respond_via oob",
+}
+
 // noLineage is why the delegation pins differ: their events carry no
 // child, and the mappings name it (child.run where the subagent's moments
 // have a run of their own, child.agent where the vendor gives none).
@@ -45,6 +59,9 @@ func Disagrees(vendor, name string) (why string, ok bool) {
 	if why, ok = realAgentDisagrees[vendor+"/"+name]; ok {
 		return why, ok
 	}
-	why, ok = pinFlaws[vendor+"/"+name]
+	if why, ok = pinFlaws[vendor+"/"+name]; ok {
+		return why, ok
+	}
+	why, ok = postureDiffers[vendor+"/"+name]
 	return why, ok
 }

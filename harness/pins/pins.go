@@ -88,6 +88,13 @@ type Case struct {
 	// prepares (the upstream pins: "runtime state, pinned by the reference
 	// smoke"), join or not. Project fixtures start from nothing instead.
 	Seeded bool
+	// Control runs the moments with the control loop live
+	// (mapping.Moment.Control). The upstream pins describe the reference
+	// stack, whose hook adapters hold every permission and question moment
+	// over a relay connection: their cases run live. Project fixtures say
+	// so with "control": true; they run observe-only by default, as
+	// aep-hook's hooks do.
+	Control bool
 }
 
 // Dir finds a folder: the environment variable env when set, else rel
@@ -219,6 +226,11 @@ func LoadPins(dir, vendor string) (cases []Case, skipped []string, err error) {
 			cases = append(cases, cs...)
 		default:
 			skipped = append(skipped, sec)
+		}
+	}
+	if v, ok := mapping.Lookup(vendor); ok && v.Transport == mapping.TransportHook {
+		for i := range cases {
+			cases[i].Control = true
 		}
 	}
 	return cases, skipped, nil
@@ -486,6 +498,7 @@ type Fixture struct {
 	Overrides []string `json:"overrides"`
 	Mode      string   `json:"mode"`
 	Deltas    bool     `json:"deltas"`
+	Control   bool     `json:"control"`
 	Steps     []struct {
 		Hook     string          `json:"hook"`
 		Input    json.RawMessage `json:"input"`
@@ -508,7 +521,7 @@ func LoadFixture(path string) (Case, error) {
 	if err != nil {
 		return Case{}, fmt.Errorf("fixture %s: %w", path, err)
 	}
-	c := Case{Vendor: f.Vendor, Name: filepath.Base(path), Policy: p, Mode: mapping.Mode(f.Mode), Deltas: f.Deltas}
+	c := Case{Vendor: f.Vendor, Name: filepath.Base(path), Policy: p, Mode: mapping.Mode(f.Mode), Deltas: f.Deltas, Control: f.Control}
 	for i, s := range f.Steps {
 		ex, err := ParseExpected(s.Expected)
 		if err != nil {
@@ -533,9 +546,32 @@ func (c *capture) Write(_, _ string, lines [][]byte) error {
 // Run executes c through a fresh in-memory emitter and returns a
 // description of every difference (none means it passed).
 func Run(c Case) []string {
+	var diffs []string
+	play(c, func(i int, s Step, lines [][]byte, ids [][]string) {
+		if !s.Prime {
+			diffs = append(diffs, compare(i+1, s.Expected, s.Kept(lines), ids)...)
+		}
+	}, func(d string) { diffs = append(diffs, d) })
+	return diffs
+}
+
+// Emitted executes c as Run does and returns every event its steps
+// emitted (primes included), in order, with any failure to run a step.
+func Emitted(c Case) (lines [][]byte, problems []string) {
+	play(c, func(_ int, _ Step, ls [][]byte, _ [][]string) {
+		lines = append(lines, ls...)
+	}, func(d string) { problems = append(problems, d) })
+	return lines, problems
+}
+
+// play executes c's steps through a fresh in-memory emitter, handing each
+// step's encoded events (and the ids emitted so far, per step, for "@N.M"
+// references) to step, and anything that kept a step from running to bad.
+func play(c Case, step func(i int, s Step, lines [][]byte, ids [][]string), bad func(string)) {
 	v, ok := mapping.Lookup(c.Vendor)
 	if !ok {
-		return []string{fmt.Sprintf("no table for vendor %q", c.Vendor)}
+		bad(fmt.Sprintf("no table for vendor %q", c.Vendor))
+		return
 	}
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	store := shim.NewMemStore()
@@ -544,18 +580,17 @@ func Run(c Case) []string {
 		Store: store, IDs: shim.NewIDs(),
 		Now: func() time.Time { clock = clock.Add(time.Millisecond); return clock },
 	}
-	var diffs []string
-	var ids [][]string // emitted ids per step, for "@N.M" references
+	var ids [][]string // emitted ids per step
 	for i, s := range c.Steps {
 		sink := &capture{}
 		em.Sink = sink
 		ms, err := adapters.Decode(v.Transport, s.Input)
 		if err != nil || len(ms) != 1 {
-			diffs = append(diffs, fmt.Sprintf("step %d: the input decodes to %d moments: %v", i+1, len(ms), err))
+			bad(fmt.Sprintf("step %d: the input decodes to %d moments: %v", i+1, len(ms), err))
 			continue
 		}
 		m := ms[0]
-		m.Hook, m.Nonce, m.Mode, m.Deltas = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas
+		m.Hook, m.Nonce, m.Mode, m.Deltas, m.Control = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas, c.Control
 		hasJoin := len(s.Join) > 0 && string(s.Join) != "null"
 		if v.Seed != nil && (hasJoin || c.Seeded) {
 			_, session := v.Identify(m)
@@ -569,7 +604,7 @@ func Run(c Case) []string {
 		}
 		res, err := em.Handle(v, m)
 		if err != nil {
-			diffs = append(diffs, fmt.Sprintf("step %d: %v", i+1, err))
+			bad(fmt.Sprintf("step %d: %v", i+1, err))
 			continue
 		}
 		var stepIDs []string
@@ -577,11 +612,8 @@ func Run(c Case) []string {
 			stepIDs = append(stepIDs, ev.ID)
 		}
 		ids = append(ids, stepIDs)
-		if !s.Prime {
-			diffs = append(diffs, compare(i+1, s.Expected, s.Kept(sink.lines), ids)...)
-		}
+		step(i, s, sink.lines, ids)
 	}
-	return diffs
 }
 
 // Feed maps input lines (the vendor transport's JSON moment form, as

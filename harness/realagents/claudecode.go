@@ -3,6 +3,7 @@ package realagents
 import (
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
 )
@@ -141,6 +142,87 @@ func claudeCode() *Agent {
 					Screen("Which color"), Pause(time.Second), Pressed("Down"), Pause(500*time.Millisecond), Pressed("Enter"),
 					Fired("Stop", 1),
 					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "control-allow", Mode: "headless",
+				Description: "claude -p in the default permission mode, control on: the shell command's PermissionRequest is held and answered yes over the relay, so the command runs (PostToolUse; the file exists), where headless Claude would have denied it",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
+					calls(call("Bash", obj{"command": "touch made-by-control", "description": "Create a file"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "yes"}}}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:allow create a file")...); err != nil {
+						return err
+					}
+					return r.Exists("made-by-control")
+				},
+			},
+			{
+				Name: "control-guidance", Mode: "headless",
+				Description: "claude -p, control on: the shell command is answered with free text over the relay, a refusal whose text Claude Code hands the model as the deny message (the model's next request carries it; the command does not run)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1, OpenTools: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"guide": {
+					calls(call("Bash", obj{"command": "touch not-this-file", "description": "Create a file"})),
+					say("Understood."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Text: "Use the scratch folder instead."}}}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:guide create a file")...); err != nil {
+						return err
+					}
+					if err := r.Absent("not-this-file"); err != nil {
+						return err
+					}
+					return r.ModelSaw("Use the scratch folder instead.")
+				},
+			},
+			{
+				Name: "control-form", Mode: "tmux",
+				Description: "claude TUI, control on: AskUserQuestion's PermissionRequest is held and answered over the relay with the form's values (the second color); Claude Code takes them through updatedInput and its own question dialog never shows",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"form": {
+					calls(call("AskUserQuestion", obj{"questions": []obj{{
+						"question": "Which color should the file be?", "header": "Color", "multiSelect": false,
+						"options": []obj{{"label": "Red", "description": "A warm color"}, {"label": "Blue", "description": "A cool color"}},
+					}}})),
+					say("Blue it is."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{"1": "2"}}}}},
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:form ask me"),
+					// Claude Code's tool result names the answer it took.
+					Fired("Stop", 1), ModelSaw(`=\"Blue\"`),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "control-timeout", Mode: "tmux",
+				Description: "claude TUI, control on with a 3 s budget and nobody answering: the hook gives up, Claude Code's own permission dialog appears and is answered Yes there; the card is answered once, out of band",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call("Bash", obj{"command": "touch allowed-in-dialog", "description": "Create a file"})),
+					say("Done."),
+				}}),
+				Control: &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Drive: TUI([]string{"--permission-mode", "default"},
+					Screen(claudeReady),
+					Typed("SCENARIO:late make a file"),
+					Fired("PermissionRequest", 1), Screen("Do you want"), Pause(time.Second), Pressed("Enter"),
+					Fired("Stop", 1),
+					Typed("/exit"), Fired("SessionEnd", 1)),
+			},
+			{
+				Name: "control-down", Mode: "headless",
+				Description: "claude -p, control on but no relay listening: the hook replies at once (the card says oob) and headless Claude denies the command as it does without control",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
+					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
+					say("It was denied."),
+				}}),
+				Control: &Control{Down: true},
+				Drive:   headless(2*time.Minute, claudeHeadless("SCENARIO:down create a file")...),
 			},
 			{
 				Name: "queued-interrupt", Mode: "tmux",

@@ -95,6 +95,9 @@ type ScenarioFile struct {
 	// configurations it replays through, each with its own facts (Facts
 	// then go unused).
 	OTel *OTelChannel `json:"otel,omitempty"`
+	// Control, for a session recorded with the control loop, is its relay
+	// posture and the answers the held requests got, in order.
+	Control *Control `json:"control,omitempty"`
 }
 
 // Fixture is one recorded scenario: its description and its firings, or

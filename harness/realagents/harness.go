@@ -62,6 +62,9 @@ type Scenario struct {
 	// OTel, when set, records the agent's OTLP log export through the
 	// sidecar (see OTelChannel) and says how the recording is replayed.
 	OTel *OTelChannel
+	// Control, when set, runs the control loop: a relay and a sender
+	// answering the requests the hooks hold (see Control).
+	Control *Control
 }
 
 // Harness holds what every run shares.
@@ -239,6 +242,9 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	if err := a.Setup(r); err != nil {
 		return Fixture{}, fmt.Errorf("%s setup: %w", a.Name, err)
 	}
+	if err := r.StartControl(); err != nil {
+		return Fixture{}, fmt.Errorf("%s control: %w", a.Name, err)
+	}
 	driveErr := s.Drive(r)
 	r.done()
 	rw := sb.Rewriter()
@@ -301,7 +307,7 @@ func scenarioFile(a *Agent, s *Scenario, fs []Firing) ScenarioFile {
 	if a.Unsignalled != nil {
 		f.OpenTools = a.Unsignalled(fs)
 	}
-	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f, OTel: s.OTel}
+	return ScenarioFile{Agent: a.Name, Version: a.Version, Name: s.Name, Description: s.Description, Mode: s.Mode, Facts: f, OTel: s.OTel, Control: s.Control}
 }
 
 // offered is the sorted set of tool names the requests offered ([] when

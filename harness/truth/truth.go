@@ -77,6 +77,16 @@ type Facts struct {
 	// Runless says the channel knows no runs (an OTel log export): its
 	// tool events stand outside any run.
 	Runless bool `json:"runless,omitempty"`
+	// Control is the number of requests the control loop held live, so
+	// could be answered over it: the most attention.requested events that
+	// may declare control in respond_via (AEP-0008). Zero for every
+	// observe-only recording: no card may claim an answer path that was
+	// not there.
+	Control int `json:"control,omitempty"`
+	// ViaControl is the number of requests answered over the control loop
+	// (attention.answered via control); the rest of Answers came out of
+	// band.
+	ViaControl int `json:"via_control,omitempty"`
 	// ToolNames, when set, are the names of the tools the session really
 	// called (the names the agent offered its model): every tool event
 	// must name one of them, not a vendor's internal spelling.
@@ -126,6 +136,7 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	var toolOrder []string
 	count := map[string]int{}
 	userTurns, agentTurns, sessions, answeredResolved := 0, 0, 0, 0
+	claimsControl, viaControl := 0, 0
 	cancelledBy, stoppedTools, normalEnds := 0, 0, 0
 	children := map[string]bool{}  // child sessions named by a parent's lineage
 	childRuns := map[string]bool{} // session/run of subagents (run id = the delegation's subject)
@@ -262,6 +273,12 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 				}
 			case "attention.requested":
 				asked[str(e, "id")] = sess
+				via, _ := data(e)["respond_via"].([]any)
+				for _, v := range via {
+					if v == "control" {
+						claimsControl++
+					}
+				}
 			case "attention.resolved", "attention.timeout":
 				if data(e)["resolution"] == "answered" {
 					answeredResolved++
@@ -271,6 +288,10 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 					errf("%s: a second terminal for attention request %s", at, id)
 				}
 				delete(asked, id)
+			case "attention.answered":
+				if data(e)["via"] == "control" {
+					viaControl++
+				}
 			}
 		}
 	}
@@ -361,6 +382,10 @@ func Check(logs []Log, f Facts, schemas *Schemas) []string {
 	expect("subagents (delegation.subagent.started)", count["delegation.subagent.started"], f.Subagents)
 	expect("AEP sessions (session.started)", sessions, f.Sessions)
 	expect("ended sessions (session.ended)", count["session.ended"], f.Ended)
+	if claimsControl > f.Control {
+		errf("%d attention.requested declare respond_via control, but the control loop held %d live: a card claims an answer path that was not there", claimsControl, f.Control)
+	}
+	expect("answers over control (attention.answered via control)", viaControl, f.ViaControl)
 	return bad
 }
 

@@ -76,6 +76,16 @@ func TestCheck(t *testing.T) {
 		want  []string
 	}{
 		{"a true turn", turn, Facts{Turns: 1, Sessions: 1, Ended: 1}, nil},
+		{"a card claiming control nobody held", []Event{
+			ev("session.started", "s", ""),
+			withID(ev("attention.requested", "s", "", "kind", "permission", "respond_via", []any{"control"}), "a1"),
+		}, Facts{Sessions: 1}, []string{"1 attention.requested declare respond_via control, but the control loop held 0 live"}},
+		{"a card answered over the loop it claimed", []Event{
+			ev("session.started", "s", ""),
+			withID(ev("attention.requested", "s", "", "kind", "permission", "respond_via", []any{"control"}), "a1"),
+			subj(ev("attention.answered", "s", "", "answer", map[string]any{"option": "yes"}, "via", "control"), "a1"),
+			subj(ev("attention.resolved", "s", "", "resolution", "answered"), "a1"),
+		}, Facts{Sessions: 1, Answers: 1, Control: 1, ViaControl: 1}, nil},
 		{"a delegation whose child is its run", []Event{
 			ev("session.started", "s", ""),
 			ev("run.started", "s", "r1", "trigger", "user"),

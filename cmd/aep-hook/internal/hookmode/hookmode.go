@@ -18,6 +18,7 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
 )
 
 // Capture are the capture settings of every emitting mode, as given.
@@ -217,6 +218,11 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		// Recorded, and the events go out without the attribute.
 		setup = errors.Join(setup, err)
 	}
+	ctl, err := control.FromEnv(getenv)
+	if err != nil {
+		// Recorded, and the hook stays observe-only.
+		setup = errors.Join(setup, err)
+	}
 	d := deadline(getenv("AEP_HOOK_DEADLINE"))
 	if d == 0 {
 		d = hook.DefaultDeadline
@@ -231,9 +237,12 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		Errors:   shim.NewErrorLog(home),
 		Deadline: d,
 		Setup:    setup,
+		Control:  ctl,
 		// Without destinations nothing follows the reply that a signal
 		// should cancel (the sweep is harmless), so nothing need watch for
 		// signals: ignoring them saves the hook a goroutine and a thread.
+		// (The runner watches them anyway while control is on: a held
+		// moment's wait ends when the agent gives up on its hook.)
 		IgnoreSignals: len(extra) == 0,
 	}
 	code := r.Run(f.Hook, in, out)

@@ -1,0 +1,361 @@
+package realagents
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/mapping"
+)
+
+// Control is a scenario's control loop (AEP-0004): the harness runs a real
+// `aep-hook relay`, the hooks run with AEP_CONTROL=1 against it, and a
+// sender (package answer, as `aep-hook answer` uses it) answers the
+// requests held live, in the order they appear, with Answers. A recording
+// keeps them in its scenario file, and replay runs the same loop: a real
+// relay, each held firing answered again with its recorded answer.
+type Control struct {
+	// Answers are the held requests' answers in order; an entry with no
+	// answer is left to its budget (the agent's own dialog takes over).
+	Answers []ControlAnswer `json:"answers,omitempty"`
+	// Down runs no relay: the hooks find none and reply at once.
+	Down bool `json:"down,omitempty"`
+	// Budget is AEP_CONTROL_BUDGET for the recording (replay shortens it
+	// for unanswered requests).
+	Budget string `json:"budget,omitempty"`
+	// Tools is AEP_CONTROL_TOOLS (the opt-in gates' tool list).
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ControlAnswer is one held request's answer.
+type ControlAnswer struct {
+	// Answer is what the sender sent; nil leaves the request unanswered.
+	Answer *answer.Answer `json:"answer,omitempty"`
+	// Outcome is how the command settled when recorded: accepted,
+	// rejected, refused or timeout ("" for an unanswered request).
+	Outcome string `json:"outcome,omitempty"`
+}
+
+// The tokens of a control run's relay.
+const (
+	controlEmitTok   = "real-emitter-token-0123456789"
+	controlSenderTok = "real-sender-token-0123456789"
+	controlSender    = "operator"
+)
+
+// controlRelay is a running `aep-hook relay` for a control run.
+type controlRelay struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr strings.Builder
+	mu     sync.Mutex
+}
+
+var relayServing = regexp.MustCompile(`serving http://(\S+) `)
+
+// startRelay runs bin's relay over home with tokens for the emitters of
+// host and the sender, on an ephemeral port.
+func startRelay(bin, dir, home, host string) (*controlRelay, error) {
+	tokens := filepath.Join(dir, "relay-tokens")
+	lines := `{"token":"` + controlEmitTok + `","identity":"emitter:` + host + `/*","scopes":["write:*"]}` + "\n" +
+		`{"token":"` + controlSenderTok + `","identity":"consumer:` + controlSender + `","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+		return nil, err
+	}
+	cr := &controlRelay{}
+	cr.cmd = exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
+	cr.cmd.Env = []string{"AEP_HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir}
+	cr.cmd.Stderr = lockedWriter{&cr.mu, &cr.stderr}
+	if err := cr.cmd.Start(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		cr.mu.Lock()
+		m := relayServing.FindStringSubmatch(cr.stderr.String())
+		cr.mu.Unlock()
+		if m != nil {
+			cr.url = "ws://" + m[1] + "/socket"
+			return cr, nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cr.stop()
+	return nil, fmt.Errorf("the relay did not start: %s", cr.stderr.String())
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (cr *controlRelay) stop() {
+	cr.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cr.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cr.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// controlEnv is the hooks' control posture against url.
+func controlEnv(c *Control, url, budget string) []string {
+	env := []string{"AEP_CONTROL=1", "AEP_RELAY=" + url, "AEP_RELAY_TOKEN=" + controlEmitTok}
+	if budget != "" {
+		env = append(env, "AEP_CONTROL_BUDGET="+budget)
+	}
+	if len(c.Tools) > 0 {
+		env = append(env, "AEP_CONTROL_TOOLS="+strings.Join(c.Tools, ","))
+	}
+	return env
+}
+
+// downURL is a relay address nothing listens on.
+const downURL = "ws://127.0.0.1:9/socket"
+
+// StartControl, from a scenario's Setup, runs the control loop for r: the
+// relay (unless Down), the hooks' environment, and the sender answering
+// the held requests in order. It stops when the drive is over; the
+// answers sent are kept for the scenario file.
+func (r *Run) StartControl() error {
+	c := r.Scenario.Control
+	if c == nil {
+		return nil
+	}
+	if c.Down {
+		for _, kv := range controlEnv(c, downURL, c.Budget) {
+			k, v, _ := strings.Cut(kv, "=")
+			r.Setenv(k, v)
+		}
+		return nil
+	}
+	cr, err := startRelay(r.H.AEPHook, r.Dir, r.Getenv("AEP_HOME"), r.Getenv("AEP_HOST"))
+	if err != nil {
+		return err
+	}
+	for _, kv := range controlEnv(c, cr.url, c.Budget) {
+		k, v, _ := strings.Cut(kv, "=")
+		r.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var notes []string
+	go func() {
+		defer close(done)
+		r.answers(ctx, cr.url, c.Answers, func(i int, outcome string) {
+			c.Answers[i].Outcome = outcome
+			notes = append(notes, fmt.Sprintf("control: request %d answered: %s", i+1, firstNonEmpty(outcome, "left to its budget")))
+		})
+	}()
+	r.OnDone(func() {
+		cancel()
+		<-done
+		cr.stop()
+		r.Notes = append(r.Notes, notes...)
+	})
+	return nil
+}
+
+// answers answers the held requests at url as they appear, one step of
+// steps each, in order, until ctx ends or every step is spent.
+func (r *Run) answers(ctx context.Context, url string, steps []ControlAnswer, settled func(i int, outcome string)) {
+	cl := &answer.Client{URL: url, Token: controlSenderTok, Agent: controlSender, Host: "sender-host", Window: 5 * time.Second}
+	var cn *answer.Conn
+	seen := map[string]bool{}
+	for i := 0; i < len(steps) && ctx.Err() == nil; {
+		if cn == nil {
+			var err error
+			if cn, err = cl.Dial(ctx); err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			defer cn.Close()
+		}
+		rs, err := cn.Pending(ctx)
+		if err != nil {
+			cn = nil
+			continue
+		}
+		for _, req := range rs {
+			if seen[req.ID] || !req.Answerable || i >= len(steps) {
+				continue
+			}
+			seen[req.ID] = true
+			if steps[i].Answer == nil {
+				settled(i, "")
+				i++
+				continue
+			}
+			out, err := cn.Respond(ctx, req, *steps[i].Answer)
+			if err != nil {
+				cn = nil
+				break
+			}
+			settled(i, out.Ack)
+			i++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// heldFirings numbers the firings a vendor's table holds under the
+// gate: the requests a control loop could answer, in order.
+func heldFirings(v mapping.Vendor, fs []Firing, tools []string) map[int]int {
+	out := map[int]int{}
+	if v.Hold == nil {
+		return out
+	}
+	n := 0
+	for i, f := range fs {
+		hook := ""
+		if v.HookFromArgv && len(f.Args) > 0 {
+			hook = f.Args[0]
+		}
+		if v.Hold(mapping.Moment{Hook: hook, Raw: f.Stdin()}, mapping.Gate{Tools: tools}) != nil {
+			out[i] = n
+			n++
+		}
+	}
+	return out
+}
+
+// replayControl replays a control recording: a fresh relay over the
+// replay's home (unless the recording had none), every firing run with
+// the hooks' control posture, each held one answered again with its
+// recorded answer by a sender (an unanswered one gets a short budget: the
+// neutral reply is what its agent saw once its own dialog took over). It
+// returns the per-firing problems; the reply of an answered firing must be
+// the one recorded.
+func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, home, tmp string) []string {
+	c := fx.Scenario.Control
+	var bad []string
+	url := downURL
+	if !c.Down {
+		cr, err := startRelay(bin, tmp, home, "replay-host")
+		if err != nil {
+			return []string{err.Error()}
+		}
+		defer cr.stop()
+		url = cr.url
+	}
+	held := heldFirings(vendor, fx.Firings, c.Tools)
+	for i, f := range fx.Firings {
+		n, isHeld := held[i]
+		budget := "20s"
+		var step *ControlAnswer
+		if isHeld && n < len(c.Answers) {
+			step = &c.Answers[n]
+		}
+		if step == nil || step.Answer == nil {
+			budget = "300ms"
+		}
+		fenv := append(append([]string(nil), env...), controlEnv(c, url, budget)...)
+		var wg sync.WaitGroup
+		var sendErr error
+		if step != nil && step.Answer != nil && !c.Down {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sendErr = answerOne(url, *step.Answer, step.Outcome)
+			}()
+		}
+		want := f.Stdout
+		if !isHeld || step == nil || step.Answer == nil || step.Outcome != answer.Accepted {
+			want = ""
+			if vendor.Reply != nil {
+				want = string(vendor.Reply(f.Hook()))
+			}
+		}
+		bad = append(bad, replayFiringWant(bin, vendor, fenv, f, want)...)
+		wg.Wait()
+		if sendErr != nil {
+			bad = append(bad, fmt.Sprintf("firing %d (%s): the sender: %v", f.N, f.Hook(), sendErr))
+		}
+	}
+	return bad
+}
+
+// answerOne waits for the request the firing being replayed raises to be
+// pending and answerable, answers it and checks the outcome is the
+// recorded one.
+func answerOne(url string, a answer.Answer, want string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &answer.Client{URL: url, Token: controlSenderTok, Agent: controlSender, Host: "sender-host", Window: 5 * time.Second}
+	cn, err := cl.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	for ctx.Err() == nil {
+		rs, err := cn.Pending(ctx)
+		if err != nil {
+			return err
+		}
+		// Replay runs one firing at a time: the one answerable request is
+		// this firing's.
+		for _, r := range rs {
+			if r.Answerable {
+				out, err := cn.Respond(ctx, r, a)
+				if err != nil {
+					return err
+				}
+				if out.Ack != want {
+					return fmt.Errorf("outcome %s (%s %s), recorded %s", out.Ack, out.Reason, out.Detail, want)
+				}
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the request never became answerable")
+}
+
+// Exists checks that the agent's tool made the file name in the
+// workspace: the proof an allowed call ran.
+func (r *Run) Exists(name string) error {
+	if _, err := os.Stat(filepath.Join(r.Work, name)); err != nil {
+		return fmt.Errorf("the call did not run: %s is not in the workspace", name)
+	}
+	return nil
+}
+
+// Absent checks that no tool made the file name: the proof a refused call
+// did not run.
+func (r *Run) Absent(name string) error {
+	if _, err := os.Stat(filepath.Join(r.Work, name)); err == nil {
+		return fmt.Errorf("the refused call ran: %s is in the workspace", name)
+	}
+	return nil
+}
+
+// ModelSaw checks that a model request after the first carried text (a
+// refusal's guidance, an answer the agent took): what the agent did with
+// the answer, seen from the model's side.
+func (r *Run) ModelSaw(text string) error {
+	for _, q := range r.Model.Requests() {
+		if strings.Contains(string(q.Body), text) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no model request carried %q", text)
+}
+
+// ModelSaw is Run.ModelSaw as a TUI step.
+func ModelSaw(text string) Step { return func(t *Tmux) error { return t.r.ModelSaw(text) } }
