@@ -42,10 +42,9 @@ func (c *NotifyCmd) Run(s *Streams) error {
 		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: %v", path, err)}
 	}
 	if set.Actions != nil {
-		// The buttons would answer through the control loop, which this
-		// build does not serve: refuse rather than show buttons that do
-		// nothing.
-		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: actions: answering from a push needs the control loop, which this build does not have; remove \"actions\"", path)}
+		// No listener serves the buttons yet: refuse rather than show
+		// buttons that do nothing.
+		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: actions: aep-hook notify does not serve answer buttons yet (answer with aep-hook answer or the console); remove \"actions\"", path)}
 	}
 	client := notifyClient()
 	if c.Test {

@@ -15,7 +15,7 @@ import (
 // TestNotifyCommand: `aep-hook notify` through the binary: --test sends
 // one sample to each route and says how each went (exit 1 when one
 // fails); a configuration others can read, one with answer buttons (not
-// served by this build) and one with no routes are refused with exit 2;
+// served yet) and one with no routes are refused with exit 2;
 // no message quotes a credential.
 func TestNotifyCommand(t *testing.T) {
 	var mu sync.Mutex
@@ -61,7 +61,7 @@ func TestNotifyCommand(t *testing.T) {
 			[]string{"phone (ntfy", ": delivered", "team (webhook", ": failed: "}, ""},
 		{"readable by others", 0o644, map[string]any{"routes": []any{phone}}, 2, nil, "notify config"},
 		{"answer buttons", 0o600, map[string]any{"routes": []any{phone}, "actions": map[string]any{"listen": "127.0.0.1:0", "url": "https://phone.example"}}, 2,
-			nil, "answering from a push needs the control loop"},
+			nil, "does not serve answer buttons yet"},
 		{"no routes", 0o600, map[string]any{"routes": []any{}}, 2, nil, "routes: none configured"},
 	}
 	for _, c := range cases {
