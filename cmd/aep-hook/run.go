@@ -34,6 +34,7 @@ type CLI struct {
 	Forward   ForwardCmd   `cmd:"" help:"Record what the OpenCode, Kilo or pi forwarder plugin writes to stdin (started by the plugin)."`
 	Timeline  TimelineCmd  `cmd:"" help:"Print AEP JSONL logs as a human-readable timeline; exit 1 when a line is not an AEP event."`
 	Relay     RelayCmd     `cmd:"" help:"Serve the record over the AEP SSE and WebSocket bindings (filters, resume, tokens, tenants) and route control commands."`
+	Notify    NotifyCmd    `cmd:"" help:"Route the attention requests a relay serves to the desktop, ntfy and webhooks, once per route, recording each as attention.routed."`
 	Pending   PendingCmd   `cmd:"" help:"What waits for a human now, across the fleet (from the relay), and which requests can be answered over control."`
 	Answer    AnswerCmd    `cmd:"" help:"Answer a pending request over the control loop (--allow, --deny, --option, --text, --values); the outcome read back from the target."`
 	Tail      TailCmd      `cmd:"" help:"The live timeline across every agent's logs (--follow), with attr-match --filter; open runs and pending attention first."`

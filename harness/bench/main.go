@@ -61,9 +61,17 @@ func main() {
 	benchtime := flag.String("benchtime", "300ms", "go test -benchtime")
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	relayOnly := flag.Bool("relay", false, "only the relay figures")
+	notifyOnly := flag.Bool("notify", false, "only the notify figures")
 	only := flag.String("only", "", "measure only this part: hooks, acp, otlp or control (the goals' parts, for working on one)")
 	pairs := flag.Int("acp-pairs", 9, "ACP tee/pipe pairs")
 	flag.Parse()
+	if *notifyOnly {
+		if err := runNotify(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *relayOnly {
 		if err := runRelay(*bin); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -169,6 +177,11 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return err
 	}
 	goals = append(goals, ctlGoals...)
+	ng, err := notifyFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, ng...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aep-hook/aep-hook/consumer/notify"
+	"github.com/aep-hook/aep-hook/shim"
+)
+
+// NotifyCmd is `aep-hook notify`: route the attention requests a relay
+// serves to the desktop, ntfy and webhooks, recording each delivery.
+type NotifyCmd struct {
+	Config string `help:"The configuration (relay, token, routes): JSON, mode 600 (default $AEP_HOME/notify.json)." env:"AEP_NOTIFY_CONFIG" placeholder:"FILE"`
+	Relay  string `help:"The relay's base URL, over the configuration's (default http://127.0.0.1:8787)." placeholder:"URL"`
+	Home   string `help:"The AEP home (default $AEP_HOME or ~/.aep)." env:"AEP_HOME"`
+	Host   string `help:"The host named in the attention.routed source (default this machine's name)." env:"AEP_HOST"`
+	Test   bool   `help:"Send one sample notification to each route, say how each went, and exit (nothing is recorded)."`
+}
+
+// Run loads the configuration and routes until interrupted.
+func (c *NotifyCmd) Run(s *Streams) error {
+	home := shim.Config{Home: c.Home}.HomeDir()
+	path := c.Config
+	if path == "" {
+		path = filepath.Join(home, "notify.json")
+	}
+	cf, err := notify.LoadFile(path)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	if c.Relay != "" {
+		cf.Relay = c.Relay
+	}
+	set, err := cf.Check()
+	if err != nil {
+		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: %v", path, err)}
+	}
+	if set.Actions != nil {
+		// No listener serves the buttons yet: refuse rather than show
+		// buttons that do nothing.
+		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: actions: aep-hook notify does not serve answer buttons yet (answer with aep-hook answer or the console); remove \"actions\"", path)}
+	}
+	client := notifyClient()
+	if c.Test {
+		return c.test(s, set, client)
+	}
+	n, err := notify.New(set, notify.Options{Home: home, Host: shim.Config{Host: c.Host}.HostName(), Client: client, Log: s.Err})
+	if err != nil {
+		return exitError{code: 1, msg: err.Error()}
+	}
+	routes := make([]string, len(set.Routes))
+	for i, r := range set.Routes {
+		routes[i] = r.String()
+	}
+	fmt.Fprintf(s.Err, "aep-hook notify: routing %s requests from %s://%s to %s\n",
+		strings.Join(set.Kinds, ", "), set.Relay.Scheme, set.Relay.Host, strings.Join(routes, "; "))
+	ctx, stop := untilInterrupted()
+	defer stop()
+	return n.Run(ctx)
+}
+
+// test sends the sample to every route.
+func (c *NotifyCmd) test(s *Streams, set *notify.Settings, client *http.Client) error {
+	failed := 0
+	m := &notify.Message{Title: "aep-hook: a test notification", Body: "Routes work: this is how a request that needs you will arrive.",
+		Agent: "aep-hook", Kind: "other", Requested: time.Now(), Capture: "metadata"}
+	for _, r := range set.Routes {
+		err := r.Send(context.Background(), client, m)
+		if err != nil {
+			failed++
+			fmt.Fprintf(s.Out, "%s: failed: %v\n", r, err)
+			continue
+		}
+		fmt.Fprintf(s.Out, "%s: delivered\n", r)
+	}
+	if failed > 0 {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// notifyClient is the HTTP client of the relay stream, the records and
+// the routes: no overall timeout (the stream is long-lived; each
+// delivery has its own), and no redirect followed, since a route's
+// credentials would follow it.
+func notifyClient() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return errors.New("refusing to follow a redirect with the route's credentials; configure the final URL")
+	}}
+}
