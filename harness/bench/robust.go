@@ -70,7 +70,7 @@ func sidecarMemory(bin, tmp string) error {
 		fmt.Println("sidecar peak memory: not measured here (reads /proc)")
 		return nil
 	}
-	cmd := exec.Command(bin, "otel", "--listen", "127.0.0.1:0", "--capture", "full")
+	cmd := exec.Command(bin, "otel", "--listen", "127.0.0.1:0", "--capture", "full", "--auth", "none")
 	cmd.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(tmp, "home-otel"))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -1,0 +1,247 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// The process tests of the attacks on aep-hook's local surfaces: each
+// drives the built binary the way the attacker did.
+
+// request sends method path to base with Host (when set) and headers, and
+// returns the status and body.
+func request(t *testing.T, method, url, host string, hdr map[string]string, body []byte) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func codexJSON(t *testing.T, ld plog.Logs) []byte {
+	t.Helper()
+	b, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// logsUnder lists the session logs written under home.
+func logsUnder(t *testing.T, home string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(filepath.Join(home, "logs"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// After DNS rebinding a page is same-origin with the sidecar and can post
+// a simple (preflight-free) JSON export and read /healthz; the sidecar now
+// answers only requests that name it in Host, and refuses foreign
+// origins.
+func TestAttackSidecarRebinding(t *testing.T) {
+	home := t.TempDir()
+	s := startSidecar(t, home)
+	port := s.url[strings.LastIndex(s.url, ":")+1:]
+	body := codexJSON(t, codexExport(1, 1, 0))
+	auth := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + s.token}
+	cases := []struct {
+		name, method, path, host string
+		hdr                      map[string]string
+		want                     int
+	}{
+		{"rebound name posts", "POST", "/v1/logs", "attacker.example:" + port, auth, 403},
+		{"rebound name reads health", "GET", "/healthz", "attacker.example:" + port, nil, 403},
+		{"foreign origin posts", "POST", "/v1/logs", "", map[string]string{"Content-Type": "application/json",
+			"Authorization": "Bearer " + s.token, "Origin": "http://attacker.example"}, 403},
+		{"cross-site form post", "POST", "/v1/logs", "", map[string]string{"Content-Type": "application/json",
+			"Authorization": "Bearer " + s.token, "Sec-Fetch-Site": "cross-site"}, 403},
+	}
+	for _, c := range cases {
+		if got, b := request(t, c.method, s.url+c.path, c.host, c.hdr, body); got != c.want {
+			t.Errorf("%s: status %d (%s), want %d", c.name, got, b, c.want)
+		}
+	}
+	if l := logsUnder(t, home); len(l) != 0 {
+		t.Fatalf("a refused request wrote %v", l)
+	}
+	if got, b := request(t, "GET", s.url+"/healthz", "localhost:"+port, nil, nil); got != 200 {
+		t.Errorf("health by localhost: %d %s", got, b)
+	}
+	if got, b := request(t, "POST", s.url+"/v1/logs", "", auth, body); got != 200 {
+		t.Errorf("the exporter's own post: %d %s", got, b)
+	}
+}
+
+// Another local user could post into this user's sidecar: it now needs the
+// per-user token, which only this user can read.
+func TestAttackSidecarOtherUser(t *testing.T) {
+	home := t.TempDir()
+	s := startSidecar(t, home)
+	body := codexJSON(t, codexExport(1, 1, 0))
+	for _, tok := range []string{"", "guess"} {
+		hdr := map[string]string{"Content-Type": "application/json"}
+		if tok != "" {
+			hdr["Authorization"] = "Bearer " + tok
+		}
+		if got, b := request(t, "POST", s.url+"/v1/logs", "", hdr, body); got != http.StatusUnauthorized {
+			t.Errorf("token %q: status %d (%s), want 401", tok, got, b)
+		}
+	}
+	if l := logsUnder(t, home); len(l) != 0 {
+		t.Fatalf("an unauthenticated post wrote %v", l)
+	}
+	fi, err := os.Stat(filepath.Join(home, "token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	if os.Getuid() == 0 {
+		// As another uid, the token file cannot be read.
+		os.Chmod(home, 0o755)
+		cat := exec.Command("cat", filepath.Join(home, "token"))
+		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cat.CombinedOutput(); err == nil {
+			t.Errorf("another user read the token: %q", out)
+		}
+	}
+	// The refusal is recorded where doctor shows it.
+	if fs := failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")); len(fs) == 0 || fs[0].Stage != "refused" {
+		t.Errorf("refusals recorded: %+v", fs)
+	}
+	// --auth none is refused off loopback.
+	cmd := exec.Command(bin, "otel", "--listen", "0.0.0.0:0", "--auth", "none")
+	cmd.Env = hookEnv(t.TempDir(), t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "off loopback needs the bearer token") {
+		t.Errorf("--auth none off loopback: %v %s", err, out)
+	}
+}
+
+// upstreamSpy is an HTTP upstream that records the Host of what reaches it.
+type upstreamSpy struct {
+	mu    sync.Mutex
+	hosts []string
+	auth  []string
+}
+
+func (u *upstreamSpy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.mu.Lock()
+	u.hosts = append(u.hosts, r.Host)
+	u.auth = append(u.auth, r.Header.Get("Authorization")+"|"+r.Header.Get("Proxy-Authorization"))
+	u.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+}
+
+var teeAddr = regexp.MustCompile(`proxying http://(\S+) `)
+
+// startTee runs `aep-hook VERB --listen 127.0.0.1:0 --upstream URL ARGS`
+// and returns its base URL.
+func startTee(t *testing.T, home, verb, upstream string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{verb, "--listen", "127.0.0.1:0", "--upstream", upstream}, args...)...)
+	cmd.Env = hookEnv(home, t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	line, _ := bufio.NewReader(stderr).ReadString('\n')
+	m := teeAddr.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("%s said %q", verb, line)
+	}
+	go io.Copy(io.Discard, stderr)
+	return "http://" + m[1]
+}
+
+// The HTTP tees accepted any Host and rewrote it to the upstream's own,
+// undoing the upstream's rebinding defence; now only requests addressed to
+// the tee pass, and the tee's token (when required) is never forwarded.
+func TestAttackTeesHost(t *testing.T) {
+	for _, verb := range []string{"agui", "a2a"} {
+		t.Run(verb, func(t *testing.T) {
+			spy := &upstreamSpy{}
+			up := httptest.NewServer(spy)
+			defer up.Close()
+			tee := startTee(t, t.TempDir(), verb, up.URL)
+			port := tee[strings.LastIndex(tee, ":")+1:]
+			rpc := []byte(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`)
+			js := map[string]string{"Content-Type": "application/json"}
+			for _, c := range []struct {
+				name, host string
+				hdr        map[string]string
+			}{
+				{"rebound name", "attacker.example:" + port, js},
+				{"foreign origin", "", map[string]string{"Content-Type": "application/json", "Origin": "http://attacker.example"}},
+			} {
+				if got, b := request(t, "POST", tee+"/", c.host, c.hdr, rpc); got != 403 {
+					t.Errorf("%s: status %d (%s), want 403", c.name, got, b)
+				}
+			}
+			if len(spy.hosts) != 0 {
+				t.Fatalf("refused requests reached the upstream: %v", spy.hosts)
+			}
+			if got, b := request(t, "POST", tee+"/", "", js, rpc); got != 200 {
+				t.Fatalf("the client's own request: %d %s", got, b)
+			}
+			if want := strings.TrimPrefix(up.URL, "http://"); len(spy.hosts) != 1 || spy.hosts[0] != want {
+				t.Errorf("upstream saw Host %v, want %s", spy.hosts, want)
+			}
+		})
+	}
+	// With --auth token, the token rides in Proxy-Authorization (or
+	// Authorization) and never reaches the upstream; the client's own
+	// Authorization for the upstream does.
+	spy := &upstreamSpy{}
+	up := httptest.NewServer(spy)
+	defer up.Close()
+	home := t.TempDir()
+	tee := startTee(t, home, "agui", up.URL, "--auth", "token")
+	tokb, err := os.ReadFile(filepath.Join(home, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := strings.TrimSpace(string(tokb))
+	if got, _ := request(t, "POST", tee+"/", "", map[string]string{"Content-Type": "application/json"}, []byte("{}")); got != 401 {
+		t.Errorf("no token: %d, want 401", got)
+	}
+	request(t, "POST", tee+"/", "", map[string]string{"Proxy-Authorization": "Bearer " + tok, "Authorization": "Bearer agent-key"}, []byte("{}"))
+	request(t, "POST", tee+"/", "", map[string]string{"Authorization": "Bearer " + tok}, []byte("{}"))
+	if want := []string{"Bearer agent-key|", "|"}; strings.Join(spy.auth, ",") != strings.Join(want, ",") {
+		t.Errorf("upstream saw credentials %q, want %q", spy.auth, want)
+	}
+}
