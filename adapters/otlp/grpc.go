@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed exports
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 

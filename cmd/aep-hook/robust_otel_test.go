@@ -27,7 +27,7 @@ import (
 
 // sidecar is a running `aep-hook otel`.
 type sidecar struct {
-	cmd  *exec.Cmd
+	cmd   *exec.Cmd
 	url   string // http://host:port
 	home  string
 	token string // the bearer token it requires
