@@ -75,3 +75,41 @@ func TestAttackRedirectKeepsToken(t *testing.T) {
 		t.Fatalf("the redirect targets were reached, with Authorization %q", got)
 	}
 }
+
+// A credential in AEP_OUT, in whatever shape, was printed on stderr, in
+// the error log and by doctor (a value without a scheme verbatim; with
+// --no-probe, a refused URL's ?access_token=); no output shows it now.
+func TestAttackSettingsRedacted(t *testing.T) {
+	for _, out := range []string{
+		"deploy:PW0RD9@127.0.0.1:9",
+		"PW0RD9@127.0.0.1:9",
+		"http://deploy:PW0RD9@127.0.0.1:9/x",
+		"http://127.0.0.1:9/x?access_token=PW0RD9",
+		"otlp+http://127.0.0.1:9/%zz#PW0RD9",
+		"https://127.0.0.1:9,deploy:PW0RD9@127.0.0.1:9",
+	} {
+		// The subtest is not named after the value: t.TempDir would put it
+		// in every path shown.
+		t.Run("shape", func(t *testing.T) {
+			home := t.TempDir()
+			env := append(hookEnv(filepath.Join(home, ".aep"), t.TempDir()), "HOME="+home, "AEP_OUT="+out)
+			var shown strings.Builder
+			for _, args := range [][]string{{"claude-code"}, {"ship"}, {"ship", "--status"}, {"doctor"}, {"doctor", "--no-probe"}, {"ship", "--out", out}} {
+				in := []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls"}}`)
+				r := runHook(t, env, in, args...)
+				shown.WriteString(r.stdout + r.stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(home, ".aep", "internal", "errors.jsonl"))
+			if err != nil {
+				t.Fatalf("the refused destination was not recorded: %v", err)
+			}
+			shown.Write(b)
+			if strings.Contains(shown.String(), "PW0RD9") {
+				t.Fatalf("the credential was shown:\n%s", shown.String())
+			}
+			if !strings.Contains(shown.String(), "[REDACTED:secret]") {
+				t.Errorf("nothing says a credential was removed:\n%s", shown.String())
+			}
+		})
+	}
+}

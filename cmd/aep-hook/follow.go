@@ -117,10 +117,10 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 		Cursor: cur,
 		Stall:  c.Stall,
 		Status: func(line string) {
-			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, u.Redacted(), line)
+			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, redact.Destination(u.String()), line)
 		},
 	}
-	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, u.Redacted(), w.mode, cfg.LogRoot())
+	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, redact.Destination(u.String()), w.mode, cfg.LogRoot())
 	ctx, stop := untilInterrupted()
 	defer stop()
 	runner.Run(ctx)

@@ -148,7 +148,7 @@ func serveTee(s *Streams, name, listen, upstream string, f CaptureFlags, af TeeA
 		return exitError{code: 1, msg: fmt.Sprintf("%s: listen: %v", name, err)}
 	}
 	srv := &http.Server{Handler: l.guard.Wrap(h), ReadHeaderTimeout: 30 * time.Second}
-	fmt.Fprintf(s.Err, "aep-hook %s: proxying http://%s -> %s\n", name, ln.Addr(), u.Redacted())
+	fmt.Fprintf(s.Err, "aep-hook %s: proxying http://%s -> %s\n", name, ln.Addr(), redact.Destination(u.String()))
 	fmt.Fprintf(s.Err, "aep-hook %s: auth: %s\n", name, l.describe())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
