@@ -50,7 +50,7 @@ func (c *FollowCmd) runA2A(s *Streams, getenv func(string) string) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	em := cfg.NewFileEmitter(p)
-	f := &a2a.Follower{Endpoint: u, Task: c.Task, Legacy: c.Legacy, Header: h}
+	f := &a2a.Follower{Endpoint: u, Task: c.Task, Legacy: c.Legacy, Header: h, Errors: errs}
 	runner := &follow.Runner{
 		Name:   "a2a",
 		Source: f,

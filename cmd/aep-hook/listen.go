@@ -18,7 +18,7 @@ import (
 type ListenFlags struct {
 	AllowHost   []string `name:"allow-host" help:"Another name clients address this listener by in Host, NAME or NAME:PORT (a reverse proxy's, or this machine's when listening off loopback); repeatable." env:"AEP_ALLOW_HOSTS" sep:"," placeholder:"NAME"`
 	AllowOrigin []string `name:"allow-origin" help:"A browser origin (scheme://host[:port]) allowed to call this listener; repeatable. Other origins are refused." env:"AEP_ALLOW_ORIGINS" sep:"," placeholder:"ORIGIN"`
-	TokenFile   string   `name:"token-file" help:"File holding the bearer token clients must present (0600, not a link); default $AEP_HOME/token, created on first use." env:"AEP_TOKEN_FILE" placeholder:"FILE"`
+	TokenFile   string   `name:"token-file" help:"File holding the bearer token clients must present (0600, not a link); default $AEP_HOME/token, created on first use." env:"AEP_LISTEN_TOKEN_FILE" placeholder:"FILE"`
 }
 
 // Auth postures of a listener's --auth flag.
