@@ -154,46 +154,51 @@ func TestRefs(t *testing.T) {
 	}
 }
 
+// TestFileStoreRecovery: whatever happened to a session's state (lost,
+// swept, truncated, corrupt) and to its log (rotated away, emptied), the
+// next event takes a position in a higher epoch than any used before, by
+// one clock rule.
 func TestFileStoreRecovery(t *testing.T) {
 	home := t.TempDir()
 	log := &JSONL{Root: filepath.Join(home, "logs")}
+	clock := steppingClock()
 	newEmitter := func() *Emitter {
-		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: clock})
 	}
 	e := newEmitter()
 	for range 3 {
 		emit(t, e, `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
 	}
 	statePath := filepath.Join(home, "state", "test-agent", "s.state")
-	positions := func() [][2]float64 {
-		b, _ := os.ReadFile(log.Path("test-agent", "s"))
-		var out [][2]float64
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var m map[string]any
-			json.Unmarshal([]byte(l), &m)
-			out = append(out, [2]float64{m["epoch"].(float64), m["seq"].(float64)})
-		}
-		return out
+	logPath := log.Path("test-agent", "s")
+	var all []Position
+	rotate := func() {
+		all = append(all, logPositions(t, logPath)...)
+		os.Remove(logPath)
 	}
-	// lost state: recover from the log with a higher epoch
-	os.Remove(statePath)
-	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
-	// corrupt state with the log gone: seed the epoch from the clock
-	os.WriteFile(statePath, []byte("{garbage"), 0o600)
-	os.Rename(log.Path("test-agent", "s"), log.Path("test-agent", "s")+".old")
-	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
-	old, _ := os.ReadFile(log.Path("test-agent", "s") + ".old")
-	cur, _ := os.ReadFile(log.Path("test-agent", "s"))
-	os.WriteFile(log.Path("test-agent", "s"), append(old, cur...), 0o600)
-	ps := positions()
-	want := [][2]float64{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1_800_000_000, 0}}
-	if len(ps) != len(want) {
-		t.Fatalf("positions %v", ps)
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"state lost, log kept", func() { os.Remove(statePath) }},
+		{"state swept, log rotated away", func() { os.Remove(statePath); rotate() }},
+		{"state truncated, log rotated away", func() { os.WriteFile(statePath, nil, 0o600); rotate() }},
+		{"state corrupt, log emptied", func() {
+			os.WriteFile(statePath, []byte("{garbage"), 0o600)
+			all = append(all, logPositions(t, logPath)...)
+			os.WriteFile(logPath, nil, 0o600)
+		}},
+		{"state corrupt, log kept", func() { os.WriteFile(statePath, []byte(`{"epoch":-1}`), 0o600) }},
 	}
-	for i := range want {
-		if ps[i] != want[i] {
-			t.Errorf("position %d = %v, want %v", i, ps[i], want[i])
+	for _, st := range steps {
+		st.do()
+		emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
+		ps := append(append([]Position(nil), all...), logPositions(t, logPath)...)
+		last, prev := ps[len(ps)-1], ps[len(ps)-2]
+		if last.Seq != 0 || last.Epoch <= prev.Epoch {
+			t.Errorf("%s: %v after %v, want a higher epoch", st.name, last, prev)
 		}
+		increasing(t, ps)
 	}
 }
 
@@ -258,9 +263,10 @@ func TestFileStoreSweep(t *testing.T) {
 		}
 	}
 	// the swept session comes back in a higher epoch, after its log
+	before := logPositions(t, log.Path("test-agent", "old"))
 	res := emit(t, e, `{"session":"old","drafts":[{"Type":"progress.status"}]}`)
-	if ep := *res.Events[0].Epoch; ep != 1 {
-		t.Errorf("returning session epoch %d, want 1", ep)
+	if ep := *res.Events[0].Epoch; ep <= before[0].Epoch {
+		t.Errorf("returning session epoch %d, want above %d", ep, before[0].Epoch)
 	}
 }
 

@@ -245,3 +245,67 @@ func TestAttackTeesHost(t *testing.T) {
 		t.Errorf("upstream saw credentials %q, want %q", spy.auth, want)
 	}
 }
+
+// After logrotate moved a session's log aside and its state was swept or
+// truncated, the next hook wrote (epoch 0, seq 0) again; a corrupt state
+// with an emptied log seeded its epoch from Unix seconds, below the
+// microseconds a write without the lock had used. One clock rule now
+// gives every such session a higher epoch than any it could have used.
+func TestAttackPositionsNeverRepeat(t *testing.T) {
+	home := t.TempDir()
+	env := hookEnv(home, t.TempDir())
+	logPath := filepath.Join(home, "logs", "codex", "s.jsonl")
+	state := statePath(home, "codex", "s")
+	var used [][2]int64
+	hook := func(i int) {
+		t.Helper()
+		if r := runHook(t, env, codexTool("s", i), "codex"); r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+		}
+	}
+	rotate := func() {
+		used = append(used, positionsOf(t, logPath)...)
+		if err := os.Rename(logPath, logPath+".1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(name string) {
+		t.Helper()
+		ps := append(append([][2]int64(nil), used...), positionsOf(t, logPath)...)
+		seen := map[[2]int64]bool{}
+		for i, p := range ps {
+			if seen[p] {
+				t.Fatalf("%s: position %v used twice (%v)", name, p, ps)
+			}
+			seen[p] = true
+			if i > 0 && (p[0] < ps[i-1][0] || p[0] == ps[i-1][0] && p[1] <= ps[i-1][1]) {
+				t.Fatalf("%s: position %v after %v", name, p, ps[i-1])
+			}
+		}
+	}
+	for i := range 3 {
+		hook(i)
+	}
+	// logrotate moves the log aside; the state is swept.
+	rotate()
+	os.Remove(state)
+	hook(3)
+	check("log rotated, state swept")
+	// logrotate again; the state file is truncated.
+	rotate()
+	os.WriteFile(state, nil, 0o600)
+	hook(4)
+	check("log rotated, state truncated")
+	// A write that cannot use the state (a folder there) takes a clock
+	// epoch; then the state is corrupt and the log emptied.
+	os.Remove(state)
+	os.Mkdir(state, 0o700)
+	hook(5)
+	check("unusable state")
+	os.Remove(state)
+	os.WriteFile(state, []byte("{garbage"), 0o600)
+	used = append(used, positionsOf(t, logPath)...)
+	os.WriteFile(logPath, nil, 0o600) // copytruncate
+	hook(6)
+	check("corrupt state, emptied log")
+}
