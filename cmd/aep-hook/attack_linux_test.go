@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 )
@@ -308,4 +310,51 @@ func TestAttackPositionsNeverRepeat(t *testing.T) {
 	os.WriteFile(logPath, nil, 0o600) // copytruncate
 	hook(6)
 	check("corrupt state, emptied log")
+}
+
+// When the editor closed both pipes while the agent ran, the tee died of
+// SIGPIPE and its agent was left running under init. The tee now survives
+// the closed pipe, closes the agent's stdin, gives it a bounded time, stops
+// it, and exits as the agent did.
+func TestAttackACPEditorGone(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "agent.pid")
+	// An agent that ignores SIGPIPE and the end of its input and keeps
+	// writing: the worst case for an orphan.
+	script := `trap "" PIPE; echo $$ > ` + pidFile + `; while :; do echo '{"jsonrpc":"2.0","method":"x"}' 2>/dev/null; sleep 0.05; done`
+	cmd := exec.Command(bin, "acp", "--", "sh", "-c", script)
+	cmd.Env = hookEnv(t.TempDir(), t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	bufio.NewReader(stdout).ReadString('\n') // the agent runs and writes
+	stdin.Close()
+	stdout.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(30 * time.Second): // a safety net, far above the tee's bound
+		cmd.Process.Kill()
+		t.Fatal("the tee did not exit after its editor went away")
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() && ws.Signal() == syscall.SIGPIPE {
+		t.Fatalf("the tee died of SIGPIPE: %v", err)
+	}
+	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("the tee ended %v, want as the agent did (stopped by SIGTERM)", err)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		t.Fatalf("agent pid %q", b)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the agent %d was left running", pid)
+	}
 }

@@ -58,6 +58,12 @@ func (c *AcpCmd) Run(s *Streams) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// An editor that closes its pipes while the agent runs must not kill
+	// the tee by SIGPIPE (leaving the agent to init): caught (never read,
+	// and a caught signal is not inherited by the agent as an ignored one
+	// would be), a write to a closed stdout fails with EPIPE instead, and
+	// the tee stops the agent in order.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	tee := &acp.Tee{
 		Command: cmd,
 		Stdin:   s.In,
