@@ -392,3 +392,48 @@ func TestDraftTime(t *testing.T) {
 		t.Errorf("ids %s, %s: the earlier moment's id should sort first", res.Events[0].ID, res.Events[1].ID)
 	}
 }
+
+// TestDigestMissing: a digest a table could not fill is not written as a
+// field: the event names it in digests_missing, beside its structural
+// facts.
+func TestDigestMissing(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	res := emit(t, e, `{"session":"s","drafts":[{"Type":"tool.completed","Data":{"tool":{"name":"Bash","call_id":"c1"},`+
+		`"result_digest":"\u0000digest missing","args_digest":"1df8bccaec747dc615b50678f35bf5b5"}}]}`)
+	d := res.Events[0].Data
+	if _, ok := d["result_digest"]; ok {
+		t.Errorf("the missing digest was written: %v", d)
+	}
+	if got, _ := d["digests_missing"].([]string); len(got) != 1 || got[0] != "result_digest" {
+		t.Errorf("digests_missing = %v", d["digests_missing"])
+	}
+	if d["args_digest"] != "1df8bccaec747dc615b50678f35bf5b5" || d["tool"] == nil {
+		t.Errorf("structural facts lost: %v", d)
+	}
+}
+
+// TestMarkLost: a moment given up at its deadline leaves an error.raised
+// in its session's log naming the hook, written without the session's
+// lock (which its own process may hold), past the log's last position.
+func TestMarkLost(t *testing.T) {
+	home := t.TempDir()
+	e, _, log := fileEmitter(home, 0)
+	emit(t, e, moment)
+	at := time.Unix(1_800_000_000, 0)
+	if err := e.MarkLost(scripted(), "s", "PostToolUse", at, "deadline"); err != nil {
+		t.Fatal(err)
+	}
+	emit(t, e, moment)
+	ps := logPositions(t, log.Path("test-agent", "s"))
+	increasing(t, ps)
+	b, _ := os.ReadFile(log.Path("test-agent", "s"))
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var mark map[string]any
+	json.Unmarshal([]byte(ls[1]), &mark)
+	d, _ := mark["data"].(map[string]any)
+	if mark["type"] != "error.raised" || mark["subject"] != "PostToolUse" || d["code"] != LostCode || d["hook"] != "PostToolUse" ||
+		mark["time"] != "2027-01-15T08:00:00.000Z" {
+		t.Errorf("mark %s", ls[1])
+	}
+}

@@ -2,9 +2,11 @@ package jsonbound
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // Limits bound what Bound keeps of a payload verbatim.
@@ -25,6 +27,11 @@ type Limits struct {
 	// MaxMembers is how many members of one opened container are judged
 	// one by one; the rest are judged as one run.
 	MaxMembers int
+	// Deadline, when set, is when the digests of the values left out must
+	// be done: a digest not done by then is given up, and its placeholder
+	// says the digest is unknown (Report.Late), so that a payload too big
+	// to digest in the time a hook has is still recorded, without it.
+	Deadline time.Time
 }
 
 // DefaultLimits keep every payload an agent sends in practice verbatim and
@@ -61,6 +68,9 @@ type Report struct {
 	// placeholder key), for size or reading cost, and for an input cut
 	// short.
 	Deep, Big, Cut int
+	// Late counts the values whose digest was given up at
+	// Limits.Deadline.
+	Late int
 }
 
 // Bound returns raw with every value that is too big, too deep or too
@@ -82,6 +92,9 @@ func Bound(raw []byte, cut bool, lim Limits) ([]byte, Report, error) {
 		return nil, Report{}, err
 	}
 	b := &bounder{raw: raw, lim: lim, ix: ix, act: make([]action, len(ix.nodes)), digests: map[int]string{}}
+	if !lim.Deadline.IsZero() {
+		b.clock = &clock{until: lim.Deadline}
+	}
 	b.decide(0)
 	b.budget()
 	if !b.changed {
@@ -256,6 +269,7 @@ type bounder struct {
 	kept    int // bytes kept verbatim
 	rep     Report
 	digests map[int]string
+	clock   *clock // the time the digests have; nil: unbounded
 }
 
 func (b *bounder) fits(n *node) bool {
@@ -319,33 +333,84 @@ func (b *bounder) budget() {
 	b.kept = total
 }
 
-// digest is the digest of node i's original value, "" when unknown.
-func (b *bounder) digest(i int) string {
-	if d, ok := b.digests[i]; ok {
-		return d
-	}
-	n := &b.ix.nodes[i]
-	d := ""
-	switch {
-	case n.cut || n.rest:
-	case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
-		d = DigestString(b.raw[n.vs:n.ve])
-	default:
-		d = digestOriginal(b.raw[n.vs:n.ve])
-	}
-	b.digests[i] = d
-	return d
-}
-
 // chain lists the digests a placeholder at node i's place carries: node
 // i's own ("" for a run of members), then each enclosing value's below the
-// root.
+// root. They are computed together: one canonical pass over the outermost
+// not yet digested, the inner ones tapped from the same bytes.
 func (b *bounder) chain(i int) []string {
-	var ds []string
+	var path []int // node i, then its enclosing values below the root
 	for ; i > 0; i = b.ix.nodes[i].parent {
-		ds = append(ds, b.digest(i))
+		path = append(path, i)
+	}
+	var todo []int // those to digest, outermost first, each inside the one before
+	for k := len(path) - 1; k >= 0; k-- {
+		j := path[k]
+		if _, ok := b.digests[j]; ok {
+			continue
+		}
+		n := &b.ix.nodes[j]
+		switch {
+		case n.cut || n.rest:
+			b.digests[j] = ""
+		case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
+			b.digests[j] = DigestString(b.raw[n.vs:n.ve])
+		default:
+			todo = append(todo, j)
+		}
+	}
+	if len(todo) > 0 {
+		spans := make([][2]int, len(todo))
+		for k, j := range todo {
+			spans[k] = [2]int{b.ix.nodes[j].vs, b.ix.nodes[j].ve}
+		}
+		ds, err := digestChain(b.raw, spans, b.clock)
+		for k, j := range todo {
+			b.digests[j] = ds[k]
+			if err == errLate {
+				b.rep.Late++
+			}
+		}
+	}
+	ds := make([]string, len(path))
+	for k, j := range path {
+		ds[k] = b.digests[j]
 	}
 	return ds
+}
+
+// digestChain digests the value at spans[0] of raw and, in the same pass,
+// the values at spans[1:], each inside the one before; c bounds the time.
+// The digests are "" when the time ran out (errLate) or the reordering
+// budget did (errBudget).
+func digestChain(raw []byte, spans [][2]int, c *clock) ([]string, error) {
+	base := spans[0][0]
+	h := newHashBuf()
+	for _, sp := range spans[1:] {
+		h.taps = append(h.taps, tap{vs: sp[0] - base, ve: sp[1] - base, h: sha256.New()})
+	}
+	out := make([]string, len(spans))
+	switch err := canonical(h, raw[base:spans[0][1]], c); err {
+	case nil:
+		out[0] = h.sum()
+		for k := range h.taps {
+			out[k+1] = sumOf(h.taps[k].h)
+			if !h.taps[k].seen {
+				// Inside a member a later one of the same key replaces:
+				// the canonical pass never wrote it.
+				sp := spans[k+1]
+				out[k+1] = digestBy(raw[sp[0]:sp[1]], c)
+			}
+		}
+	case errBudget, errLate:
+		return out, err
+	default:
+		// Not JSON to the digest (validated, so only nesting past what the
+		// digest reads): each value as digestOriginal takes it.
+		for k, sp := range spans {
+			out[k] = digestOriginal(raw[sp[0]:sp[1]])
+		}
+	}
+	return out, nil
 }
 
 // note counts one omission in the report.
@@ -454,11 +519,15 @@ func appendInfo(out []byte, size int, chain []string) []byte {
 
 // digestOriginal is Digest without looking for placeholders: for a value
 // as the agent sent it.
-func digestOriginal(raw []byte) string {
+func digestOriginal(raw []byte) string { return digestBy(raw, nil) }
+
+// digestBy is digestOriginal within the time c allows: "" (unknown) past
+// it.
+func digestBy(raw []byte, c *clock) string {
 	h := newHashBuf()
-	switch err := canonical(h, raw); err {
+	switch err := canonical(h, raw, c); err {
 	case nil:
-	case errBudget:
+	case errBudget, errLate:
 		return ""
 	default:
 		h.reset()

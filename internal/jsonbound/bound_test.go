@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -212,4 +213,36 @@ func FuzzBound(f *testing.F) {
 			return true
 		})
 	})
+}
+
+// TestBoundDeadline: digests not done by Limits.Deadline are given up: the
+// placeholders say the digest is unknown, the report counts them, and the
+// rest (the structure, the small members) is kept as without a deadline.
+func TestBoundDeadline(t *testing.T) {
+	items := strings.Repeat(`{"type":"text","text":"row"},`, 50_000)
+	raw := post(`{"command":"q"}`, `{"content":[`+items+`{"type":"text","text":"end"}]}`)
+	in, inRep, err := Bound(raw, false, DefaultLimits)
+	if err != nil || inRep.Late != 0 {
+		t.Fatalf("without a deadline: %v %+v", err, inRep)
+	}
+	lim := DefaultLimits
+	lim.Deadline = time.Unix(1, 0) // long past
+	out, rep, err := Bound(raw, false, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Late == 0 || rep.Omitted != inRep.Omitted {
+		t.Fatalf("report %+v, without a deadline %+v", rep, inRep)
+	}
+	if d := Digest([]byte(gjson.GetBytes(out, "tool_response").Raw)); d != "" {
+		t.Errorf("tool_response digest %q, want unknown", d)
+	}
+	if d, want := Digest([]byte(gjson.GetBytes(in, "tool_response").Raw)), digestOriginal([]byte(gjson.GetBytes(raw, "tool_response").Raw)); d != want {
+		t.Errorf("in time, the digest is the original's: %q, want %q", d, want)
+	}
+	for _, p := range []string{"session_id", "tool_name", "tool_input.command", "tool_response.content.0.type"} {
+		if gjson.GetBytes(out, p).String() != gjson.GetBytes(raw, p).String() {
+			t.Errorf("%s not kept", p)
+		}
+	}
 }

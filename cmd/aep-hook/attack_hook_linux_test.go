@@ -1,0 +1,121 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// structuredOutput is a tool result of about 16 MiB made of many small
+// records whose keys are not in order (as a tool's JSON output is).
+func structuredOutput() string {
+	var b strings.Builder
+	b.WriteString(`{"content":[`)
+	for i := 0; b.Len() < 16<<20; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"text","text":"row %d: a value","n":%d}`, i, i)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// A valid 16 MiB PostToolUse whose result is structured took about 1 s to
+// bound and digest, so at the default deadline the moment was lost in
+// Claude Code, Codex and Gemini CLI alike. It now lands at the default
+// deadline: with its result digest when there is time, else with its
+// structural facts and digests_missing naming the digest given up.
+func TestAttackBigStructuredLands(t *testing.T) {
+	out := structuredOutput()
+	payloads := map[string]string{
+		"claude-code": `{"hook_event_name":"PostToolUse","session_id":"s-big","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","tool_name":"mcp__db__query","tool_input":{"q":"select"},"tool_use_id":"toolu_1","tool_response":` + out + `}`,
+		"codex":       `{"hook_event_name":"PostToolUse","session_id":"s-big","turn_id":"t1","tool_name":"shell","tool_use_id":"call_1","tool_input":{"command":"q"},"tool_response":` + out + `}`,
+		"gemini-cli":  `{"hook_event_name":"AfterTool","session_id":"s-big","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","timestamp":"2026-11-30T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"q"},"tool_response":{"llmContent":` + out + `}}`,
+	}
+	for _, agent := range []string{"claude-code", "codex", "gemini-cli"} {
+		t.Run(agent, func(t *testing.T) {
+			for run := range 3 {
+				home := t.TempDir()
+				// The product's default deadline, not the process tests' own.
+				env := hookEnv(home, t.TempDir(), "AEP_HOOK_DEADLINE=750ms")
+				r := runHook(t, env, []byte(payloads[agent]), agent)
+				if r.code != 0 || r.stderr != "" {
+					t.Fatalf("run %d: exit %d stderr %q", run, r.code, r.stderr)
+				}
+				b, _ := os.ReadFile(filepath.Join(home, "logs", agent, "s-big.jsonl"))
+				var ev struct {
+					Type string         `json:"type"`
+					Data map[string]any `json:"data"`
+				}
+				json.Unmarshal(b, &ev)
+				_, digest := ev.Data["result_digest"]
+				missing := fmt.Sprint(ev.Data["digests_missing"]) == "[result_digest]"
+				if ev.Type != "tool.completed" || ev.Data["tool"] == nil || digest == missing {
+					t.Fatalf("run %d: recorded %.400s\nfailures %+v", run, b, failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")))
+				}
+			}
+		})
+	}
+}
+
+// A moment lost to the deadline left no mark in its session's log (the
+// error line named neither the session nor the hook) and validate
+// --complete saw no gap. It now leaves an error.raised naming the hook at
+// the moment's time in its own session's log, which validate --complete,
+// timeline and doctor show.
+func TestAttackLostMomentMarked(t *testing.T) {
+	home := t.TempDir()
+	env := hookEnv(home, t.TempDir(), "AEP_HOOK_DEADLINE=400ms")
+	if r := runHook(t, env, codexTool("s-lost", 0), "codex"); r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	// A holder that keeps the session's lock and is not stuck (it runs):
+	// the hook waits for it, as for any writer, until its deadline.
+	holder := exec.Command(os.Args[0])
+	holder.Env = append(os.Environ(), holdLockEnv+"="+statePath(home, "codex", "s-lost"))
+	stdin, _ := holder.StdinPipe()
+	stdout, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); holder.Wait() }()
+	if l, _ := bufio.NewReader(stdout).ReadString('\n'); l != "locked\n" {
+		t.Fatalf("holder said %q", l)
+	}
+	payload := `{"hook_event_name":"PostToolUse","session_id":"s-lost","turn_id":"t1","tool_name":"shell","tool_use_id":"call_9","tool_input":{"command":"ls"},"tool_response":"ok"}`
+	if r := runHook(t, env, []byte(payload), "codex"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	stdin.Close()
+	holder.Wait()
+	logPath := filepath.Join(home, "logs", "codex", "s-lost.jsonl")
+	evs := readLog(t, logPath)
+	mark := evs[len(evs)-1]
+	d, _ := mark["data"].(map[string]any)
+	if mark["type"] != "error.raised" || d["code"] != "moment_lost" || d["hook"] != "PostToolUse" || mark["session"] != "s-lost" {
+		t.Fatalf("last event %v, want the lost mark", mark)
+	}
+	// validate --complete sees the gap.
+	r := runHook(t, env, nil, "validate", "--complete", logPath)
+	if r.code != 1 || !strings.Contains(r.stdout, "PostToolUse moment of this session was lost") {
+		t.Errorf("validate --complete: exit %d\n%s", r.code, r.stdout)
+	}
+	// timeline shows it.
+	r = runHook(t, env, nil, "timeline", logPath)
+	if !strings.Contains(r.stdout, "moment_lost") || !strings.Contains(r.stdout, "lost: a PostToolUse moment") {
+		t.Errorf("timeline:\n%s", r.stdout)
+	}
+	// doctor shows it, with the session and the hook.
+	r = runHook(t, append(env, "HOME="+home), nil, "doctor", "--no-probe")
+	if !strings.Contains(r.stdout, "PostToolUse [deadline]") || !strings.Contains(r.stdout, "session s-lost") {
+		t.Errorf("doctor:\n%s", r.stdout)
+	}
+}
