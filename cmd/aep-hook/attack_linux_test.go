@@ -358,3 +358,49 @@ func TestAttackACPEditorGone(t *testing.T) {
 		t.Fatalf("the agent %d was left running", pid)
 	}
 }
+
+// install --otel writes the sidecar's token where the vendor sends
+// exporter headers: Codex's [otel] exporter headers, and for VS Code an
+// environment file with OTEL_EXPORTER_OTLP_HEADERS; what it writes is what
+// the sidecar accepts, and the files holding it are the user's alone.
+func TestAttackInstallOTelToken(t *testing.T) {
+	home := t.TempDir()
+	aepHome := filepath.Join(home, ".aep")
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o755)
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("model = \"gpt-5\"\n"), 0o644)
+	var out []byte
+	for _, args := range [][]string{{"codex"}, {"vscode", "--scope", "project"}} {
+		cmd := exec.Command(bin, append([]string{"install", "--otel", "--binary", bin}, args...)...)
+		cmd.Env = []string{"HOME=" + home, "AEP_HOME=" + aepHome, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + t.TempDir()}
+		cmd.Dir = t.TempDir()
+		o, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("install --otel %v: %v\n%s", args, err, o)
+		}
+		out = append(out, o...)
+	}
+	tokb, _ := os.ReadFile(filepath.Join(aepHome, "token"))
+	tok := strings.TrimSpace(string(tokb))
+	if tok == "" || strings.Contains(string(out), tok) {
+		t.Fatalf("token %q; install printed it: %v\n%s", tok, strings.Contains(string(out), tok), out)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	env, _ := os.ReadFile(filepath.Join(aepHome, "otel.env"))
+	if !strings.Contains(string(cfg), `headers = { authorization = "Bearer `+tok+`" }`) || !strings.Contains(string(cfg), `model = "gpt-5"`) {
+		t.Errorf("config.toml:\n%s", cfg)
+	}
+	if !strings.Contains(string(env), "OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20"+tok+"\n") {
+		t.Errorf("otel.env:\n%s", env)
+	}
+	for _, p := range []string{filepath.Join(home, ".codex", "config.toml"), filepath.Join(aepHome, "otel.env")} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s holds the token with mode %v", p, fi.Mode())
+		}
+	}
+	// The sidecar of that home takes exactly that header.
+	s := startSidecar(t, aepHome)
+	body := codexJSON(t, codexExport(1, 1, 0))
+	if got, _ := request(t, "POST", s.url+"/v1/logs", "", map[string]string{"Content-Type": "application/json", "authorization": "Bearer " + tok}, body); got != 200 {
+		t.Errorf("the configured header: %d", got)
+	}
+}
