@@ -11,22 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// structuredOutput is a tool result of about 16 MiB made of many small
-// records whose keys are not in order (as a tool's JSON output is).
-func structuredOutput() string {
-	var b strings.Builder
-	b.WriteString(`{"content":[`)
-	for i := 0; b.Len() < 16<<20; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"type":"text","text":"row %d: a value","n":%d}`, i, i)
-	}
-	b.WriteString(`]}`)
-	return b.String()
-}
+	"github.com/aep-hook/aep-hook/harness/payloads"
+)
 
 // A valid 16 MiB PostToolUse whose result is structured took about 1 s to
 // bound and digest, so at the default deadline the moment was lost in
@@ -34,19 +21,14 @@ func structuredOutput() string {
 // deadline: with its result digest when there is time, else with its
 // structural facts and digests_missing naming the digest given up.
 func TestAttackBigStructuredLands(t *testing.T) {
-	out := structuredOutput()
-	payloads := map[string]string{
-		"claude-code": `{"hook_event_name":"PostToolUse","session_id":"s-big","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","tool_name":"mcp__db__query","tool_input":{"q":"select"},"tool_use_id":"toolu_1","tool_response":` + out + `}`,
-		"codex":       `{"hook_event_name":"PostToolUse","session_id":"s-big","turn_id":"t1","tool_name":"shell","tool_use_id":"call_1","tool_input":{"command":"q"},"tool_response":` + out + `}`,
-		"gemini-cli":  `{"hook_event_name":"AfterTool","session_id":"s-big","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","timestamp":"2026-11-30T10:00:00Z","tool_name":"run_shell_command","tool_input":{"command":"q"},"tool_response":{"llmContent":` + out + `}}`,
-	}
-	for _, agent := range []string{"claude-code", "codex", "gemini-cli"} {
+	out := payloads.StructuredOutput()
+	for _, agent := range payloads.StructuredAgents {
 		t.Run(agent, func(t *testing.T) {
 			for run := range 3 {
 				home := t.TempDir()
 				// The product's default deadline, not the process tests' own.
 				env := hookEnv(home, t.TempDir(), "AEP_HOOK_DEADLINE=750ms")
-				r := runHook(t, env, []byte(payloads[agent]), agent)
+				r := runHook(t, env, []byte(payloads.StructuredPostToolUse(agent, "s-big", out)), agent)
 				if r.code != 0 || r.stderr != "" {
 					t.Fatalf("run %d: exit %d stderr %q", run, r.code, r.stderr)
 				}

@@ -58,6 +58,9 @@ func robustFigures(bin, tmp string, n int) error {
 	}
 	fmt.Printf("events written: %d of %d (the hook's deadline is 750 ms; outputs over 1 MiB are left out, their digests kept)\n",
 		written, runs*len(cmds))
+	if err := structuredFigures(bin, tmp, max(runs/3, 5)); err != nil {
+		return err
+	}
 	return sidecarMemory(bin, tmp)
 }
 
