@@ -3,11 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,17 +59,8 @@ func TestAttackLostMomentMarked(t *testing.T) {
 	}
 	// A holder that keeps the session's lock and is not stuck (it runs):
 	// the hook waits for it, as for any writer, until its deadline.
-	holder := exec.Command(os.Args[0])
-	holder.Env = append(os.Environ(), holdLockEnv+"="+statePath(home, "codex", "s-lost"))
-	stdin, _ := holder.StdinPipe()
-	stdout, _ := holder.StdoutPipe()
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
+	holder, stdin := startHolder(t, statePath(home, "codex", "s-lost"))
 	defer func() { stdin.Close(); holder.Wait() }()
-	if l, _ := bufio.NewReader(stdout).ReadString('\n'); l != "locked\n" {
-		t.Fatalf("holder said %q", l)
-	}
 	payload := `{"hook_event_name":"PostToolUse","session_id":"s-lost","turn_id":"t1","tool_name":"shell","tool_use_id":"call_9","tool_input":{"command":"ls"},"tool_response":"ok"}`
 	if r := runHook(t, env, []byte(payload), "codex"); r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
