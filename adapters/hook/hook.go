@@ -292,7 +292,8 @@ func (r *Runner) handle(em *shim.Emitter, argvHook string, in io.Reader, digestB
 			kept = fmt.Sprintf("%d digests given up at %s of the deadline, so the event is recorded with its structural facts and names them in digests_missing", rep.Late, pct(digestShare))
 		}
 		r.record(shim.Failure{Hook: hook, Stage: "bound", Bytes: rep.OmittedBytes,
-			Error: fmt.Sprintf("%d values left out of the event (%d too deep, %d too big, %d cut short); %s", rep.Omitted, rep.Deep, rep.Big, rep.Cut, kept)})
+			Error: fmt.Sprintf("%d values left out of the event (%d too deep, %d too big, %d cut short, %d still being measured at %s of the deadline, so only checked as JSON from there); %s",
+				rep.Omitted, rep.Deep, rep.Big, rep.Cut, rep.Skimmed, pct(digestShare), kept)})
 	}
 	if em == nil {
 		r.record(shim.Failure{Hook: hook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})

@@ -17,7 +17,8 @@ import (
 // bound and digest, so at the default deadline the moment was lost in
 // Claude Code, Codex and Gemini CLI alike. It now lands at the default
 // deadline: with its result digest when there is time, else with its
-// structural facts and digests_missing naming the digest given up.
+// structural facts (the call's id after the result included) and
+// digests_missing naming the digest given up.
 func TestAttackBigStructuredLands(t *testing.T) {
 	out := payloads.StructuredOutput()
 	for _, agent := range payloads.StructuredAgents {
@@ -38,7 +39,11 @@ func TestAttackBigStructuredLands(t *testing.T) {
 				json.Unmarshal(b, &ev)
 				_, digest := ev.Data["result_digest"]
 				missing := fmt.Sprint(ev.Data["digests_missing"]) == "[result_digest]"
-				if ev.Type != "tool.completed" || ev.Data["tool"] == nil || digest == missing {
+				// The call's id follows the result in the payload, as the
+				// agents send it: it must survive for the call to join.
+				tool, _ := ev.Data["tool"].(map[string]any)
+				wantCall := map[string]any{"claude-code": "toolu_1", "codex": "call_1"}[agent]
+				if ev.Type != "tool.completed" || tool == nil || tool["call_id"] != wantCall || digest == missing {
 					t.Fatalf("run %d: recorded %.400s\nfailures %+v", run, b, failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")))
 				}
 			}

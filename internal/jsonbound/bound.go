@@ -32,6 +32,10 @@ type Limits struct {
 	// says the digest is unknown (Report.Late), so that a payload too big
 	// to digest in the time a hook has is still recorded, without it.
 	Deadline time.Time
+
+	// clockEvery, when positive, is how many tokens pass between two
+	// readings of the time (tests make it small); 0 means clockEvery.
+	clockEvery int
 }
 
 // DefaultLimits keep every payload an agent sends in practice verbatim and
@@ -71,6 +75,11 @@ type Report struct {
 	// Late counts the values whose digest was given up at
 	// Limits.Deadline.
 	Late int
+	// Skimmed counts the values left out because Limits.Deadline passed
+	// while they were being measured: the rest of each was only checked as
+	// JSON, so its digest is unknown, and the members after it are judged
+	// as usual. SkimmedBytes is their size.
+	Skimmed, SkimmedBytes int
 }
 
 // Bound returns raw with every value that is too big, too deep or too
@@ -87,14 +96,15 @@ type Report struct {
 // kept, and what the cut ran through is replaced with unknown digests.
 // Otherwise raw must be exactly one JSON value (ErrSyntax, ErrTruncated).
 func Bound(raw []byte, cut bool, lim Limits) ([]byte, Report, error) {
-	ix, err := indexPayload(raw, cut, lim)
+	var clk *clock
+	if !lim.Deadline.IsZero() {
+		clk = &clock{until: lim.Deadline, every: lim.clockEvery}
+	}
+	ix, err := indexPayload(raw, cut, lim, clk)
 	if err != nil {
 		return nil, Report{}, err
 	}
-	b := &bounder{raw: raw, lim: lim, ix: ix, act: make([]action, len(ix.nodes)), digests: map[int]string{}}
-	if !lim.Deadline.IsZero() {
-		b.clock = &clock{until: lim.Deadline}
-	}
+	b := &bounder{raw: raw, lim: lim, ix: ix, act: make([]action, len(ix.nodes)), digests: map[int]string{}, clock: clk}
 	b.decide(0)
 	b.budget()
 	if !b.changed {
@@ -119,6 +129,8 @@ type node struct {
 	marker     bool  // holds a Marker key inside
 	badKey     bool  // its own key is Marker
 	cut        bool  // the input ended inside it
+	skimmed    bool  // the deadline passed inside it: only checked as JSON from there on
+	skimInside bool  // holds a skimmed node
 	kids       []int
 	restKid    int // its rest node, -1 when none
 }
@@ -137,8 +149,11 @@ type payloadIndex struct {
 }
 
 // indexPayload reads raw once, recording the values down to level Open+1
-// with the size, depth and reading cost of each.
-func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
+// with the size, depth and reading cost of each. When c runs out inside a
+// container, the rest of that container is skimmed: only checked as JSON,
+// at the tokenizer's own speed, without measuring it (node.skimmed), so
+// that what follows it (the members after a big result) is still recorded.
+func indexPayload(raw []byte, cut bool, lim Limits, c *clock) (*payloadIndex, error) {
 	t := NewTokenizer(raw)
 	ix := &payloadIndex{}
 	var open []int // recorded nodes the scan is inside
@@ -162,6 +177,7 @@ func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
 			p.work += c.work + c.bytes*int64(c.level-p.level)
 			p.bytes += c.bytes
 			p.marker = p.marker || c.marker
+			p.skimInside = p.skimInside || c.skimmed || c.skimInside
 		}
 	}
 	start := func(k Kind, s, level int) {
@@ -204,8 +220,39 @@ func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
 			}
 		}
 	}
+	// A skim reads tokens without recording them until the closing
+	// bracket at skimLevel: the end of a container below the opened
+	// levels, or of an opened container's run of members past
+	// MaxMembers (skimRun).
+	skim, skimLevel, skimRun, lastEnd := -1, 0, false, 0
 	for {
 		k, s, e := t.Next()
+		if skim < 0 && k != End && len(open) > 0 && c.up() {
+			// Out of time: skim the value being read where it is past
+			// what Bound judges member by member; the members of opened
+			// containers are still recorded, so those after a big value
+			// (a call's id after its result) are kept.
+			top := open[len(open)-1]
+			switch nd := &ix.nodes[top]; {
+			case nd.rest || nd.level > lim.Open:
+				skim, skimLevel, skimRun = top, nd.level, false
+			case nd.restKid >= 0:
+				skim, skimLevel, skimRun = nd.restKid, nd.level, true
+			}
+		}
+		if skim >= 0 && k != End {
+			if (k != ObjectEnd && k != ArrayEnd) || t.Depth() != skimLevel {
+				ix.nodes[skim].skimmed = true
+				lastEnd = e
+				continue
+			}
+			// Its closing bracket, read as usual.
+			if sn := &ix.nodes[skim]; skimRun && sn.skimmed {
+				sn.ve = lastEnd
+				ix.nodes[sn.parent].skimInside = true
+			}
+			skim = -1
+		}
 		switch k {
 		case End:
 			switch {
@@ -273,7 +320,7 @@ type bounder struct {
 }
 
 func (b *bounder) fits(n *node) bool {
-	return !n.cut && !n.marker && n.size() <= b.lim.MaxValue && n.depth <= b.lim.MaxDepth && n.work <= b.lim.MaxWork
+	return !n.cut && !n.marker && !n.skimmed && !n.skimInside && n.size() <= b.lim.MaxValue && n.depth <= b.lim.MaxDepth && n.work <= b.lim.MaxWork
 }
 
 // decide judges node i and, when it is opened, its members.
@@ -282,6 +329,10 @@ func (b *bounder) decide(i int) {
 	switch {
 	case i != 0 && b.fits(n):
 		b.act[i] = keep
+	case n.skimmed:
+		// Its members past where the skim began were never recorded.
+		b.act[i] = replace
+		b.changed = true
 	case n.container() && !n.rest && n.level <= b.lim.Open:
 		b.act[i] = open
 		for _, k := range n.kids {
@@ -352,6 +403,9 @@ func (b *bounder) chain(i int) []string {
 		switch {
 		case n.cut || n.rest:
 			b.digests[j] = ""
+		case n.skimmed:
+			b.digests[j] = ""
+			b.rep.Late++
 		case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
 			b.digests[j] = DigestString(b.raw[n.vs:n.ve])
 		default:
@@ -420,6 +474,9 @@ func (b *bounder) note(n *node, size int) {
 	switch {
 	case n.cut:
 		b.rep.Cut++
+	case n.skimmed:
+		b.rep.Skimmed++
+		b.rep.SkimmedBytes += size
 	case n.depth > b.lim.MaxDepth || n.marker || n.badKey:
 		b.rep.Deep++
 	default:

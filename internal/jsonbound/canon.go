@@ -134,6 +134,7 @@ var errLate = errors.New("digest not done in time")
 // clockEvery tokens; a nil clock never is.
 type clock struct {
 	until time.Time
+	every int // tokens between two readings; 0 means clockEvery
 	n     int
 	late  bool
 }
@@ -147,7 +148,11 @@ func (c *clock) up() bool {
 	if c.late {
 		return true
 	}
-	if c.n++; c.n%clockEvery == 0 && !time.Now().Before(c.until) {
+	every := c.every
+	if every <= 0 {
+		every = clockEvery
+	}
+	if c.n++; c.n%every == 0 && !time.Now().Before(c.until) {
 		c.late = true
 	}
 	return c.late
