@@ -51,9 +51,14 @@ func kimiFrames(t *testing.T, scenario string) (frames []string, sid string) {
 type kimiServer struct {
 	sid    string
 	frames []string
-	conns  atomic.Int32
-	done   chan struct{} // closed when the bridge answered the last ping
-	once   sync.Once
+	// dropAfter, when positive, is the seq after whose frame the first
+	// connection breaks, so the bridge reconnects and resubscribes.
+	dropAfter int64
+	conns     atomic.Int32
+	done      chan struct{} // closed when the bridge answered the last ping
+	once      sync.Once
+	mu        sync.Mutex
+	from      []int64 // the cursor of each subscription
 }
 
 func (k *kimiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +66,8 @@ func (k *kimiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"code":0,"msg":"success","data":{"items":[{"id":%q}],"has_more":false}}`, k.sid)
 		return
 	}
-	if k.conns.Add(1) > 5 {
+	conn := k.conns.Add(1)
+	if conn > 5 {
 		http.Error(w, "reconnecting for good", http.StatusServiceUnavailable)
 		return
 	}
@@ -84,10 +90,17 @@ func (k *kimiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			send(`{"type":"server_hello","payload":{"protocol_version":2}}`)
 		case "subscribe":
 			from := m.Get("payload.cursors." + gjson.Escape(k.sid) + ".seq").Int()
+			k.mu.Lock()
+			k.from = append(k.from, from)
+			k.mu.Unlock()
 			send(fmt.Sprintf(`{"type":"ack","id":%q,"code":0,"payload":{"accepted_subscriptions":[%q],"cursors":{}}}`, m.Get("id").String(), k.sid))
 			for _, f := range k.frames {
-				if gjson.Get(f, "seq").Int() > from {
+				if seq := gjson.Get(f, "seq").Int(); seq > from {
 					if send(f) != nil {
+						return
+					}
+					if conn == 1 && seq == k.dropAfter {
+						c.CloseNow() // the network breaks
 						return
 					}
 				}
@@ -104,9 +117,9 @@ func (k *kimiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // followKimi runs `aep-hook follow kimi-web` against frames until the
 // bridge has read them all, and returns the events recorded and the
 // connections it made.
-func followKimi(t *testing.T, frames []string, sid string) (types []string, conns int, home string) {
+func followKimi(t *testing.T, frames []string, sid string, dropAfter int64) (types []string, k *kimiServer, home string) {
 	t.Helper()
-	k := &kimiServer{sid: sid, frames: frames, done: make(chan struct{})}
+	k = &kimiServer{sid: sid, frames: frames, dropAfter: dropAfter, done: make(chan struct{})}
 	srv := httptest.NewServer(k)
 	defer srv.Close()
 	home, tmp := t.TempDir(), t.TempDir()
@@ -129,7 +142,7 @@ func followKimi(t *testing.T, frames []string, sid string) (types []string, conn
 			types = append(types, e["type"].(string))
 		}
 	}
-	return types, int(k.conns.Load()), home
+	return types, k, home
 }
 
 // One kimi web frame over 16 MiB dropped the connection; the server
@@ -138,7 +151,7 @@ func followKimi(t *testing.T, frames []string, sid string) (types []string, conn
 // moves past it and following goes on.
 func TestAttackKimiWebOversizedFrame(t *testing.T) {
 	frames, sid := kimiFrames(t, "tools")
-	clean, _, _ := followKimi(t, frames, sid)
+	clean, _, _ := followKimi(t, frames, sid, 0)
 	// The first tool result becomes a frame of 17 MiB (its payload padded;
 	// the envelope's routing fields keep their places around it).
 	big := -1
@@ -154,8 +167,8 @@ func TestAttackKimiWebOversizedFrame(t *testing.T) {
 	pad, _ := json.Marshal(strings.Repeat("x", 17<<20))
 	withBig := append([]string(nil), frames...)
 	withBig[big] = strings.Replace(frames[big], `"payload":{`, `"payload":{"pad":`+string(pad)+`,`, 1)
-	got, conns, home := followKimi(t, withBig, sid)
-	if conns != 1 {
+	got, k, home := followKimi(t, withBig, sid, 0)
+	if conns := k.conns.Load(); conns != 1 {
 		t.Errorf("%d connections, want 1 (the frame must not cost a reconnect)", conns)
 	}
 	// Everything after the frame is recorded: the record ends as the
@@ -163,16 +176,35 @@ func TestAttackKimiWebOversizedFrame(t *testing.T) {
 	if len(got) == 0 || got[len(got)-1] != clean[len(clean)-1] || len(got) < len(clean)-2 {
 		t.Fatalf("recorded %d events ending %v; without the big frame %d ending %v", len(got), tailOf(got), len(clean), tailOf(clean))
 	}
-	fs := failuresIn(t, filepath.Join(home, "internal", "errors.jsonl"))
-	found := false
-	for _, f := range fs {
-		if f.Stage == "oversized" && f.Lost == 1 && strings.Contains(f.Error, "seq "+gjson.Get(frames[big], "seq").Raw) {
-			found = true
+	bigSeq := gjson.Get(frames[big], "seq").Int()
+	if n := oversizedFailures(t, home, bigSeq); n != 1 {
+		t.Errorf("the skipped frame was recorded %d times, want once", n)
+	}
+	// The connection breaks right after the big frame: the bridge
+	// resubscribes from past it, so the server does not send it again.
+	got, k, home = followKimi(t, withBig, sid, bigSeq)
+	if k.conns.Load() != 2 || len(k.from) != 2 || k.from[1] < bigSeq {
+		t.Errorf("%d connections, subscribed from %v: want the second from seq %d or later", k.conns.Load(), k.from, bigSeq)
+	}
+	if len(got) == 0 || got[len(got)-1] != clean[len(clean)-1] {
+		t.Errorf("after the reconnect, recorded %d events ending %v; without the big frame %d ending %v", len(got), tailOf(got), len(clean), tailOf(clean))
+	}
+	if n := oversizedFailures(t, home, bigSeq); n != 1 {
+		t.Errorf("after the reconnect, the skipped frame was recorded %d times, want once", n)
+	}
+}
+
+// oversizedFailures counts the failures under home that record the frame
+// of seq skipped as oversized (one lost event each).
+func oversizedFailures(t *testing.T, home string, seq int64) int {
+	t.Helper()
+	n := 0
+	for _, f := range failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")) {
+		if f.Stage == "oversized" && f.Lost == 1 && strings.Contains(f.Error, fmt.Sprintf("seq %d)", seq)) {
+			n++
 		}
 	}
-	if !found {
-		t.Errorf("the skipped frame was not recorded: %+v", fs)
-	}
+	return n
 }
 
 func tailOf(s []string) []string { return s[max(0, len(s)-3):] }
