@@ -23,10 +23,10 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
-// TestGRPC exports logs over OTLP/gRPC on loopback with a pdata-built
-// request, plain and gzip-compressed, and checks the session log.
-func TestGRPC(t *testing.T) {
-	e := newEnv(t, Config{Mode: mapping.Primary, MaxRequestBytes: 64 << 10})
+// serveGRPC runs e's receiver on an OTLP/gRPC listener on loopback until
+// the test ends, and returns a client connection to it.
+func serveGRPC(t *testing.T, e *testEnv) *grpc.ClientConn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -34,17 +34,25 @@ func TestGRPC(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.r.Run(ctx, nil, ln) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-	}()
+	})
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// TestGRPC exports logs over OTLP/gRPC on loopback with a pdata-built
+// request, plain and gzip-compressed, and checks the session log.
+func TestGRPC(t *testing.T) {
+	e := newEnv(t, Config{Mode: mapping.Primary, MaxRequestBytes: 64 << 10})
+	conn := serveGRPC(t, e)
 	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ccancel()
 	logs := plogotlp.NewGRPCClient(conn)
@@ -98,22 +106,7 @@ func TestGRPC(t *testing.T) {
 // (Unauthenticated) and records nothing; with it, it is recorded.
 func TestGRPCToken(t *testing.T) {
 	e := newEnv(t, Config{Mode: mapping.Primary, Guard: &guard.Guard{Auth: guard.Bearer("s3cret")}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.r.Run(ctx, nil, ln) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := serveGRPC(t, e)
 	logs := plogotlp.NewGRPCClient(conn)
 	ld := logsOf(codexRes, codexRec("g9", "codex.conversation_starts", "model", "m"))
 	for _, tok := range []string{"", "Bearer guess"} {
