@@ -279,6 +279,9 @@ type Change struct {
 	NoBackup bool
 	// Made is the ledger of the folders install created (Env.Made).
 	Made string
+	// Target, when Path is a symbolic link install may write through, is
+	// the file it leads to (see checkLink); Apply refuses any other link.
+	Target string
 }
 
 // Changed reports whether applying c does anything.
@@ -323,6 +326,14 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 		return cs, err
 	}
 	c := Change{Agent: a.Name, Path: path, Mode: 0o644, Notes: notes, Made: e.Made}
+	target, note, err := checkLink(e, s, path)
+	if err != nil {
+		return nil, err
+	}
+	c.Target = target
+	if note != "" && !remove {
+		c.Notes = append(c.Notes, note)
+	}
 	old, err := readFile(path)
 	if err != nil {
 		return nil, err
@@ -430,62 +441,6 @@ func readFile(path string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
-}
-
-// Apply writes c: a backup of the old file first (beside it, named
-// <file>.aep-hook-backup-<time>), then the new content through a
-// temporary file renamed into place; removing a file removes its folder
-// too when that leaves the folder empty. It returns the backup's path (""
-// when there was no old file). An unchanged c writes nothing.
-func Apply(c Change, now time.Time) (backup string, err error) {
-	if !c.Changed() {
-		return "", nil
-	}
-	if c.Old != nil && !c.NoBackup {
-		backup = c.Path + ".aep-hook-backup-" + now.UTC().Format("20060102T150405Z")
-		if err := os.WriteFile(backup, c.Old, 0o600); err != nil {
-			return "", fmt.Errorf("backup before editing %s: %w", c.Path, err)
-		}
-	}
-	if c.New == nil {
-		if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return backup, err
-		}
-		// Only a file of ours is removed (a hook script, a plugin, a
-		// settings file holding nothing else), and the folders install
-		// made for it go too once nothing else is in them; a folder
-		// still holding anything stays, and so does one that was there
-		// before install, empty or not.
-		removeMade(c.Made, c.Path)
-		return backup, nil
-	}
-	made := missingDirs(filepath.Dir(c.Path))
-	if err := os.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil {
-		return backup, err
-	}
-	if err := recordMade(c.Made, made); err != nil {
-		return backup, fmt.Errorf("record the folders made for %s: %w", c.Path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.Path), "."+filepath.Base(c.Path)+".aep-hook-*")
-	if err != nil {
-		return backup, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(c.New); err != nil {
-		tmp.Close()
-		return backup, err
-	}
-	if err := tmp.Chmod(c.Mode); err != nil {
-		tmp.Close()
-		return backup, err
-	}
-	if err := tmp.Close(); err != nil {
-		return backup, err
-	}
-	if err := os.Rename(tmp.Name(), c.Path); err != nil {
-		return backup, fmt.Errorf("write %s: %w", c.Path, err)
-	}
-	return backup, nil
 }
 
 // Status is what doctor needs to know about one agent at one scope.

@@ -159,14 +159,25 @@ func extStep(raw []byte, path string) string {
 	return ""
 }
 
+// DigestMissing stands, in a draft's data, for the digest of a value that
+// is there but could not be digested: the hook bounded its payload and gave
+// the digest up at its deadline, or the payload was cut short. The emitter
+// drops the field and names it in the event's digests_missing, so the event
+// says its digest is missing rather than that there was nothing to digest.
+const DigestMissing = "\x00digest missing"
+
 // extDigest returns the AEP-0003 §9.3 digest of the JSON at path, "" when
-// the path is absent or null (nothing to digest).
+// the path is absent or null (nothing to digest), DigestMissing when the
+// value is there but its digest is not known.
 func extDigest(raw []byte, path string) string {
 	r := gjson.GetBytes(raw, path)
 	if !r.Exists() || r.Type == gjson.Null {
 		return ""
 	}
-	return redact.DigestJSON([]byte(r.Raw))
+	if d := redact.DigestJSON([]byte(r.Raw)); d != "" {
+		return d
+	}
+	return DigestMissing
 }
 
 // contentText is the text of a message content: a string as it is, a list
@@ -191,6 +202,9 @@ func textDigest(raw []byte, path string) string {
 	r := gjson.GetBytes(raw, path)
 	if !r.Exists() || r.Type == gjson.Null {
 		return ""
+	}
+	if r.Type != gjson.String && jsonbound.Omits([]byte(r.Raw)) {
+		return DigestMissing // the text of parts left out is not there to join
 	}
 	return redact.Digest(contentText(r))
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -55,13 +56,20 @@ func urlEnd(s string, i int) int {
 }
 
 // urlSecretSpans finds the credential-bearing parts of URLs in s: the
-// userinfo of scheme://user:pass@host, and the query and fragment of any
+// userinfo of scheme://user:pass@host, and of user:pass@host written
+// without a scheme (a mistyped AEP_OUT), and the query and fragment of any
 // URL-like run, including one without a scheme (host:port/x?token=...).
+// An address without a colon before its '@' (an e-mail) is kept.
 func urlSecretSpans(s string) []span {
 	var out []span
-	for i := 0; i+2 < len(s); i++ {
+	run, colon := 0, false // the URL-like run so far, and a ':' in it
+	for i := 0; i < len(s); i++ {
 		switch {
-		case s[i] == ':' && s[i+1] == '/' && s[i+2] == '/':
+		case s[i] == '[' && markLen(s[i:]) > 0:
+			// A mark already in place is no userinfo.
+			i += markLen(s[i:]) - 1
+			run, colon = i+1, false
+		case i+2 < len(s) && s[i] == ':' && s[i+1] == '/' && s[i+2] == '/':
 			a := i + 3
 			end := urlEnd(s, a)
 			host := a
@@ -78,13 +86,77 @@ func urlSecretSpans(s string) []span {
 				out = append(out, span{a, at})
 			}
 			out = append(out, tailSpans(s, host, end)...)
-			i = end
+			i, run, colon = end, end+1, false
 		case s[i] == '?' && i > 0 && s[i-1] != ' ' && queryStart(s, i+1):
-			out = append(out, tailSpans(s, i, urlEnd(s, i))...)
-			i = urlEnd(s, i)
+			end := urlEnd(s, i)
+			out = append(out, tailSpans(s, i, end)...)
+			i, run, colon = end, end+1, false
+		case s[i] == ':':
+			colon = true
+		case s[i] == '@' && colon && i > run:
+			out = append(out, span{run, i})
+		case s[i] == '/' && !colon:
+			// A path before any colon: not an authority.
+			run = len(s)
+		case isURLEnd(s[i]) || s[i] == ',' || s[i] == '(' || s[i] == '[' || s[i] == '=':
+			run, colon = i+1, false
 		}
 	}
 	return out
+}
+
+// markLen is the length of the redaction mark ("[REDACTED:kind]") s
+// starts with, 0 if none.
+func markLen(s string) int {
+	const p = "[REDACTED:"
+	if !strings.HasPrefix(s, p) {
+		return 0
+	}
+	if j := strings.IndexByte(s[len(p):min(len(s), len(p)+16)], ']'); j >= 0 {
+		return len(p) + j + 1
+	}
+	return 0
+}
+
+// isURLEnd reports the bytes urlEnd stops at.
+func isURLEnd(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>':
+		return true
+	}
+	return false
+}
+
+// Destination returns a destination setting (one URL or a comma list,
+// with or without a scheme) as an output may show it: the userinfo (the
+// part of the authority before its last '@'), the query and the fragment
+// of each item replaced by the secret mark, then whatever [Diagnostic]
+// finds. Unlike Diagnostic it needs no colon to know userinfo: a setting
+// is no prose.
+func Destination(s string) string {
+	items := strings.Split(s, ",")
+	for i, it := range items {
+		a := 0
+		if k := strings.Index(it, "://"); k >= 0 {
+			a = k + 3
+		}
+		end := len(it)
+		if k := strings.IndexAny(it[a:], "?#"); k >= 0 {
+			end = a + k
+			if end+1 < len(it) {
+				it = it[:end+1] + secretMark
+			}
+		}
+		auth := end
+		if k := strings.IndexByte(it[a:end], '/'); k >= 0 {
+			auth = a + k
+		}
+		if at := strings.LastIndexByte(it[a:auth], '@'); at > 0 {
+			it = it[:a] + secretMark + it[a+at:]
+		}
+		items[i] = it
+	}
+	return Diagnostic(strings.Join(items, ","))
 }
 
 // queryStart reports whether a query parameter name and '=' start at i.

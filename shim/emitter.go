@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -25,6 +26,12 @@ type Emitter struct {
 	// attribute tenant (the namespace a relay isolates); it must be a
 	// ValidTenant value.
 	Tenant string
+	// Commit, when set, is asked under the session's lock just before a
+	// moment's events are saved and written: false means the process gave
+	// up on the moment meanwhile (its deadline passed and it marked the
+	// moment lost in the session's log instead, see MarkLost), so they are
+	// not written and count as lost.
+	Commit func() bool
 	// StableIDs derives each event's id from its moment's Nonce (and the
 	// event's type and rank among the moment's events of that type) instead
 	// of fresh randomness, for adapters whose nonce is derived from the
@@ -47,6 +54,44 @@ type Result struct {
 	// (a stuck holder, an unusable state file): the events were written
 	// without it, in a fresh epoch.
 	Unlocked error
+}
+
+// ErrGivenUp says a moment's events were not written because its process
+// gave up on it (Emitter.Commit).
+var ErrGivenUp = errors.New("the moment was given up at its deadline and marked lost")
+
+// LostCode is the code of the error.raised that marks a moment lost.
+const LostCode = "moment_lost"
+
+// MarkLost writes into session's log the mark of a moment its adapter
+// could not record in time: an error.raised, at the moment's time, whose
+// subject and data name the hook (code moment_lost, error.type the
+// reason), so the session's own record shows the gap. It never waits for
+// the session's lock, whose holder may be this very process: it takes the
+// store's unlocked lane (a fresh epoch, above the log's last).
+func (e *Emitter) MarkLost(v mapping.Vendor, session, hook string, at time.Time, reason string) error {
+	u, ok := e.Store.(unlocker)
+	if !ok {
+		return errors.New("mark lost: the store cannot write without its lock")
+	}
+	if session == "" {
+		session = mapping.UnknownSession
+	}
+	agent := v.AgentName()
+	d := mapping.Draft{Type: "error.raised", Subject: hook, Time: at, Data: mapping.Data(
+		"code", LostCode, "hook", hook, "error", map[string]any{"type": reason})}
+	return u.Unlocked(agent, session, func(tx *Tx) error {
+		var src sources
+		evs, _, err := e.build(agent, session, "", []mapping.Draft{d}, tx.State, &src)
+		if err != nil {
+			return err
+		}
+		var lines lineBuf
+		if err := lines.add(evs, 1); err != nil {
+			return err
+		}
+		return e.Sink.Write(agent, session, lines.lines())
+	})
 }
 
 // identify resolves a moment's name and session, naming the unknown lane
@@ -170,6 +215,9 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			}
 		}
 		done = b
+		if e.Commit != nil && !e.Commit() {
+			return &LostError{len(b.lines.ends), ErrGivenUp}
+		}
 		tx.Appending(len(b.lines.buf))
 		if err := tx.Save(); err != nil {
 			return &LostError{len(b.lines.ends), err}
@@ -502,7 +550,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		}
 		data, honoured := redact.Gate(redact.Content{
 			Type: d.Type, Agent: agent, Subject: ev.Subject,
-			Data: d.Data, Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
+			Data: markMissing(d.Data), Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
 		}, ceiling, e.Pipeline)
 		ev.Data, ev.Capture = data, honoured.String()
 		if AgentScoped(d.Type) {
@@ -526,6 +574,30 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		evs = append(evs, ev)
 	}
 	return evs, suppressed, nil
+}
+
+// markMissing replaces the digest fields a table could not fill
+// (mapping.DigestMissing) by their names in digests_missing: the event is
+// recorded with its structural facts and says which digests it lacks.
+func markMissing(data map[string]any) map[string]any {
+	var missing []string
+	for k, v := range data {
+		if v == mapping.DigestMissing {
+			missing = append(missing, k)
+		}
+	}
+	if missing == nil {
+		return data
+	}
+	out := make(map[string]any, len(data))
+	for k, v := range data {
+		if v != mapping.DigestMissing {
+			out[k] = v
+		}
+	}
+	slices.Sort(missing)
+	out["digests_missing"] = missing
+	return out
 }
 
 // source is the RECOMMENDED source URI; the untrusted session id is encoded

@@ -154,46 +154,51 @@ func TestRefs(t *testing.T) {
 	}
 }
 
+// TestFileStoreRecovery: whatever happened to a session's state (lost,
+// swept, truncated, corrupt) and to its log (rotated away, emptied), the
+// next event takes a position in a higher epoch than any used before, by
+// one clock rule.
 func TestFileStoreRecovery(t *testing.T) {
 	home := t.TempDir()
 	log := &JSONL{Root: filepath.Join(home, "logs")}
+	clock := steppingClock()
 	newEmitter := func() *Emitter {
-		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: func() time.Time { return time.Unix(1_800_000_000, 0) }})
+		return testEmitter(log, &FileStore{Dir: filepath.Join(home, "state"), Log: log, Now: clock})
 	}
 	e := newEmitter()
 	for range 3 {
 		emit(t, e, `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
 	}
 	statePath := filepath.Join(home, "state", "test-agent", "s.state")
-	positions := func() [][2]float64 {
-		b, _ := os.ReadFile(log.Path("test-agent", "s"))
-		var out [][2]float64
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			var m map[string]any
-			json.Unmarshal([]byte(l), &m)
-			out = append(out, [2]float64{m["epoch"].(float64), m["seq"].(float64)})
-		}
-		return out
+	logPath := log.Path("test-agent", "s")
+	var all []Position
+	rotate := func() {
+		all = append(all, logPositions(t, logPath)...)
+		os.Remove(logPath)
 	}
-	// lost state: recover from the log with a higher epoch
-	os.Remove(statePath)
-	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
-	// corrupt state with the log gone: seed the epoch from the clock
-	os.WriteFile(statePath, []byte("{garbage"), 0o600)
-	os.Rename(log.Path("test-agent", "s"), log.Path("test-agent", "s")+".old")
-	emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
-	old, _ := os.ReadFile(log.Path("test-agent", "s") + ".old")
-	cur, _ := os.ReadFile(log.Path("test-agent", "s"))
-	os.WriteFile(log.Path("test-agent", "s"), append(old, cur...), 0o600)
-	ps := positions()
-	want := [][2]float64{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1_800_000_000, 0}}
-	if len(ps) != len(want) {
-		t.Fatalf("positions %v", ps)
+	steps := []struct {
+		name string
+		do   func()
+	}{
+		{"state lost, log kept", func() { os.Remove(statePath) }},
+		{"state swept, log rotated away", func() { os.Remove(statePath); rotate() }},
+		{"state truncated, log rotated away", func() { os.WriteFile(statePath, nil, 0o600); rotate() }},
+		{"state corrupt, log emptied", func() {
+			os.WriteFile(statePath, []byte("{garbage"), 0o600)
+			all = append(all, logPositions(t, logPath)...)
+			os.WriteFile(logPath, nil, 0o600)
+		}},
+		{"state corrupt, log kept", func() { os.WriteFile(statePath, []byte(`{"epoch":-1}`), 0o600) }},
 	}
-	for i := range want {
-		if ps[i] != want[i] {
-			t.Errorf("position %d = %v, want %v", i, ps[i], want[i])
+	for _, st := range steps {
+		st.do()
+		emit(t, newEmitter(), `{"session":"s","drafts":[{"Type":"progress.status"}]}`)
+		ps := append(append([]Position(nil), all...), logPositions(t, logPath)...)
+		last, prev := ps[len(ps)-1], ps[len(ps)-2]
+		if last.Seq != 0 || last.Epoch <= prev.Epoch {
+			t.Errorf("%s: %v after %v, want a higher epoch", st.name, last, prev)
 		}
+		increasing(t, ps)
 	}
 }
 
@@ -258,9 +263,10 @@ func TestFileStoreSweep(t *testing.T) {
 		}
 	}
 	// the swept session comes back in a higher epoch, after its log
+	before := logPositions(t, log.Path("test-agent", "old"))
 	res := emit(t, e, `{"session":"old","drafts":[{"Type":"progress.status"}]}`)
-	if ep := *res.Events[0].Epoch; ep != 1 {
-		t.Errorf("returning session epoch %d, want 1", ep)
+	if ep := *res.Events[0].Epoch; ep <= before[0].Epoch {
+		t.Errorf("returning session epoch %d, want above %d", ep, before[0].Epoch)
 	}
 }
 
@@ -384,5 +390,50 @@ func TestDraftTime(t *testing.T) {
 	}
 	if res.Events[0].ID >= res.Events[1].ID {
 		t.Errorf("ids %s, %s: the earlier moment's id should sort first", res.Events[0].ID, res.Events[1].ID)
+	}
+}
+
+// TestDigestMissing: a digest a table could not fill is not written as a
+// field: the event names it in digests_missing, beside its structural
+// facts.
+func TestDigestMissing(t *testing.T) {
+	sink := &lines{}
+	e := testEmitter(sink, NewMemStore())
+	res := emit(t, e, `{"session":"s","drafts":[{"Type":"tool.completed","Data":{"tool":{"name":"Bash","call_id":"c1"},`+
+		`"result_digest":"\u0000digest missing","args_digest":"1df8bccaec747dc615b50678f35bf5b5"}}]}`)
+	d := res.Events[0].Data
+	if _, ok := d["result_digest"]; ok {
+		t.Errorf("the missing digest was written: %v", d)
+	}
+	if got, _ := d["digests_missing"].([]string); len(got) != 1 || got[0] != "result_digest" {
+		t.Errorf("digests_missing = %v", d["digests_missing"])
+	}
+	if d["args_digest"] != "1df8bccaec747dc615b50678f35bf5b5" || d["tool"] == nil {
+		t.Errorf("structural facts lost: %v", d)
+	}
+}
+
+// TestMarkLost: a moment given up at its deadline leaves an error.raised
+// in its session's log naming the hook, written without the session's
+// lock (which its own process may hold), past the log's last position.
+func TestMarkLost(t *testing.T) {
+	home := t.TempDir()
+	e, _, log := fileEmitter(home, 0)
+	emit(t, e, moment)
+	at := time.Unix(1_800_000_000, 0)
+	if err := e.MarkLost(scripted(), "s", "PostToolUse", at, "deadline"); err != nil {
+		t.Fatal(err)
+	}
+	emit(t, e, moment)
+	ps := logPositions(t, log.Path("test-agent", "s"))
+	increasing(t, ps)
+	b, _ := os.ReadFile(log.Path("test-agent", "s"))
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var mark map[string]any
+	json.Unmarshal([]byte(ls[1]), &mark)
+	d, _ := mark["data"].(map[string]any)
+	if mark["type"] != "error.raised" || mark["subject"] != "PostToolUse" || d["code"] != LostCode || d["hook"] != "PostToolUse" ||
+		mark["time"] != "2027-01-15T08:00:00.000Z" {
+		t.Errorf("mark %s", ls[1])
 	}
 }

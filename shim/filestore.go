@@ -37,8 +37,10 @@ type FileStore struct {
 	// events written without the lock resumes after the log's last
 	// position, in a new epoch. Nil means none.
 	Log LogView
-	// Now seeds a fresh epoch when a corrupt state cannot be recovered,
-	// and the epoch of a write that could not take the lock (Unlocked).
+	// Now is the clock of the one rule for a session whose state is not
+	// there to say which positions it used (new, swept, truncated, corrupt)
+	// and for a write that could not take the lock (Unlocked): the epoch is
+	// the clock's microseconds, above the log's last (see clockEpoch).
 	Now func() time.Time
 	// LockWait bounds the wait for a session's lock while its holders
 	// show no progress (each rewrites the state file); past it Locked gives
@@ -95,11 +97,14 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	}
 	st, clean := load(b)
 	tx := &Tx{State: st, save: func() error { return rewrite(f, encodeState(st)) }}
-	changed, err := s.reconcile(agent, session, st, !clean)
+	changed, err := s.reconcile(agent, session, st, !clean || len(b) == 0)
 	if err != nil {
 		return err
 	}
-	if clean && !changed {
+	switch {
+	case clean && len(b) == 0:
+		tx.version = lostVersion(st)
+	case clean && !changed:
 		tx.version = b
 	}
 	tx.logBase = st.Log
@@ -132,7 +137,22 @@ func (s *FileStore) Peek(agent, session string) (*SessionState, []byte, error) {
 	if !clean {
 		return nil, nil, errors.New("state does not parse")
 	}
+	if len(b) == 0 {
+		// A session without a state: the work is prepared on the state
+		// Locked will start it from (the clock epoch, past the log), and
+		// adopted when the state is still missing and the log unchanged.
+		if _, err := s.reconcile(agent, session, st, true); err != nil {
+			return nil, nil, err
+		}
+		return st, lostVersion(st), nil
+	}
 	return st, b, nil
+}
+
+// lostVersion is the version of a state started from nothing: two such
+// states are the same work when they saw the same log.
+func lostVersion(st *SessionState) []byte {
+	return fmt.Appendf(nil, "\x00lost %d", st.Log)
 }
 
 // Unlocked runs fn for a write that cannot take the session's lock (its
@@ -162,11 +182,7 @@ func (s *FileStore) Unlocked(agent, session string, fn func(*Tx) error) error {
 			st = got
 		}
 	}
-	// Microseconds: distinct enough (the writes through here are
-	// serialised, and each starts above the log's last), and within the
-	// 2^53 a JSON number holds exactly for consumers that read it as a
-	// double (I-JSON, RFC 7493).
-	epoch := s.now().UnixMicro()
+	epoch := s.clockEpoch()
 	if e, err := nextEpoch(st.Epoch); err == nil {
 		epoch = max(epoch, e)
 	}
@@ -200,32 +216,43 @@ func load(b []byte) (st *SessionState, clean bool) {
 	return &SessionState{}, false
 }
 
+// clockEpoch is the epoch of a session whose state cannot say which
+// positions it used, and of a write that could not take the lock: the
+// clock's microseconds. Any epoch such a session used before came from the
+// same clock, earlier, or counts up from a small number (a state's own
+// epochs), so this one is above all of them; the log's last position,
+// where there is a log, is taken into account besides (reconcile). In
+// microseconds it stays within the 2^53 a JSON number holds exactly for
+// consumers that read it as a double (I-JSON, RFC 7493), and writes through
+// Unlocked (serialised, each above the log's last) get distinct ones.
+func (s *FileStore) clockEpoch() int64 { return s.now().UnixMicro() }
+
 // reconcile moves st past the session's log when the log was written by
-// someone else since st was saved (its size differs), or when st is
-// corrupt: if the log's last position is at or after st's next, st starts a
-// new epoch after it (AEP-0001 §7.2). A corrupt state with no log to go by
-// seeds its epoch from the clock. It reports whether st changed.
-func (s *FileStore) reconcile(agent, session string, st *SessionState, corrupt bool) (bool, error) {
+// someone else since st was saved (its size differs), or when st is lost
+// (empty: a new session, a swept or truncated state; or corrupt): a lost
+// state starts at the clock epoch (clockEpoch), and if the log's last
+// position is at or after st's next, st starts a new epoch after it
+// (AEP-0001 §7.2). A session seen for the first time starts at the clock
+// too: nothing tells it apart from one whose state was swept and whose log
+// was rotated away, which has used positions nobody remembers. It reports
+// whether st changed.
+func (s *FileStore) reconcile(agent, session string, st *SessionState, lost bool) (bool, error) {
+	if lost {
+		*st = SessionState{Epoch: s.clockEpoch()}
+	}
 	if s.Log == nil {
-		if corrupt && s.Now != nil {
-			st.Epoch = s.Now().Unix()
-		}
-		return corrupt, nil
+		return lost, nil
 	}
 	size := s.Log.Size(agent, session)
-	if !corrupt && size == st.Log {
+	if !lost && size == st.Log {
 		return false, nil
 	}
-	p, ok := s.Log.Last(agent, session)
-	switch {
-	case ok && !st.after(p):
+	if p, ok := s.Log.Last(agent, session); ok && !st.after(p) {
 		e, err := nextEpoch(p.Epoch)
 		if err != nil {
 			return false, err
 		}
 		st.Epoch, st.Next = e, 0
-	case !ok && corrupt && s.Now != nil:
-		st.Epoch = s.Now().Unix()
 	}
 	st.Log = size
 	return true, nil

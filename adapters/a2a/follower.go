@@ -18,6 +18,7 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/sse"
 	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // Follower follows one task of an A2A server (a follow.Source for the
@@ -41,8 +42,12 @@ type Follower struct {
 	// Client makes the requests; nil uses a client without timeouts (the
 	// stream is long-lived; the Runner's stall watch bounds it).
 	Client *http.Client
-	// MaxEvent bounds one stream event's data.
+	// MaxEvent bounds one stream event's data; a longer event is skipped
+	// and recorded in Errors.
 	MaxEvent int
+	// Errors keeps what the follower notices itself, without content;
+	// nil drops it.
+	Errors shim.Recorder
 
 	seq      atomic.Int64
 	mu       sync.Mutex
@@ -179,6 +184,9 @@ func (s *subscription) Next() (follow.Item, error) {
 		ev, err := s.rd.Next()
 		var tooLong *sse.TooLongError
 		if errors.As(err, &tooLong) {
+			if s.f.Errors != nil {
+				s.f.Errors.Record(tooLong.Failure("a2a"))
+			}
 			continue
 		}
 		if err != nil {

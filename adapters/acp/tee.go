@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -21,6 +22,7 @@ const (
 	DefaultQueueBytes = 64 << 20
 	DefaultLinger     = 2 * time.Second
 	DefaultDrain      = 2500 * time.Millisecond
+	DefaultGrace      = 2 * time.Second
 )
 
 // Exit statuses of the tee itself, as a shell reports them.
@@ -65,6 +67,11 @@ type Tee struct {
 	// Drain bounds how long after the agent exits the tee keeps observing
 	// what is queued: transparency outranks delivery.
 	Drain time.Duration
+	// Grace bounds how long the agent has to exit on its own once the
+	// editor is gone (the relay to it broke: nobody reads), before it is
+	// asked to stop (SIGTERM) and, Grace later, killed: the tee never
+	// leaves its agent running without an editor.
+	Grace time.Duration
 	// Signals are forwarded to the agent (main subscribes SIGINT/SIGTERM).
 	Signals <-chan os.Signal
 	// Token qualifies run ids across tee restarts; "" mints one.
@@ -161,11 +168,15 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	case outErr := <-outDone:
 		outDone = nil
 		if outErr != nil {
-			// The editor stopped reading: the agent sees its stdout close,
-			// as it would without the tee.
+			// The editor stopped reading: it is gone. The agent sees its
+			// stdout and stdin close, as it would without the tee, and has
+			// Grace to exit before it is stopped.
 			a.stdout.Close()
+			a.closeStdin()
+			werr = stopWithin(exited, a.cmd.Process, orDur(t.Grace, DefaultGrace), &stopped)
+		} else {
+			werr = <-exited
 		}
-		werr = <-exited
 	case werr = <-exited:
 	}
 	close(waited)
@@ -233,6 +244,31 @@ func lingerFor(d time.Duration, outDone <-chan error, errDone <-chan struct{}) (
 		}
 	}
 	return nil, nil
+}
+
+// stopWithin waits grace for the agent to exit, then asks it to stop
+// (SIGTERM; a kill where there is no such signal), then kills it after
+// grace more, and returns how Wait ended.
+func stopWithin(exited <-chan error, p *os.Process, grace time.Duration, stopped *atomic.Bool) error {
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case err := <-exited:
+		return err
+	case <-timer.C:
+	}
+	stopped.Store(true)
+	if p.Signal(syscall.SIGTERM) != nil {
+		p.Kill()
+	}
+	timer.Reset(grace)
+	select {
+	case err := <-exited:
+		return err
+	case <-timer.C:
+	}
+	p.Kill()
+	return <-exited
 }
 
 // forward relays signals to the agent and kills it when ctx ends, until

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/internal/jsonbound"
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/control"
@@ -25,6 +26,24 @@ import (
 const (
 	DefaultMaxInput = 32 << 20
 	DefaultDeadline = 750 * time.Millisecond
+)
+
+// The shares of the deadline: the digests of values left out of a bounded
+// payload are given up at digestShare of it (the moment is then recorded
+// without them, saying so), leaving the rest for mapping and writing under
+// load; past the deadline a moment still not written is marked lost in its
+// session's log, which may take markGrace more.
+const (
+	digestShare = 0.5
+	markGrace   = 150 * time.Millisecond
+)
+
+// Commit states of a run's moment, between the work and the watchdog.
+const (
+	working   int32 = iota // not yet writing
+	writing                // the emitter is writing its events: let it finish
+	written                // done (written or failed on its own)
+	abandoned              // the watchdog gave up on it and marks it lost
 )
 
 // Runner runs one hook invocation.
@@ -92,6 +111,11 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 	}
 	var hookName atomic.Value // the moment's name, once known, for the reply
 	hookName.Store(argvHook)
+	var session atomic.Value // its session, once known, for a lost mark
+	session.Store("")
+	var state atomic.Int32 // working, writing, written, abandoned
+	finished := make(chan struct{})
+	gaveUp := make(chan struct{}) // the watchdog is done (where exit returns)
 	var replied sync.Once
 	var answer atomic.Pointer[[]byte] // a held moment's answer, replacing the neutral reply
 	reply := func() {
@@ -108,11 +132,29 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 		})
 	}
 	start := time.Now()
+	em := r.Emitter
+	if em != nil {
+		// The work writes only if the watchdog has not given up on it.
+		c := *em
+		c.Commit = func() bool { return state.CompareAndSwap(working, writing) }
+		em = &c
+	}
 	watchdog := time.AfterFunc(deadline, func() {
-		r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "deadline", Lost: 1,
-			Error: fmt.Sprintf("hook not finished after %s; replied neutrally, the moment not recorded", deadline)})
+		hook, sid := hookName.Load().(string), session.Load().(string)
+		if state.CompareAndSwap(working, abandoned) {
+			r.markLost(em, hook, sid, start, deadline)
+		} else {
+			// Its events are being written: they are not lost.
+			t := time.NewTimer(markGrace)
+			select {
+			case <-finished:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		reply()
 		exit(0)
+		close(gaveUp)
 	})
 	var drained <-chan struct{}
 	func() {
@@ -124,9 +166,25 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 		}()
 		h := held{arrived: arrived, answer: &answer, signalled: &r.signalled,
 			extend: func(d time.Duration) { watchdog.Reset(max(deadline-time.Since(start), 0) + d) }}
-		drained = r.handle(argvHook, in, func(h string) { hookName.Store(h) }, h)
+		drained = r.handle(em, argvHook, in, start.Add(time.Duration(float64(deadline)*digestShare)), func(h, sid string) {
+			if h != "" {
+				hookName.Store(h)
+			}
+			if sid != "" {
+				session.Store(sid)
+			}
+		}, h)
 	}()
+	if state.CompareAndSwap(writing, written) || state.CompareAndSwap(working, written) {
+		close(finished)
+	}
 	watchdog.Stop()
+	if state.Load() == abandoned {
+		// The watchdog gave up on the moment: it marks it lost, replies
+		// and exits.
+		<-gaveUp
+		return 0
+	}
 	reply()
 	if drained != nil {
 		// The writer of a payload past MaxInput gets to finish writing it,
@@ -154,9 +212,36 @@ type held struct {
 	extend    func(time.Duration)
 }
 
-// handle reads, bounds, maps and emits. When the payload is longer than
-// MaxInput it returns a channel closed once the rest has been read.
-func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), hd held) (drained <-chan struct{}) {
+// markLost records a moment the deadline caught: in the error log, with
+// its hook and session, and, when its session is known, as a mark in that
+// session's own log (Emitter.MarkLost), within markGrace.
+func (r *Runner) markLost(em *shim.Emitter, hook, session string, start time.Time, deadline time.Duration) {
+	where := "its session not yet known, so no mark in any session's log"
+	if em != nil && session != "" {
+		done := make(chan error, 1)
+		go func() { done <- em.MarkLost(r.Vendor, session, hook, start, "deadline") }()
+		t := time.NewTimer(markGrace)
+		defer t.Stop()
+		select {
+		case err := <-done:
+			if err == nil {
+				where = fmt.Sprintf("marked lost in the log of session %s", printable.Clip(session, 128))
+			} else {
+				where = fmt.Sprintf("session %s; its mark could not be written: %s", printable.Clip(session, 128), errText(err))
+			}
+		case <-t.C:
+			where = fmt.Sprintf("session %s; its mark was not written in time", printable.Clip(session, 128))
+		}
+	}
+	r.record(shim.Failure{Hook: hook, Stage: "deadline", Lost: 1,
+		Error: fmt.Sprintf("hook not finished after %s; replied neutrally, the moment not recorded (%s)", deadline, where)})
+}
+
+// handle reads, bounds, maps and emits through em. Digests of values left
+// out of a big payload are given up at digestBy. When the payload is
+// longer than MaxInput it returns a channel closed once the rest has been
+// read.
+func (r *Runner) handle(em *shim.Emitter, argvHook string, in io.Reader, digestBy time.Time, seen func(hook, session string), hd held) (drained <-chan struct{}) {
 	limit := r.MaxInput
 	if limit <= 0 {
 		limit = DefaultMaxInput
@@ -166,10 +251,18 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), h
 		r.record(shim.Failure{Hook: argvHook, Stage: "read", Error: "read stdin: " + errText(err), Bytes: len(raw)})
 		return drained
 	}
+	if r.Vendor.Identify != nil {
+		// Who the moment is, from the payload as read (a few top-level
+		// members, linear), before the bounding that may outlast the
+		// deadline: a moment lost then is still marked in its session.
+		h, sid := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: raw})
+		seen(h, sid)
+	}
 	lim := r.Limits
 	if lim == (jsonbound.Limits{}) {
 		lim = jsonbound.DefaultLimits
 	}
+	lim.Deadline = digestBy
 	// Linear in the payload at any depth, and outside the session lock:
 	// what the table reads afterwards is bounded.
 	bounded, rep, err := jsonbound.Bound(raw, cut, lim)
@@ -179,9 +272,9 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), h
 	}
 	hook := argvHook
 	if r.Vendor.Identify != nil {
-		if h, _ := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: bounded}); h != "" {
+		if h, sid := r.Vendor.Identify(mapping.Moment{Hook: argvHook, Raw: bounded}); h != "" {
 			hook = h
-			seen(h) // the reply may depend on it, even if the rest overruns
+			seen(h, sid) // the reply may depend on it, even if the rest overruns
 		}
 	}
 	if cut {
@@ -194,10 +287,15 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), h
 			Error: fmt.Sprintf("payload larger than %d bytes: its first %d bytes mapped, the rest read and dropped", limit, limit)})
 	}
 	if rep.Omitted > 0 {
+		kept := "their digests are kept"
+		if rep.Late > 0 {
+			kept = fmt.Sprintf("%d digests given up at %s of the deadline, so the event is recorded with its structural facts and names them in digests_missing", rep.Late, pct(digestShare))
+		}
 		r.record(shim.Failure{Hook: hook, Stage: "bound", Bytes: rep.OmittedBytes,
-			Error: fmt.Sprintf("%d values left out of the event (%d too deep, %d too big, %d cut short); their digests are kept", rep.Omitted, rep.Deep, rep.Big, rep.Cut)})
+			Error: fmt.Sprintf("%d values left out of the event (%d too deep, %d too big, %d cut short, %d still being measured at %s of the deadline, so only checked as JSON from there); %s",
+				rep.Omitted, rep.Deep, rep.Big, rep.Cut, rep.Skimmed, pct(digestShare), kept)})
 	}
-	if r.Emitter == nil {
+	if em == nil {
 		r.record(shim.Failure{Hook: hook, Stage: "config", Error: "no emitter; payload not recorded", Bytes: len(raw)})
 		return drained
 	}
@@ -207,12 +305,15 @@ func (r *Runner) handle(argvHook string, in io.Reader, seen func(hook string), h
 		defer link.Close("answered or gave up")
 		m.Control = true
 	}
-	res, err := r.Emitter.Handle(r.Vendor, m)
+	res, err := em.Handle(r.Vendor, m)
 	if link != nil && err == nil {
 		r.wait(hook, hold, link, res, hd)
 	}
 	if res.Unlocked != nil {
 		r.record(shim.Failure{Hook: hook, Stage: "lock", Error: "written without the session lock, in a fresh epoch: " + errText(res.Unlocked)})
+	}
+	if errors.Is(err, shim.ErrGivenUp) {
+		return drained // the watchdog recorded it, and marked it lost
 	}
 	if err != nil {
 		// Every lost event is counted: what the log refused, else all the
@@ -320,8 +421,9 @@ func readPayload(in io.Reader, limit int64) (raw []byte, cut bool, drained <-cha
 // payload fits it.
 const firstRead = 64 << 10
 
-// readAtMost reads up to n bytes. A payload that outgrows its buffer moves
-// into one eight times larger (up to n), which the OS backs only as it
+// readAtMost reads up to n bytes. A payload that outgrows its first buffer
+// moves into one of n bytes mapped for it (bigBuffer), or, where there is
+// none, into one eight times larger (up to n); either is backed only as it
 // fills: a big payload costs about its own size in memory.
 func readAtMost(in io.Reader, n int64) ([]byte, error) {
 	buf := make([]byte, 0, min(n, firstRead))
@@ -330,7 +432,14 @@ func readAtMost(in io.Reader, n int64) ([]byte, error) {
 			if int64(len(buf)) >= n {
 				return buf, nil
 			}
-			buf = append(make([]byte, 0, min(n, int64(cap(buf))*8)), buf...)
+			var next []byte
+			if cap(buf) == firstRead {
+				next = bigBuffer(int(n))
+			}
+			if next == nil {
+				next = make([]byte, 0, min(n, int64(cap(buf))*8))
+			}
+			buf = append(next, buf...)
 		}
 		m, err := in.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
@@ -342,6 +451,9 @@ func readAtMost(in io.Reader, n int64) ([]byte, error) {
 		}
 	}
 }
+
+// pct is a share as a percentage.
+func pct(share float64) string { return fmt.Sprintf("%d%%", int(share*100)) }
 
 func (r *Runner) record(f shim.Failure) {
 	if r.Errors == nil {

@@ -2,6 +2,7 @@ package kimiweb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/ws"
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -224,6 +226,13 @@ func (s *stream) subscribe(sids ...string) error {
 // frames (a keep-alive for the Runner's stall watch).
 func (s *stream) Next() (follow.Item, error) {
 	raw, err := s.c.Read(s.ctx)
+	var big *ws.TooBigError
+	if errors.As(err, &big) {
+		return s.oversized(big), nil
+	}
+	if errors.Is(err, ws.ErrBinary) {
+		return follow.Item{}, nil
+	}
 	if err != nil {
 		if ws.IsClosed(err) {
 			return follow.Item{}, io.EOF
@@ -302,6 +311,35 @@ func (s *stream) event(raw []byte, f gjson.Result) (follow.Item, error) {
 	it.Cursor = s.b.cursors.Cursor()
 	s.b.mu.Unlock()
 	return it, nil
+}
+
+// oversized records a frame over the bound, skipped, and moves its
+// session's cursor past it: the server replays from the cursor on every
+// reconnect, so a cursor left before the frame would have it sent again
+// for good. The routing fields come before the payload (type, seq,
+// session_id) and the epoch after it, so the frame's head and tail name
+// it; a frame they do not name moves no cursor.
+func (s *stream) oversized(big *ws.TooBigError) follow.Item {
+	seq := gjson.Parse(big.Field("seq"))
+	sid, epoch := big.Field("session_id"), big.Field("epoch")
+	it := follow.Item{}
+	where := "an unnamed frame"
+	if seq.Type == gjson.Number && sid != "" && sid != globalSession {
+		s.b.mu.Lock()
+		c, ok := s.b.cursors.Get(sid)
+		if epoch == "" && ok {
+			epoch = c.Epoch
+		}
+		if !ok || c.Epoch != epoch || seq.Int() > c.Seq {
+			s.b.cursors.Set(sid, cursor{Seq: seq.Int(), Epoch: epoch})
+		}
+		it.Cursor = s.b.cursors.Cursor()
+		s.b.mu.Unlock()
+		it.Key = sid + "/" + epoch + "/" + seq.Raw
+		where = fmt.Sprintf("session %s seq %d", printable.Clip(sid, 128), seq.Int())
+	}
+	s.b.fail("oversized", fmt.Sprintf("kimi web frame of %d bytes (%s) is over the %d-byte bound: skipped, following goes on after it", big.Size, where, ws.DefaultMaxFrame), 1)
+	return it
 }
 
 func (s *stream) isFollowed(sid string) bool {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/ws"
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // ProtocolVersion is the gateway wire protocol the bridge speaks.
@@ -37,6 +39,9 @@ type Bridge struct {
 	Nonce func() string
 	// MaxFrame bounds one frame read (0: the ws default).
 	MaxFrame int64
+	// Errors keeps what the bridge notices itself (a frame over the bound,
+	// skipped), without content; nil drops it.
+	Errors shim.Recorder
 }
 
 // ConnectParams is the connect request's params: a backend operator client
@@ -120,6 +125,20 @@ type stream struct {
 // (the subscription's) and a tick are keep-alives.
 func (s *stream) Next() (follow.Item, error) {
 	f, err := s.c.Read(s.ctx)
+	var big *ws.TooBigError
+	if errors.As(err, &big) {
+		// The gateway replays nothing, so skipping the frame costs that
+		// frame alone: say so, and go on.
+		if s.b.Errors != nil {
+			s.b.Errors.Record(shim.Failure{Adapter: "openclaw", Stage: "oversized", Lost: 1, Error: fmt.Sprintf(
+				"openclaw frame of %d bytes (event %s) is over the bound: skipped, following goes on after it",
+				big.Size, printable.Clip(big.Field("event"), 128))})
+		}
+		return follow.Item{}, nil
+	}
+	if errors.Is(err, ws.ErrBinary) {
+		return follow.Item{}, nil
+	}
 	if err != nil {
 		if ws.IsClosed(err) {
 			return follow.Item{}, errors.Join(errEnded, err)

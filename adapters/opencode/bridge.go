@@ -21,6 +21,7 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/sse"
 	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // Profile is what differs between the OpenCode server and its Kilo Code
@@ -103,6 +104,10 @@ type Bridge struct {
 	// ConnectTimeout is the first wait for the stream's headers (0 means
 	// DefaultConnectTimeout); see DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Errors keeps what the bridge notices itself (an event over the
+	// bound, skipped), named Name ("opencode", "kilocode"); nil drops it.
+	Errors shim.Recorder
+	Name   string
 
 	mu      sync.Mutex
 	busy    map[string]bool // sessions whose turn the stream saw start and not end
@@ -239,6 +244,9 @@ func (s *stream) Next() (follow.Item, error) {
 		ev, err := s.rd.Next()
 		var tl *sse.TooLongError
 		if errors.As(err, &tl) {
+			if s.b.Errors != nil {
+				s.b.Errors.Record(tl.Failure(cmp.Or(s.b.Name, "opencode")))
+			}
 			return follow.Item{}, nil // counted as activity; too big to observe
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package openhands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/adapters/ws"
+	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -193,7 +195,7 @@ func (s *stream) attach(id string) error {
 			case <-s.ctx.Done():
 				return
 			}
-			if err != nil {
+			if err != nil && !ws.Skipped(err) {
 				return
 			}
 		}
@@ -242,6 +244,13 @@ func (s *stream) Next() (follow.Item, error) {
 		case <-s.ctx.Done():
 			return follow.Item{}, io.EOF
 		}
+		var big *ws.TooBigError
+		if errors.As(f.err, &big) {
+			return s.oversized(f.conv, big), nil
+		}
+		if errors.Is(f.err, ws.ErrBinary) {
+			continue
+		}
 		if f.err != nil {
 			if websocket.CloseStatus(f.err) == 4004 {
 				s.mu.Lock()
@@ -277,6 +286,32 @@ func (s *stream) Next() (follow.Item, error) {
 		}
 		return it, nil
 	}
+}
+
+// oversized records an event frame over the bound, skipped, and moves
+// its conversation's position to the frame's timestamp: the socket resends
+// from that position on every reconnect, so a position left before the
+// frame would have it sent again for good.
+func (s *stream) oversized(conv string, big *ws.TooBigError) follow.Item {
+	it := follow.Item{}
+	id, ts := big.Field("id"), big.Field("timestamp")
+	if id != "" {
+		it.Key = conv + "/" + id
+	}
+	if ts != "" {
+		s.b.mu.Lock()
+		if old, _ := s.b.since.Get(conv); ts > old {
+			s.b.since.Set(conv, ts)
+		}
+		it.Cursor = s.b.since.Cursor()
+		s.b.mu.Unlock()
+	}
+	if s.b.Errors != nil {
+		s.b.Errors.Record(shim.Failure{Adapter: "openhands", Stage: "oversized", Lost: 1, Error: fmt.Sprintf(
+			"openhands event frame of %d bytes (conversation %s, event %s) is over the %d-byte bound: skipped, following goes on after it",
+			big.Size, printable.Clip(conv, 128), printable.Clip(id, 128), ws.DefaultMaxFrame)})
+	}
+	return it
 }
 
 // Close ends every socket.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/guard"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -64,6 +65,11 @@ type Config struct {
 	DedupeWindow int
 	// ShutdownTimeout bounds the graceful drain of in-flight requests.
 	ShutdownTimeout time.Duration
+	// Guard, when set, stands in front of both transports: OTLP/HTTP
+	// requests pass its Host, Origin and token checks, OTLP/gRPC calls
+	// its token check (the "authorization" metadata; browsers cannot
+	// speak gRPC, so Host and Origin do not apply).
+	Guard *guard.Guard
 }
 
 // withDefaults returns c with zero fields defaulted, or an error for a bad

@@ -4,6 +4,7 @@ package otlp
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // accept gzip-compressed exports
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -25,10 +27,28 @@ var ErrNoGRPC error
 // trace and metric services (accepted, counted, ignored). Messages are
 // bounded by MaxRequestBytes after decompression.
 func (r *Receiver) newGRPCServer() (grpcServer, error) {
-	s := grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(r.cfg.MaxRequestBytes)),
 		grpc.MaxConcurrentStreams(uint32(r.cfg.MaxConcurrent)),
-	)
+	}
+	if g := r.cfg.Guard; g != nil && g.Auth != nil {
+		opts = append(opts, grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			tok := ""
+			if md, ok := metadata.FromIncomingContext(ctx); ok {
+				for _, v := range md.Get("authorization") {
+					if scheme, rest, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "bearer") {
+						tok = strings.TrimSpace(rest)
+					}
+				}
+			}
+			ctx, ok := g.Auth(ctx, tok)
+			if !ok {
+				return nil, status.Error(codes.Unauthenticated, "missing or invalid bearer token")
+			}
+			return h(ctx, req)
+		}))
+	}
+	s := grpc.NewServer(opts...)
 	plogotlp.RegisterGRPCServer(s, &logsService{r: r})
 	ptraceotlp.RegisterGRPCServer(s, &tracesService{r: r})
 	pmetricotlp.RegisterGRPCServer(s, &metricsService{r: r})

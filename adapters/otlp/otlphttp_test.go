@@ -345,7 +345,7 @@ func TestConcurrentExportsKeepOneSequence(t *testing.T) {
 	}
 	seen := map[any]bool{}
 	for i, ev := range evs {
-		if *ev.Seq != int64(i) || *ev.Epoch != 0 {
+		if *ev.Seq != int64(i) || *ev.Epoch != *evs[0].Epoch {
 			t.Fatalf("line %d has (epoch %d, seq %d)", i, *ev.Epoch, *ev.Seq)
 		}
 		d := ev.Data["duration_ms"]

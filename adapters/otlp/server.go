@@ -30,8 +30,12 @@ func (r *Receiver) Run(ctx context.Context, httpLn, grpcLn net.Listener) error {
 	errc := make(chan error, 2)
 	var hs *http.Server
 	if httpLn != nil {
+		h := r.Handler()
+		if r.cfg.Guard != nil {
+			h = r.cfg.Guard.Wrap(h)
+		}
 		hs = &http.Server{
-			Handler:           r.Handler(),
+			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			IdleTimeout:       120 * time.Second,

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // DefaultMaxEvent is the largest event data a Reader keeps when its limit
@@ -39,6 +41,13 @@ type TooLongError struct {
 
 func (e *TooLongError) Error() string {
 	return fmt.Sprintf("sse: event data of %d bytes over the limit; skipped", e.Size)
+}
+
+// Failure is how a follower records the skipped event: one event lost,
+// the stream going on.
+func (e *TooLongError) Failure(adapter string) shim.Failure {
+	return shim.Failure{Adapter: adapter, Stage: "oversized", Lost: 1, Bytes: e.Size,
+		Error: fmt.Sprintf("%s stream event of %d bytes or more is over the bound: skipped, following goes on after it", adapter, e.Size)}
 }
 
 // Reader reads events from a stream. It is not safe for concurrent use.

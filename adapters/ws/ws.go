@@ -7,6 +7,7 @@
 package ws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/tidwall/gjson"
 )
 
 // DefaultMaxFrame bounds one frame a Conn reads: 16 MiB.
@@ -35,7 +37,8 @@ type Options struct {
 	// Header is sent with the handshake.
 	Header http.Header
 	// MaxFrame bounds one frame read (0: DefaultMaxFrame); a longer frame
-	// ends the connection.
+	// is skipped (read through, its head and tail kept; see TooBigError)
+	// and the connection goes on.
 	MaxFrame int64
 	// Client makes the handshake request (nil: http.DefaultClient).
 	Client *http.Client
@@ -44,8 +47,9 @@ type Options struct {
 // Conn is one open WebSocket connection. Read must be called from one
 // goroutine; WriteJSON and Close are safe from any.
 type Conn struct {
-	c  *websocket.Conn
-	mu sync.Mutex
+	c   *websocket.Conn
+	max int64
+	mu  sync.Mutex
 	// Protocol is the subprotocol the server chose.
 	Protocol string
 }
@@ -65,25 +69,111 @@ func Dial(ctx context.Context, url string, o Options) (*Conn, error) {
 	if max <= 0 {
 		max = DefaultMaxFrame
 	}
-	c.SetReadLimit(max)
-	return &Conn{c: c, Protocol: c.Subprotocol()}, nil
+	// The library would close the connection at a frame over its limit,
+	// and a server that replays from the bridge's cursor would send that
+	// frame again on every reconnect: Read enforces the bound itself, so
+	// an oversized frame is skipped instead.
+	c.SetReadLimit(-1)
+	return &Conn{c: c, max: max, Protocol: c.Subprotocol()}, nil
+}
+
+// Kept of an oversized frame: its first HeadBytes (where a frame's
+// routing fields sit: type, ids, sequence) and its last TailBytes (fields
+// a sender puts after the payload).
+const (
+	HeadBytes = 64 << 10
+	TailBytes = 4 << 10
+)
+
+// TooBigError reports a frame over the bound, read through and skipped:
+// the connection stays usable. Head and Tail are its first and last bytes,
+// for the bridge to learn which message it was.
+type TooBigError struct {
+	Size       int64 // the frame's whole size
+	Head, Tail []byte
+}
+
+// Field returns the frame's top-level member key as far as the kept bytes
+// show it: its raw JSON from the head (read as the start of an object),
+// else a string member found last in the tail (a field after the payload:
+// a string is all a tail can be read for). "" when neither shows it.
+func (e *TooBigError) Field(key string) string {
+	if r := gjson.GetBytes(e.Head, gjson.Escape(key)); r.Exists() && gjson.Valid(r.Raw) {
+		return r.String()
+	}
+	pat := []byte(`"` + key + `":"`)
+	i := bytes.LastIndex(e.Tail, pat)
+	if i < 0 {
+		return ""
+	}
+	v := e.Tail[i+len(pat):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
+		return ""
+	}
+	return string(v[:j])
+}
+
+func (e *TooBigError) Error() string {
+	return fmt.Sprintf("websocket: a frame of %d bytes over the bound was skipped", e.Size)
 }
 
 // ErrBinary reports a binary frame where text (JSON) was expected.
 var ErrBinary = errors.New("websocket: a binary frame where JSON text was expected")
 
 // Read returns the next text frame. It returns an error when the
-// connection ends (a close frame, a broken socket, a frame over the bound)
-// or ctx does.
+// connection ends (a close frame, a broken socket) or ctx does; a frame
+// over the bound returns a *TooBigError and a binary frame ErrBinary, and
+// the connection goes on in both cases (the frame was read through).
 func (c *Conn) Read(ctx context.Context) ([]byte, error) {
-	typ, b, err := c.c.Read(ctx)
+	typ, r, err := c.c.Reader(ctx)
 	if err != nil {
 		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(r, c.max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > c.max {
+		tb := &TooBigError{Head: append([]byte(nil), b[:min(len(b), HeadBytes)]...)}
+		tail := &tailWriter{keep: TailBytes, b: append([]byte(nil), b[max(0, len(b)-TailBytes):]...)}
+		n, err := io.Copy(tail, r)
+		if err != nil {
+			return nil, err
+		}
+		tb.Size, tb.Tail = int64(len(b))+n, tail.b
+		return nil, tb
 	}
 	if typ != websocket.MessageText {
 		return nil, ErrBinary
 	}
 	return b, nil
+}
+
+// Skipped reports a Read error after which the connection goes on: a
+// frame over the bound or a binary one, read through.
+func Skipped(err error) bool {
+	var tb *TooBigError
+	return errors.As(err, &tb) || errors.Is(err, ErrBinary)
+}
+
+// tailWriter keeps the last keep bytes written to it.
+type tailWriter struct {
+	keep int
+	b    []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.keep {
+		t.b = append(t.b[:0], p[len(p)-t.keep:]...)
+		return n, nil
+	}
+	if over := len(t.b) + len(p) - t.keep; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	t.b = append(t.b, p...)
+	return n, nil
 }
 
 // WriteJSON writes v as one text frame.

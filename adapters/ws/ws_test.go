@@ -42,10 +42,13 @@ func TestConn(t *testing.T) {
 			c.Write(ctx, websocket.MessageText, b)
 			c.Close(websocket.StatusNormalClosure, "")
 		}, want: `{"type":"ping"}`},
-		{name: "a frame over the bound ends the connection", max: 8, script: func(ctx context.Context, c *websocket.Conn) {
+		{name: "a frame over the bound is reported", max: 8, script: func(ctx context.Context, c *websocket.Conn) {
 			c.Read(ctx)
 			c.Write(ctx, websocket.MessageText, []byte(`{"pad":"0123456789"}`))
-		}, wantErr: func(err error) bool { return err != nil && !IsClosed(err) }},
+		}, wantErr: func(err error) bool {
+			var tb *TooBigError
+			return errors.As(err, &tb) && tb.Size == 20 && string(tb.Head) == `{"pad":"0` && string(tb.Tail) == `{"pad":"0123456789"}`
+		}},
 		{name: "a binary frame is refused", script: func(ctx context.Context, c *websocket.Conn) {
 			c.Read(ctx)
 			c.Write(ctx, websocket.MessageBinary, []byte{1, 2})
@@ -147,5 +150,56 @@ func TestGet(t *testing.T) {
 				t.Errorf("got %d %q %v, want %d %q", status, body, err, tt.status, tt.body)
 			}
 		})
+	}
+}
+
+// A frame over the bound is skipped, not fatal: the frames after it on the
+// same connection are read, and its head and tail are kept.
+func TestConnSkipsOversizedFrame(t *testing.T) {
+	ctx := context.Background()
+	big := `{"type":"event","seq":7,"session_id":"s1","payload":"` + strings.Repeat("x", 200_000) + `","epoch":"ep_1"}`
+	s := echo(t, func(ctx context.Context, c *websocket.Conn) {
+		c.Write(ctx, websocket.MessageText, []byte(big))
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"event","seq":8}`))
+		c.Close(websocket.StatusNormalClosure, "")
+	})
+	defer s.Close()
+	c, err := Dial(ctx, wsURL(s), Options{MaxFrame: 100_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	_, err = c.Read(ctx)
+	var tb *TooBigError
+	if !errors.As(err, &tb) || tb.Size != int64(len(big)) || len(tb.Head) != 100_001 && len(tb.Head) != HeadBytes ||
+		!strings.HasPrefix(big, string(tb.Head)) || !strings.HasSuffix(big, string(tb.Tail)) || len(tb.Tail) != TailBytes {
+		t.Fatalf("first read: %v", err)
+	}
+	b, err := c.Read(ctx)
+	if err != nil || string(b) != `{"type":"event","seq":8}` {
+		t.Fatalf("the next frame: %q %v", b, err)
+	}
+	if _, err := c.Read(ctx); !IsClosed(err) {
+		t.Fatalf("then: %v, want closed", err)
+	}
+}
+
+func TestTailWriter(t *testing.T) {
+	w := &tailWriter{keep: 4}
+	for _, p := range []string{"ab", "cde", "f", "0123456789", "x"} {
+		w.Write([]byte(p))
+	}
+	if string(w.b) != "789x" {
+		t.Fatalf("tail %q", w.b)
+	}
+}
+
+func TestTooBigField(t *testing.T) {
+	e := &TooBigError{Head: []byte(`{"type":"event","seq":7,"session_id":"s1","payload":{"epoch":"inner","text":"xxxx`),
+		Tail: []byte(`xxxx"},"note":"a\"b","epoch":"ep_9"}`)}
+	for key, want := range map[string]string{"seq": "7", "session_id": "s1", "type": "event", "epoch": "ep_9", "note": "", "missing": "", "payload": ""} {
+		if got := e.Field(key); got != want {
+			t.Errorf("Field(%q) = %q, want %q", key, got, want)
+		}
 	}
 }

@@ -15,11 +15,12 @@ type A2aCmd struct {
 	Listen   string `help:"Address to listen on." default:"127.0.0.1:8789" env:"AEP_A2A_LISTEN" placeholder:"ADDR"`
 	Upstream string `help:"The A2A server's base URL (the agent card's host)." required:"" env:"AEP_A2A_UPSTREAM" placeholder:"URL"`
 	Deltas   bool   `help:"Record appended artifact chunks (x.a2a.artifact.delta); pair with --capture redacted for their text." env:"AEP_A2A_DELTAS"`
+	TeeAuthFlags
 }
 
 // Run serves the proxy until SIGINT or SIGTERM.
 func (c *A2aCmd) Run(s *Streams) error {
-	return serveTee(s, "a2a", c.Listen, c.Upstream, c.CaptureFlags, mapping.A2A(),
+	return serveTee(s, "a2a", c.Listen, c.Upstream, c.CaptureFlags, c.TeeAuthFlags, mapping.A2A(),
 		func(u *url.URL, h shim.Handler, errs shim.Recorder) httpTee {
 			return &a2a.Proxy{Upstream: u, Handle: h, Errors: errs, Deltas: c.Deltas}
 		})

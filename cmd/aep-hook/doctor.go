@@ -12,6 +12,7 @@ import (
 	"github.com/aep-hook/aep-hook/doctor"
 	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/internal/printable"
+	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
 )
@@ -127,12 +128,22 @@ func (c *DoctorCmd) settingsSection(w io.Writer, cfg shim.Config) {
 	}
 	for _, k := range []string{"AEP_HOST", "AEP_HOOK_DEADLINE", "AEP_SECRET_ENV", "AEP_OUT", "AEP_DELIVER_DEADLINE"} {
 		if v := os.Getenv(k); v != "" {
-			fmt.Fprintf(w, "%-10s %s\n", strings.ToLower(strings.TrimPrefix(k, "AEP_"))+":", v)
+			fmt.Fprintf(w, "%-10s %s\n", strings.ToLower(strings.TrimPrefix(k, "AEP_"))+":", shownSetting(k, v))
 		}
 	}
 	if os.Getenv("AEP_TOKEN") != "" {
 		fmt.Fprintln(w, "token:     set (not shown)")
 	}
+}
+
+// shownSetting is a setting as doctor prints it: a destination list with
+// the credentials of every item removed whatever its shape, any other
+// value with whatever secret it holds removed, both printable.
+func shownSetting(name, v string) string {
+	if name == "AEP_OUT" {
+		return printable.String(redact.Destination(v))
+	}
+	return printable.String(redact.Diagnostic(v))
 }
 
 // agents prints the agents' section and notes its problems: one wired
@@ -320,7 +331,7 @@ func nonEmpty(ss ...string) []string {
 // the local log: they are not lost).
 func printFailure(w io.Writer, f shim.Failure) {
 	head := nonEmpty(printable.String(f.Time), printable.String(f.Adapter), printable.String(f.Hook), "["+printable.String(f.Stage)+"]")
-	fmt.Fprintf(w, "  %s %s", strings.Join(head, " "), printable.String(f.Error))
+	fmt.Fprintf(w, "  %s %s", strings.Join(head, " "), printable.String(redact.Diagnostic(f.Error)))
 	if f.Bytes > 0 {
 		fmt.Fprintf(w, " (%d bytes)", f.Bytes)
 	}

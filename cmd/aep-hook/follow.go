@@ -59,9 +59,9 @@ func (c *FollowCmd) Run(s *Streams) error {
 	case "openhands":
 		w, err = c.openHands(u, getenv, errs)
 	case "openclaw":
-		w, err = c.openClaw(u, getenv)
+		w, err = c.openClaw(u, getenv, errs)
 	default:
-		w, err = c.openCode(u, getenv)
+		w, err = c.openCode(u, getenv, errs)
 	}
 	if err != nil {
 		return err
@@ -117,10 +117,10 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 		Cursor: cur,
 		Stall:  c.Stall,
 		Status: func(line string) {
-			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, u.Redacted(), line)
+			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, redact.Destination(u.String()), line)
 		},
 	}
-	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, u.Redacted(), w.mode, cfg.LogRoot())
+	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, redact.Destination(u.String()), w.mode, cfg.LogRoot())
 	ctx, stop := untilInterrupted()
 	defer stop()
 	runner.Run(ctx)
@@ -139,7 +139,7 @@ func (c *FollowCmd) mode(def mapping.Mode) mapping.Mode {
 }
 
 // openCode wires the OpenCode / Kilo SSE bridge.
-func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string) (followWiring, error) {
+func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string, errs shim.Recorder) (followWiring, error) {
 	prof := opencode.Profiles[c.Vendor]
 	user, password := u.User.Username(), ""
 	if p, ok := u.User.Password(); ok {
@@ -162,7 +162,7 @@ func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string) (followWiri
 	bridge := &opencode.Bridge{
 		Base: u, User: user, Password: password, AllDirectories: c.AllDirectories,
 		Mode: mode, Deltas: c.Deltas,
-		Nonce: shim.NewIDs().Now,
+		Nonce: shim.NewIDs().Now, Errors: errs, Name: prof.Table,
 	}
 	return followWiring{table: prof.Table, source: bridge, mode: mode, cursor: cursorKey(u, c.AllDirectories)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/a2a"
 	"github.com/aep-hook/aep-hook/adapters/follow"
 	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -49,7 +50,7 @@ func (c *FollowCmd) runA2A(s *Streams, getenv func(string) string) error {
 		return exitError{code: 2, msg: err.Error()}
 	}
 	em := cfg.NewFileEmitter(p)
-	f := &a2a.Follower{Endpoint: u, Task: c.Task, Legacy: c.Legacy, Header: h}
+	f := &a2a.Follower{Endpoint: u, Task: c.Task, Legacy: c.Legacy, Header: h, Errors: errs}
 	runner := &follow.Runner{
 		Name:   "a2a",
 		Source: f,
@@ -57,10 +58,10 @@ func (c *FollowCmd) runA2A(s *Streams, getenv func(string) string) error {
 		Errors: errs,
 		Stall:  c.Stall,
 		Status: func(line string) {
-			fmt.Fprintf(s.Err, "aep-hook follow a2a: %s task %s: %s\n", u.Redacted(), c.Task, line)
+			fmt.Fprintf(s.Err, "aep-hook follow a2a: %s task %s: %s\n", redact.Destination(u.String()), c.Task, line)
 		},
 	}
-	fmt.Fprintf(s.Err, "aep-hook follow a2a: following task %s at %s (logs in %s)\n", c.Task, u.Redacted(), cfg.LogRoot())
+	fmt.Fprintf(s.Err, "aep-hook follow a2a: following task %s at %s (logs in %s)\n", c.Task, redact.Destination(u.String()), cfg.LogRoot())
 	ctx, stop := untilInterrupted()
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)

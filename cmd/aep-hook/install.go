@@ -23,11 +23,18 @@ type InstallCmd struct {
 	Scope  string   `help:"user (every project) or project (the working directory)." default:"user" enum:"user,project"`
 	DryRun bool     `name:"dry-run" help:"Say what would change, with a diff of every existing settings file it would edit; write nothing."`
 	Binary string   `help:"The aep-hook binary to register (default: this one, by absolute path)." type:"path"`
+	OTel   bool     `name:"otel" help:"Also point the agent's OpenTelemetry log export at the sidecar (aep-hook otel) with its bearer token: Codex's config.toml [otel], VS Code's $AEP_HOME/otel.env."`
 }
 
 // Run plans every change, then (unless --dry-run) applies them, backups first.
 func (c *InstallCmd) Run(s *Streams) error {
-	return runInstall(s, c.Agents, c.All, c.Scope, c.DryRun, c.Binary, false)
+	err := runInstall(s, c.Agents, c.All, c.Scope, c.DryRun, c.Binary, false)
+	if c.OTel {
+		if oerr := installOTel(s, c.Agents, c.All, c.DryRun); err == nil {
+			err = oerr
+		}
+	}
+	return err
 }
 
 // UninstallCmd is `aep-hook uninstall`: removes exactly the registrations

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 
 	"github.com/aep-hook/aep-hook/adapters/otlp"
+	"github.com/aep-hook/aep-hook/internal/guard"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -20,6 +22,27 @@ type OtelCmd struct {
 	Mode          string `help:"companion (only x.<vendor>.otel.* events; a hook adapter owns the core types) or primary (also the pinned core types)." enum:"companion,primary" default:"companion"`
 	MaxBody       int64  `help:"Largest request body accepted, in bytes after decompression." default:"4194304"`
 	MaxConcurrent int    `help:"Requests handled at once; more get a retryable 503." default:"32"`
+	ListenFlags
+	Auth string `help:"token (exporters present the bearer token: Authorization: Bearer, from --token-file or $AEP_HOME/token) or none (loopback only: then any local user can write into your record)." enum:"token,none" default:"token" env:"AEP_OTEL_AUTH"`
+}
+
+// guard builds the sidecar's listener guard: the token's posture is
+// decided by the widest of its listeners (one off loopback needs it).
+// GET /healthz needs no token (Host and Origin are still checked): the
+// counters are no secret, and a service manager's probe has no token.
+func (c *OtelCmd) guard(home string, errs shim.Recorder) (listener, error) {
+	addr := c.Listen
+	if addr == "" || (c.GRPC != "" && guard.Loopback(addr) && !guard.Loopback(c.GRPC)) {
+		addr = c.GRPC
+	}
+	l, err := c.guardFor("otel", addr, c.Auth, home, errs)
+	if err != nil {
+		return l, err
+	}
+	l.guard.Public = func(r *http.Request) bool {
+		return r.URL.Path == otlp.PathHealth && (r.Method == http.MethodGet || r.Method == http.MethodHead)
+	}
+	return l, nil
 }
 
 // Run serves until SIGINT or SIGTERM, then drains in-flight requests.
@@ -38,6 +61,11 @@ func (c *OtelCmd) Run(s *Streams) error {
 	if _, err := cfg.TenantAttr(); err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
+	errs := shim.NewErrorLog(cfg.HomeDir())
+	l, err := c.guard(cfg.HomeDir(), errs)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	em := cfg.NewFileEmitter(p)
 	// A record's events get ids derived from the record, so an exporter's
 	// retry of a batch after a restart of the sidecar repeats the ids.
@@ -45,7 +73,8 @@ func (c *OtelCmd) Run(s *Streams) error {
 	rcv, err := otlp.New(otlp.Config{
 		Vendor: c.Vendor, Mode: mapping.Mode(c.Mode),
 		MaxRequestBytes: c.MaxBody, MaxConcurrent: c.MaxConcurrent,
-	}, em, shim.NewErrorLog(cfg.HomeDir()))
+		Guard: l.guard,
+	}, em, errs)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
 	}
@@ -65,6 +94,7 @@ func (c *OtelCmd) Run(s *Streams) error {
 		}
 		fmt.Fprintf(s.Err, "aep-hook otel: OTLP/gRPC on %s\n", grpcLn.Addr())
 	}
+	fmt.Fprintf(s.Err, "aep-hook otel: auth: %s\n", l.describe())
 	ctx, stop := untilInterrupted()
 	defer stop()
 	if err := rcv.Run(ctx, httpLn, grpcLn); err != nil {

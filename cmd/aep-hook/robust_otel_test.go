@@ -27,9 +27,10 @@ import (
 
 // sidecar is a running `aep-hook otel`.
 type sidecar struct {
-	cmd  *exec.Cmd
-	url  string // http://host:port
-	home string
+	cmd   *exec.Cmd
+	url   string // http://host:port
+	home  string
+	token string // the bearer token it requires
 }
 
 var otelAddr = regexp.MustCompile(`http://(\S+)/v1/logs`)
@@ -52,6 +53,10 @@ func startSidecar(t *testing.T, home string, args ...string) *sidecar {
 	go io.Copy(io.Discard, stderr)
 	s := &sidecar{cmd: cmd, url: "http://" + m[1], home: home}
 	t.Cleanup(s.stop)
+	// The sidecar made the per-user token before it listened.
+	if tok, err := os.ReadFile(filepath.Join(home, "token")); err == nil {
+		s.token = strings.TrimSpace(string(tok))
+	}
 	return s
 }
 
@@ -71,7 +76,10 @@ func (s *sidecar) post(t *testing.T, ld plog.Logs) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(s.url+"/v1/logs", "application/x-protobuf", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/logs", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +170,7 @@ func TestOtelSlowUploads(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		fmt.Fprintf(c, "POST /v1/logs HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-protobuf\r\nContent-Length: 100000\r\n\r\n0123456789", addr)
+		fmt.Fprintf(c, "POST /v1/logs HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-protobuf\r\nContent-Length: 100000\r\n\r\n0123456789", addr, s.token)
 	}
 	// Wait until the sidecar has them all in hand (a safety net bounds the
 	// wait for a sidecar that cannot say).

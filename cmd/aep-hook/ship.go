@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
@@ -85,7 +84,7 @@ func (o OutFlags) deliverAfterHook(cfg shim.Config, adapter string, rels []strin
 	if v, err := time.ParseDuration(getenv("AEP_DELIVER_DEADLINE")); err == nil && v > 0 && v <= 5*time.Second {
 		d = v
 	}
-	sh.Client = &http.Client{} // the context bounds every request
+	sh.Client = deliver.NewClient(0) // the context bounds every request
 	sh.LockWait = d / 6
 	sh.RetryFor = -1 // one attempt: an unreachable collector costs nothing more
 	ctx, cancel := context.WithTimeout(context.Background(), d)

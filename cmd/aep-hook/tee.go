@@ -58,6 +58,12 @@ func (c *AcpCmd) Run(s *Streams) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// An editor that closes its pipes while the agent runs must not kill
+	// the tee by SIGPIPE (leaving the agent to init): caught (never read,
+	// and a caught signal is not inherited by the agent as an ignored one
+	// would be), a write to a closed stdout fails with EPIPE instead, and
+	// the tee stops the agent in order.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	tee := &acp.Tee{
 		Command: cmd,
 		Stdin:   s.In,
@@ -92,14 +98,24 @@ type AguiCmd struct {
 	Listen   string `help:"Address to listen on." default:"127.0.0.1:8788" env:"AEP_AGUI_LISTEN" placeholder:"ADDR"`
 	Upstream string `help:"The AG-UI agent's base URL." required:"" env:"AEP_AGUI_UPSTREAM" placeholder:"URL"`
 	Deltas   bool   `help:"Record token-delta events (x.agui.*.content, tool-call args)." env:"AEP_AGUI_DELTAS"`
+	TeeAuthFlags
 }
 
 // Run serves the proxy until SIGINT or SIGTERM.
 func (c *AguiCmd) Run(s *Streams) error {
-	return serveTee(s, "agui", c.Listen, c.Upstream, c.CaptureFlags, mapping.AGUI(),
+	return serveTee(s, "agui", c.Listen, c.Upstream, c.CaptureFlags, c.TeeAuthFlags, mapping.AGUI(),
 		func(u *url.URL, h shim.Handler, errs shim.Recorder) httpTee {
 			return &agui.Proxy{Upstream: u, Handle: h, Errors: errs, Deltas: c.Deltas}
 		})
+}
+
+// TeeAuthFlags are an HTTP tee's guard settings. On loopback a tee needs
+// no token by default: whoever can reach it can reach the agent it fronts
+// directly, and what it records is what really passed between a client
+// and that agent. Off loopback the token is required.
+type TeeAuthFlags struct {
+	ListenFlags
+	Auth string `help:"auto (default: none on loopback, token off it), none (loopback only) or token: clients present the bearer token (from --token-file or $AEP_HOME/token) in Proxy-Authorization: Bearer, or in Authorization: Bearer when the agent takes no credentials of its own; the tee never forwards it." enum:"auto,token,none" default:"auto" env:"AEP_TEE_AUTH"`
 }
 
 // httpTee is an HTTP tee's proxy (a2a.Proxy, agui.Proxy).
@@ -109,20 +125,27 @@ type httpTee interface {
 	Wait()
 }
 
-// serveTee runs an HTTP tee verb: upstream must be an http(s) URL; the
-// proxy newTee builds (writing through the emitter's handler for v, its
+// serveTee runs an HTTP tee verb: upstream must be an http(s) URL; only
+// requests addressed to the tee itself pass its guard (so a rebound page
+// cannot reach the agent through it: the tee sends the upstream its own
+// Host only after checking the client's); the proxy newTee builds (writing through the emitter's handler for v, its
 // failures into the error log) is served on listen until SIGINT or
 // SIGTERM, then the server shuts down: the exchanges in flight get up to
 // 5 s, and within the same bound observed (what was relayed is observed
 // before the tee leaves). It prints the address it listens on, so a caller
 // that asked for port 0 learns the port.
-func serveTee(s *Streams, name, listen, upstream string, f CaptureFlags, v mapping.Vendor,
+func serveTee(s *Streams, name, listen, upstream string, f CaptureFlags, af TeeAuthFlags, v mapping.Vendor,
 	newTee func(u *url.URL, h shim.Handler, errs shim.Recorder) httpTee) error {
 	u, err := url.Parse(upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return exitError{code: 2, msg: fmt.Sprintf("%s: --upstream %q is not an http(s) URL", name, upstream)}
 	}
 	em, errs := teeEmitter(f)
+	l, err := af.guardFor(name, listen, af.Auth, f.config(os.Getenv).HomeDir(), errs)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	l.guard.ProxyAuthorization, l.guard.Strip = true, true
 	h := newTee(u, em.Handler(v), errs)
 	ctx, stop := untilInterrupted()
 	defer stop()
@@ -130,8 +153,9 @@ func serveTee(s *Streams, name, listen, upstream string, f CaptureFlags, v mappi
 	if err != nil {
 		return exitError{code: 1, msg: fmt.Sprintf("%s: listen: %v", name, err)}
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
-	fmt.Fprintf(s.Err, "aep-hook %s: proxying http://%s -> %s\n", name, ln.Addr(), u.Redacted())
+	srv := &http.Server{Handler: l.guard.Wrap(h), ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(s.Err, "aep-hook %s: proxying http://%s -> %s\n", name, ln.Addr(), redact.Destination(u.String()))
+	fmt.Fprintf(s.Err, "aep-hook %s: auth: %s\n", name, l.describe())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -48,8 +48,8 @@ func TestBrowser(t *testing.T) {
 	if !strings.Contains(data, `"session":"browser-1"`) || !strings.Contains(data, `"source":"aep://browser-host/agent/claude-code/session/browser-1"`) {
 		t.Errorf("the browser got %s", data)
 	}
-	if id := browser.EvalJS[string](t, ctx, `window.got[0].id`); id != "browser-1:0:0" {
-		t.Errorf("lastEventId %q", id)
+	if id, want := browser.EvalJS[string](t, ctx, `window.got[0].id`), positionID(t, []byte(data)); id != want {
+		t.Errorf("lastEventId %q, want %q", id, want)
 	}
 
 	// 2. Another origin: a page of a server on another port.

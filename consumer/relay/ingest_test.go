@@ -248,7 +248,7 @@ func TestShipToRelay(t *testing.T) {
 	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
 		t.Fatalf("ship: %d %s", code, out)
 	}
-	if m := s.next(false); m.Data+"\n" != string(logged) || m.ID != "shipped-1:0:0" {
+	if m := s.next(false); m.Data+"\n" != string(logged) || m.ID != positionID(t, logged) {
 		t.Errorf("shipped %q, the log holds %q", m.Data, logged)
 	}
 	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
@@ -278,7 +278,22 @@ func TestShipToRelay(t *testing.T) {
 	if code, out := run([]string{"ship"}, "AEP_OUT="+p.base, "AEP_TOKEN="+laptopTok); code != 0 {
 		t.Fatalf("ship with the right token: %d %s", code, out)
 	}
-	if m := s.next(false); !strings.Contains(m.Data, `"source":"aep://laptop/agent/claude-code/session/shipped-2"`) || m.ID != "shipped-2:0:0" {
+	if m := s.next(false); !strings.Contains(m.Data, `"source":"aep://laptop/agent/claude-code/session/shipped-2"`) || m.ID != positionID(t, []byte(m.Data)) {
 		t.Errorf("the second machine's event: %+v", m)
 	}
+}
+
+// positionID is the SSE id of an event line: its session and position
+// (session:epoch:seq). A session's first epoch comes from the clock, so a
+// test takes it from the event as written.
+func positionID(t *testing.T, line []byte) string {
+	t.Helper()
+	var e struct {
+		Session    string
+		Epoch, Seq int64
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		t.Fatalf("event %q: %v", line, err)
+	}
+	return fmt.Sprintf("%s:%d:%d", e.Session, e.Epoch, e.Seq)
 }

@@ -352,6 +352,17 @@ func Facts(e *shim.Event) string {
 			if t, ok := v["type"].(string); ok && k == "error" {
 				parts = append(parts, "error="+printable.Clip(t, 40))
 			}
+		case []any:
+			// A list of names (digests_missing): the names, not content.
+			var names []string
+			for _, x := range v {
+				if n, ok := x.(string); ok {
+					names = append(names, printable.Clip(n, 40))
+				}
+			}
+			if len(names) > 0 && len(names) == len(v) && len(names) <= 8 {
+				parts = append(parts, printable.String(k)+"="+strings.Join(names, ","))
+			}
 		}
 	}
 	if e.Severity != "" && e.Severity != "info" {

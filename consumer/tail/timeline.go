@@ -68,6 +68,10 @@ func Timeline(r io.Reader, w io.Writer, o TimelineOptions) (TimelineStats, error
 	width := typeWidth(longest)
 	var tr track.Tracker
 	var reqs requests
+	var lost []*shim.Event // the moments aep-hook marked lost
+	// Epochs are shown by rank in the log (0, 1, ...): their values are
+	// clock readings in microseconds, for order, not for reading.
+	epochs := map[int64]int{}
 	runs := map[string]int{}
 	runNo := func(run string) int {
 		if _, ok := runs[run]; !ok {
@@ -86,6 +90,9 @@ func Timeline(r io.Reader, w io.Writer, o TimelineOptions) (TimelineStats, error
 		if e.Run != "" {
 			runNo(e.Run) // numbered in order of appearance, shown or not
 		}
+		if code, _ := e.Data["code"].(string); e.Type == "error.raised" && code == "moment_lost" {
+			lost = append(lost, e)
+		}
 		if !o.Debug && debug(e) {
 			continue
 		}
@@ -95,7 +102,12 @@ func Timeline(r io.Reader, w io.Writer, o TimelineOptions) (TimelineStats, error
 			if e.Epoch != nil {
 				epoch = *e.Epoch
 			}
-			pos = fmt.Sprintf("%2d:%-3d", epoch, *e.Seq)
+			rank, ok := epochs[epoch]
+			if !ok {
+				rank = len(epochs)
+				epochs[epoch] = rank
+			}
+			pos = fmt.Sprintf("%2d:%-3d", rank, *e.Seq)
 		}
 		// Run events are indented under their run; the subject column
 		// lines up across both.
@@ -111,6 +123,10 @@ func Timeline(r io.Reader, w io.Writer, o TimelineOptions) (TimelineStats, error
 	}
 	for _, op := range tr.Attention() {
 		fmt.Fprintf(w, "  never closed: attention request %s %s, raised %s\n", op.ID, printable.Clip(op.Subject, 40), clock(op.Time))
+	}
+	for _, e := range lost {
+		hook, _ := e.Data["hook"].(string)
+		fmt.Fprintf(w, "  lost: a %s moment at %s (its hook ran out of time; the record has a gap there)\n", printable.Clip(hook, 40), clock(e.Time))
 	}
 	if st.Hidden > 0 {
 		fmt.Fprintf(w, "  (%d debug-level event(s) not shown; --debug shows them)\n", st.Hidden)

@@ -41,6 +41,7 @@ var (
 	rAckCause      = rule{"AEP-0004 §3", "an ack's cause is the command's id"}
 	rValues        = rule{"AEP-0002 §5.3", "attention.answered values answer the form's fields by their types (AEP-0006)"}
 	rValuesCapture = rule{"AEP-0002 §5.3", "free-text form values (string fields, other answers) are redacted-level (AEP-0006)"}
+	rLost          = rule{"AEP-0001 §7.2", "gaps are legal, but a complete session holds no moment its adapter marked lost (error.raised, code moment_lost)"}
 )
 
 // attrRules are the per-attribute rules of the AEP-0001 §5.1 table.

@@ -642,6 +642,15 @@ func (c *check) stream(ev map[string]any) {
 		default:
 			s.acks[cause] = ack{id: id, typ: c.typ}
 		}
+	case "error.raised":
+		// aep-hook's mark of a moment its adapter could not record in time:
+		// the session's record has a gap there. Complete input claims whole
+		// sessions, so it is a violation there, a warning otherwise.
+		if d, _ := ev["data"].(map[string]any); d["code"] == lostCode {
+			hook, _ := d["hook"].(string)
+			when, _ := ev["time"].(string)
+			c.ref(rLost, "a %s moment of this session was lost at %s (its hook ran out of time): the record is incomplete here", hook, when)
+		}
 	case "run.finished", "run.failed", "run.cancelled":
 		run, _ := ev["run"].(string)
 		if run == "" {
@@ -801,6 +810,9 @@ func (c *check) order(ev map[string]any, s *session, id string) {
 	}
 	s.positions[pos] = id
 }
+
+// lostCode is the error.raised code aep-hook marks a lost moment with.
+const lostCode = "moment_lost"
 
 // ref reports an unresolved reference: a violation for complete input, a
 // warning otherwise (the log may begin mid-session).

@@ -186,8 +186,8 @@ func codexOtelSetup(r *Run) error {
 [otel]
 environment = "real"
 log_user_prompt = %t
-exporter = { otlp-http = { endpoint = "%s/v1/logs", protocol = "%s" } }
-`, ch.Prompts, px.URL(), ch.Protocol)
+exporter = { otlp-http = { endpoint = "%s/v1/logs", protocol = "%s", headers = { authorization = "Bearer %s" } } }
+`, ch.Prompts, px.URL(), ch.Protocol, sc.Token)
 	if err := codexConfig(r, otel); err != nil {
 		return err
 	}

@@ -106,10 +106,11 @@ const exportsFile = "otlp.jsonl"
 
 // sidecar is a running `aep-hook otel` process.
 type sidecar struct {
-	cmd  *exec.Cmd
-	URL  string // http://127.0.0.1:PORT
-	errb *syncBuffer
-	done chan error
+	cmd   *exec.Cmd
+	URL   string // http://127.0.0.1:PORT
+	Token string // the bearer token it requires (its home's per-user token)
+	errb  *syncBuffer
+	done  chan error
 }
 
 // syncBuffer is a bytes.Buffer safe for a process's writer and a reader.
@@ -164,6 +165,14 @@ func startSidecar(bin string, env []string, flags ...string) (*sidecar, error) {
 	select {
 	case addr := <-found:
 		s.URL = "http://" + addr
+		// The sidecar made its home's token before it listened.
+		for _, kv := range env {
+			if home, ok := strings.CutPrefix(kv, "AEP_HOME="); ok {
+				if b, err := os.ReadFile(filepath.Join(home, "token")); err == nil {
+					s.Token = strings.TrimSpace(string(b))
+				}
+			}
+		}
 		return s, nil
 	case err := <-s.done:
 		return nil, fmt.Errorf("aep-hook otel exited before listening: %v: %s", err, s.errb.String())
@@ -239,7 +248,7 @@ func (p *otlpProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	for _, h := range []string{"Content-Type", "Content-Encoding"} {
+	for _, h := range []string{"Content-Type", "Content-Encoding", "Authorization"} {
 		if v := req.Header.Get(h); v != "" {
 			up.Header.Set(h, v)
 		}

@@ -73,6 +73,8 @@ func replayOTelOnce(bin string, fx Fixture, rc OTelReplay, dir string, schemas *
 		}
 		req, _ := http.NewRequest(http.MethodPost, sc.URL+e.Path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", e.ContentType)
+		// As the agent sends it, configured by install --otel.
+		req.Header.Set("Authorization", "Bearer "+sc.Token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			badf("export %d: %v", e.N, err)

@@ -51,6 +51,15 @@ type Guard struct {
 	QueryToken bool
 	// Cookie, when set, names a cookie that may carry the token.
 	Cookie string
+	// ProxyAuthorization also takes the token from a Proxy-Authorization
+	// Bearer header, looked at first: a tee in front of a server that has
+	// credentials of its own leaves the client's Authorization header to
+	// that server.
+	ProxyAuthorization bool
+	// Strip removes the credential a request passed with (the header or
+	// cookie that carried the token) before the handler sees it, so a
+	// proxy behind the guard never hands the listener's token on.
+	Strip bool
 	// Refused, when set, is told of every refused request and why (for an
 	// audit log); reason never contains the token.
 	Refused func(r *http.Request, status int, reason string)
@@ -59,7 +68,7 @@ type Guard struct {
 // Wrap returns h behind the guard.
 func (g *Guard) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := g.token(r)
+		token, from := g.token(r)
 		if reason := g.checkHost(r); reason != "" {
 			g.refuse(w, r, http.StatusForbidden, reason)
 			return
@@ -73,6 +82,9 @@ func (g *Guard) Wrap(h http.Handler) http.Handler {
 			switch {
 			case ok:
 				r = r.WithContext(ctx)
+				if g.Strip {
+					g.strip(r, from)
+				}
 			case g.Public != nil && g.Public(r):
 			default:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="aep-hook"`)
@@ -95,32 +107,72 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, status int, reaso
 	http.Error(w, reason, status)
 }
 
-// token takes the presented token off the request: the Authorization
-// header first, then (if allowed) the cookie and the access_token query
-// parameter, which is removed from the URL either way so no later log line
-// can carry it.
-func (g *Guard) token(r *http.Request) string {
-	var tok string
-	if a := r.Header.Get("Authorization"); a != "" {
-		if scheme, rest, ok := strings.Cut(a, " "); ok && strings.EqualFold(scheme, "bearer") {
-			tok = strings.TrimSpace(rest)
+// Where a request's token came from.
+const (
+	fromNone = iota
+	fromProxy
+	fromHeader
+	fromCookie
+	fromQuery
+)
+
+// token takes the presented token off the request: the Proxy-Authorization
+// header first (if allowed), then the Authorization header, then (if
+// allowed) the cookie and the access_token query parameter, which is
+// removed from the URL either way so no later log line can carry it.
+func (g *Guard) token(r *http.Request) (string, int) {
+	tok, from := "", fromNone
+	if g.ProxyAuthorization {
+		if t := bearer(r.Header.Get("Proxy-Authorization")); t != "" {
+			tok, from = t, fromProxy
+		}
+	}
+	if tok == "" {
+		if t := bearer(r.Header.Get("Authorization")); t != "" {
+			tok, from = t, fromHeader
 		}
 	}
 	if tok == "" && g.Cookie != "" {
-		if c, err := r.Cookie(g.Cookie); err == nil {
-			tok = c.Value
+		if c, err := r.Cookie(g.Cookie); err == nil && c.Value != "" {
+			tok, from = c.Value, fromCookie
 		}
 	}
 	if strings.Contains(r.URL.RawQuery, "access_token") {
 		q := r.URL.Query()
 		if v := q.Get("access_token"); v != "" && tok == "" && g.QueryToken {
-			tok = v
+			tok, from = v, fromQuery
 		}
 		q.Del("access_token")
 		r.URL.RawQuery = q.Encode()
 		r.RequestURI = r.URL.RequestURI()
 	}
-	return tok
+	return tok, from
+}
+
+// bearer returns the token of an "Authorization: Bearer T" value.
+func bearer(v string) string {
+	if scheme, rest, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "bearer") {
+		return strings.TrimSpace(rest)
+	}
+	return ""
+}
+
+// strip removes the credential the request passed with.
+func (g *Guard) strip(r *http.Request, from int) {
+	switch from {
+	case fromProxy:
+		r.Header.Del("Proxy-Authorization")
+	case fromHeader:
+		r.Header.Del("Authorization")
+	case fromCookie:
+		cs := r.Cookies()
+		r.Header.Del("Cookie")
+		for _, c := range cs {
+			if c.Name != g.Cookie {
+				r.AddCookie(c)
+			}
+		}
+	}
 }
 
 // checkHost accepts the listener's own address (IP literal and port, as the

@@ -159,3 +159,67 @@ func TestUserToken(t *testing.T) {
 		t.Fatal("a token file that is a link was followed")
 	}
 }
+
+// A proxy behind the guard never hands the listener's token on, and a
+// client's own Authorization stays for the server behind the proxy when
+// the listener's token rides in Proxy-Authorization.
+func TestGuardStrip(t *testing.T) {
+	var got []http.Header
+	g := &Guard{Auth: Bearer("tee-token"), ProxyAuthorization: true, Cookie: "aep_token", Strip: true}
+	srv := httptest.NewServer(g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Clone())
+	})))
+	defer srv.Close()
+	cases := []struct {
+		name   string
+		hdr    map[string]string
+		status int
+		keep   map[string]string // headers the handler must still see
+		gone   []string          // headers it must not
+	}{
+		{"bearer stripped", map[string]string{"Authorization": "Bearer tee-token"}, 200, nil, []string{"Authorization"}},
+		{"proxy header first", map[string]string{"Proxy-Authorization": "Bearer tee-token", "Authorization": "Bearer upstream-secret"},
+			200, map[string]string{"Authorization": "Bearer upstream-secret"}, []string{"Proxy-Authorization"}},
+		{"cookie stripped, others kept", map[string]string{"Cookie": "theme=dark; aep_token=tee-token"}, 200,
+			map[string]string{"Cookie": "theme=dark"}, nil},
+		{"upstream credential alone is no token", map[string]string{"Authorization": "Bearer upstream-secret"}, 401, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got = nil
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			for k, v := range c.hdr {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, c.status)
+			}
+			if c.status != 200 {
+				return
+			}
+			h := got[0]
+			for k, v := range c.keep {
+				if h.Get(k) != v {
+					t.Errorf("%s = %q, want %q", k, h.Get(k), v)
+				}
+			}
+			for _, k := range c.gone {
+				if h.Get(k) != "" {
+					t.Errorf("%s reached the handler: %q", k, h.Get(k))
+				}
+			}
+			for k, vs := range h {
+				for _, v := range vs {
+					if strings.Contains(v, "tee-token") {
+						t.Errorf("the token reached the handler in %s", k)
+					}
+				}
+			}
+		})
+	}
+}

@@ -2,9 +2,11 @@ package jsonbound
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // Limits bound what Bound keeps of a payload verbatim.
@@ -25,6 +27,15 @@ type Limits struct {
 	// MaxMembers is how many members of one opened container are judged
 	// one by one; the rest are judged as one run.
 	MaxMembers int
+	// Deadline, when set, is when the digests of the values left out must
+	// be done: a digest not done by then is given up, and its placeholder
+	// says the digest is unknown (Report.Late), so that a payload too big
+	// to digest in the time a hook has is still recorded, without it.
+	Deadline time.Time
+
+	// clockEvery, when positive, is how many tokens pass between two
+	// readings of the time (tests make it small); 0 means clockEvery.
+	clockEvery int
 }
 
 // DefaultLimits keep every payload an agent sends in practice verbatim and
@@ -61,6 +72,14 @@ type Report struct {
 	// placeholder key), for size or reading cost, and for an input cut
 	// short.
 	Deep, Big, Cut int
+	// Late counts the values whose digest was given up at
+	// Limits.Deadline.
+	Late int
+	// Skimmed counts the values left out because Limits.Deadline passed
+	// while they were being measured: the rest of each was only checked as
+	// JSON, so its digest is unknown, and the members after it are judged
+	// as usual. SkimmedBytes is their size.
+	Skimmed, SkimmedBytes int
 }
 
 // Bound returns raw with every value that is too big, too deep or too
@@ -77,11 +96,15 @@ type Report struct {
 // kept, and what the cut ran through is replaced with unknown digests.
 // Otherwise raw must be exactly one JSON value (ErrSyntax, ErrTruncated).
 func Bound(raw []byte, cut bool, lim Limits) ([]byte, Report, error) {
-	ix, err := indexPayload(raw, cut, lim)
+	var clk *clock
+	if !lim.Deadline.IsZero() {
+		clk = &clock{until: lim.Deadline, every: lim.clockEvery}
+	}
+	ix, err := indexPayload(raw, cut, lim, clk)
 	if err != nil {
 		return nil, Report{}, err
 	}
-	b := &bounder{raw: raw, lim: lim, ix: ix, act: make([]action, len(ix.nodes)), digests: map[int]string{}}
+	b := &bounder{raw: raw, lim: lim, ix: ix, act: make([]action, len(ix.nodes)), digests: map[int]string{}, clock: clk}
 	b.decide(0)
 	b.budget()
 	if !b.changed {
@@ -106,6 +129,8 @@ type node struct {
 	marker     bool  // holds a Marker key inside
 	badKey     bool  // its own key is Marker
 	cut        bool  // the input ended inside it
+	skimmed    bool  // the deadline passed inside it: only checked as JSON from there on
+	skimInside bool  // holds a skimmed node
 	kids       []int
 	restKid    int // its rest node, -1 when none
 }
@@ -124,8 +149,11 @@ type payloadIndex struct {
 }
 
 // indexPayload reads raw once, recording the values down to level Open+1
-// with the size, depth and reading cost of each.
-func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
+// with the size, depth and reading cost of each. When c runs out inside a
+// container, the rest of that container is skimmed: only checked as JSON,
+// at the tokenizer's own speed, without measuring it (node.skimmed), so
+// that what follows it (the members after a big result) is still recorded.
+func indexPayload(raw []byte, cut bool, lim Limits, c *clock) (*payloadIndex, error) {
 	t := NewTokenizer(raw)
 	ix := &payloadIndex{}
 	var open []int // recorded nodes the scan is inside
@@ -149,6 +177,7 @@ func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
 			p.work += c.work + c.bytes*int64(c.level-p.level)
 			p.bytes += c.bytes
 			p.marker = p.marker || c.marker
+			p.skimInside = p.skimInside || c.skimmed || c.skimInside
 		}
 	}
 	start := func(k Kind, s, level int) {
@@ -191,8 +220,39 @@ func indexPayload(raw []byte, cut bool, lim Limits) (*payloadIndex, error) {
 			}
 		}
 	}
+	// A skim reads tokens without recording them until the closing
+	// bracket at skimLevel: the end of a container below the opened
+	// levels, or of an opened container's run of members past
+	// MaxMembers (skimRun).
+	skim, skimLevel, skimRun, lastEnd := -1, 0, false, 0
 	for {
 		k, s, e := t.Next()
+		if skim < 0 && k != End && len(open) > 0 && c.up() {
+			// Out of time: skim the value being read where it is past
+			// what Bound judges member by member; the members of opened
+			// containers are still recorded, so those after a big value
+			// (a call's id after its result) are kept.
+			top := open[len(open)-1]
+			switch nd := &ix.nodes[top]; {
+			case nd.rest || nd.level > lim.Open:
+				skim, skimLevel, skimRun = top, nd.level, false
+			case nd.restKid >= 0:
+				skim, skimLevel, skimRun = nd.restKid, nd.level, true
+			}
+		}
+		if skim >= 0 && k != End {
+			if (k != ObjectEnd && k != ArrayEnd) || t.Depth() != skimLevel {
+				ix.nodes[skim].skimmed = true
+				lastEnd = e
+				continue
+			}
+			// Its closing bracket, read as usual.
+			if sn := &ix.nodes[skim]; skimRun && sn.skimmed {
+				sn.ve = lastEnd
+				ix.nodes[sn.parent].skimInside = true
+			}
+			skim = -1
+		}
 		switch k {
 		case End:
 			switch {
@@ -256,10 +316,11 @@ type bounder struct {
 	kept    int // bytes kept verbatim
 	rep     Report
 	digests map[int]string
+	clock   *clock // the time the digests have; nil: unbounded
 }
 
 func (b *bounder) fits(n *node) bool {
-	return !n.cut && !n.marker && n.size() <= b.lim.MaxValue && n.depth <= b.lim.MaxDepth && n.work <= b.lim.MaxWork
+	return !n.cut && !n.marker && !n.skimmed && !n.skimInside && n.size() <= b.lim.MaxValue && n.depth <= b.lim.MaxDepth && n.work <= b.lim.MaxWork
 }
 
 // decide judges node i and, when it is opened, its members.
@@ -268,6 +329,10 @@ func (b *bounder) decide(i int) {
 	switch {
 	case i != 0 && b.fits(n):
 		b.act[i] = keep
+	case n.skimmed:
+		// Its members past where the skim began were never recorded.
+		b.act[i] = replace
+		b.changed = true
 	case n.container() && !n.rest && n.level <= b.lim.Open:
 		b.act[i] = open
 		for _, k := range n.kids {
@@ -319,33 +384,87 @@ func (b *bounder) budget() {
 	b.kept = total
 }
 
-// digest is the digest of node i's original value, "" when unknown.
-func (b *bounder) digest(i int) string {
-	if d, ok := b.digests[i]; ok {
-		return d
-	}
-	n := &b.ix.nodes[i]
-	d := ""
-	switch {
-	case n.cut || n.rest:
-	case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
-		d = DigestString(b.raw[n.vs:n.ve])
-	default:
-		d = digestOriginal(b.raw[n.vs:n.ve])
-	}
-	b.digests[i] = d
-	return d
-}
-
 // chain lists the digests a placeholder at node i's place carries: node
 // i's own ("" for a run of members), then each enclosing value's below the
-// root.
+// root. They are computed together: one canonical pass over the outermost
+// not yet digested, the inner ones tapped from the same bytes.
 func (b *bounder) chain(i int) []string {
-	var ds []string
+	var path []int // node i, then its enclosing values below the root
 	for ; i > 0; i = b.ix.nodes[i].parent {
-		ds = append(ds, b.digest(i))
+		path = append(path, i)
+	}
+	var todo []int // those to digest, outermost first, each inside the one before
+	for k := len(path) - 1; k >= 0; k-- {
+		j := path[k]
+		if _, ok := b.digests[j]; ok {
+			continue
+		}
+		n := &b.ix.nodes[j]
+		switch {
+		case n.cut || n.rest:
+			b.digests[j] = ""
+		case n.skimmed:
+			b.digests[j] = ""
+			b.rep.Late++
+		case n.depth-n.level > MaxDigestDepth: // surely past what encoding/json decodes
+			b.digests[j] = DigestString(b.raw[n.vs:n.ve])
+		default:
+			todo = append(todo, j)
+		}
+	}
+	if len(todo) > 0 {
+		spans := make([][2]int, len(todo))
+		for k, j := range todo {
+			spans[k] = [2]int{b.ix.nodes[j].vs, b.ix.nodes[j].ve}
+		}
+		ds, err := digestChain(b.raw, spans, b.clock)
+		for k, j := range todo {
+			b.digests[j] = ds[k]
+			if err == errLate {
+				b.rep.Late++
+			}
+		}
+	}
+	ds := make([]string, len(path))
+	for k, j := range path {
+		ds[k] = b.digests[j]
 	}
 	return ds
+}
+
+// digestChain digests the value at spans[0] of raw and, in the same pass,
+// the values at spans[1:], each inside the one before; c bounds the time.
+// The digests are "" when the time ran out (errLate) or the reordering
+// budget did (errBudget).
+func digestChain(raw []byte, spans [][2]int, c *clock) ([]string, error) {
+	base := spans[0][0]
+	h := newHashBuf()
+	for _, sp := range spans[1:] {
+		h.taps = append(h.taps, tap{vs: sp[0] - base, ve: sp[1] - base, h: sha256.New()})
+	}
+	out := make([]string, len(spans))
+	switch err := canonical(h, raw[base:spans[0][1]], c); err {
+	case nil:
+		out[0] = h.sum()
+		for k := range h.taps {
+			out[k+1] = sumOf(h.taps[k].h)
+			if !h.taps[k].seen {
+				// Inside a member a later one of the same key replaces:
+				// the canonical pass never wrote it.
+				sp := spans[k+1]
+				out[k+1] = digestBy(raw[sp[0]:sp[1]], c)
+			}
+		}
+	case errBudget, errLate:
+		return out, err
+	default:
+		// Not JSON to the digest (validated, so only nesting past what the
+		// digest reads): each value as digestOriginal takes it.
+		for k, sp := range spans {
+			out[k] = digestOriginal(raw[sp[0]:sp[1]])
+		}
+	}
+	return out, nil
 }
 
 // note counts one omission in the report.
@@ -355,6 +474,9 @@ func (b *bounder) note(n *node, size int) {
 	switch {
 	case n.cut:
 		b.rep.Cut++
+	case n.skimmed:
+		b.rep.Skimmed++
+		b.rep.SkimmedBytes += size
 	case n.depth > b.lim.MaxDepth || n.marker || n.badKey:
 		b.rep.Deep++
 	default:
@@ -454,11 +576,15 @@ func appendInfo(out []byte, size int, chain []string) []byte {
 
 // digestOriginal is Digest without looking for placeholders: for a value
 // as the agent sent it.
-func digestOriginal(raw []byte) string {
+func digestOriginal(raw []byte) string { return digestBy(raw, nil) }
+
+// digestBy is digestOriginal within the time c allows: "" (unknown) past
+// it.
+func digestBy(raw []byte, c *clock) string {
 	h := newHashBuf()
-	switch err := canonical(h, raw); err {
+	switch err := canonical(h, raw, c); err {
 	case nil:
-	case errBudget:
+	case errBudget, errLate:
 		return ""
 	default:
 		h.reset()

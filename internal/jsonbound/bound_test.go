@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -167,15 +168,22 @@ func TestBoundBudget(t *testing.T) {
 
 func FuzzBound(f *testing.F) {
 	for _, c := range digestCases {
-		f.Add([]byte(c), false, uint16(0))
+		f.Add([]byte(c), false, uint16(0), uint8(0))
 	}
-	f.Add(post(strings.Repeat("[", 40)+strings.Repeat("]", 40), `{"a":"`+strings.Repeat("q", 100)+`"}`), false, uint16(0))
-	f.Add(post(`{"a":1,"b":2,"c":3,"d":4,"e":{"f":[1,2,3,4,5]}}`, `[`+strings.Repeat(`"xxxxxxxxxx",`, 30)+`1]`), true, uint16(120))
-	f.Fuzz(func(t *testing.T, raw []byte, cut bool, at uint16) {
+	f.Add(post(strings.Repeat("[", 40)+strings.Repeat("]", 40), `{"a":"`+strings.Repeat("q", 100)+`"}`), false, uint16(0), uint8(0))
+	f.Add(post(`{"a":1,"b":2,"c":3,"d":4,"e":{"f":[1,2,3,4,5]}}`, `[`+strings.Repeat(`"xxxxxxxxxx",`, 30)+`1]`), true, uint16(120), uint8(0))
+	f.Add(post(`{"a":1,"b":{"c":[1,{"d":2}]}}`, `{"content":[{"t":"x"},{"t":"y"},{"t":"z"},{"t":"w"}],"n":1}`), false, uint16(0), uint8(3))
+	f.Fuzz(func(t *testing.T, raw []byte, cut bool, at uint16, late uint8) {
 		if cut && int(at) < len(raw) {
 			raw = raw[:at]
 		}
-		out, _, err := Bound(raw, cut, small)
+		lim := small
+		if late > 0 {
+			// Past the deadline from the late-th token on: what is kept is
+			// kept as without one, the rest is skimmed.
+			lim.Deadline, lim.clockEvery = time.Unix(1, 0), int(late)
+		}
+		out, _, err := Bound(raw, cut, lim)
 		if err != nil {
 			if !cut && Valid(raw) {
 				t.Fatalf("valid input refused: %v", err)
@@ -205,11 +213,83 @@ func FuzzBound(f *testing.F) {
 			}
 			seen[k.Str] = true
 			if b := gjson.GetBytes(out, gjson.Escape(k.Str)); b.Exists() {
-				if got, want := Digest([]byte(b.Raw)), digestOriginal([]byte(v.Raw)); got != want {
+				if got, want := Digest([]byte(b.Raw)), digestOriginal([]byte(v.Raw)); got != want && !(late > 0 && got == "") {
 					t.Fatalf("member %q digests %q, want %q\nin  %q\nout %q", k.Str, got, want, raw, out)
 				}
 			}
 			return true
 		})
 	})
+}
+
+// TestBoundDeadline: digests not done by Limits.Deadline are given up: the
+// placeholders say the digest is unknown, the report counts them, and the
+// rest (the structure, the small members) is kept as without a deadline.
+func TestBoundDeadline(t *testing.T) {
+	items := strings.Repeat(`{"type":"text","text":"row"},`, 50_000)
+	raw := post(`{"command":"q"}`, `{"content":[`+items+`{"type":"text","text":"end"}]}`)
+	in, inRep, err := Bound(raw, false, DefaultLimits)
+	if err != nil || inRep.Late != 0 {
+		t.Fatalf("without a deadline: %v %+v", err, inRep)
+	}
+	lim := DefaultLimits
+	lim.Deadline = time.Unix(1, 0) // long past
+	out, rep, err := Bound(raw, false, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Late == 0 || rep.Omitted != inRep.Omitted {
+		t.Fatalf("report %+v, without a deadline %+v", rep, inRep)
+	}
+	if d := Digest([]byte(gjson.GetBytes(out, "tool_response").Raw)); d != "" {
+		t.Errorf("tool_response digest %q, want unknown", d)
+	}
+	if d, want := Digest([]byte(gjson.GetBytes(in, "tool_response").Raw)), digestOriginal([]byte(gjson.GetBytes(raw, "tool_response").Raw)); d != want {
+		t.Errorf("in time, the digest is the original's: %q, want %q", d, want)
+	}
+	for _, p := range []string{"session_id", "tool_name", "tool_input.command", "tool_response.content.0.type"} {
+		if gjson.GetBytes(out, p).String() != gjson.GetBytes(raw, p).String() {
+			t.Errorf("%s not kept", p)
+		}
+	}
+}
+
+// TestBoundSkims: when the deadline passes while a big value is still
+// being measured, the rest of it is only checked as JSON and left out with
+// an unknown digest; the members before and after it (the moment's name,
+// the tool, the call's id) are kept, and the report counts it skimmed.
+func TestBoundSkims(t *testing.T) {
+	items := strings.Repeat(`{"type":"text","text":"row"},`, 100_000)
+	raw := []byte(`{"session_id":"s1","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"q"},` +
+		`"tool_response":{"content":[` + items + `{"type":"text","text":"end"}],"isError":false},"tool_use_id":"toolu_1","duration_ms":12}`)
+	in, inRep, err := Bound(raw, false, DefaultLimits)
+	if err != nil || inRep.Skimmed != 0 {
+		t.Fatalf("without a deadline: %v %+v", err, inRep)
+	}
+	lim := DefaultLimits
+	lim.Deadline = time.Unix(1, 0)
+	out, rep, err := Bound(raw, false, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skimmed == 0 || rep.SkimmedBytes < len(items)/2 || rep.Late == 0 || !json.Valid(out) || len(out) > len(in)+64<<10 {
+		t.Fatalf("report %+v, output %d bytes (without a deadline %d), valid %v", rep, len(out), len(in), json.Valid(out))
+	}
+	for _, p := range []string{"session_id", "hook_event_name", "tool_name", "tool_input.command", "tool_use_id", "duration_ms", "tool_response.isError"} {
+		if g, w := gjson.GetBytes(out, p).Raw, gjson.GetBytes(raw, p).Raw; g != w {
+			t.Errorf("%s: %s, want %s", p, g, w)
+		}
+	}
+	if d := Digest([]byte(gjson.GetBytes(out, "tool_response").Raw)); d != "" {
+		t.Errorf("tool_response digest %q, want unknown", d)
+	}
+	if !Omits([]byte(gjson.GetBytes(out, "tool_response").Raw)) {
+		t.Error("the skimmed value is not marked left out")
+	}
+	// Truncated or invalid input is still refused while skimming.
+	for _, bad := range [][]byte{raw[:len(raw)-40], append(append([]byte{}, raw[:len(raw)/2]...), `]]]}`...)} {
+		if _, _, err := Bound(bad, false, lim); err == nil {
+			t.Errorf("invalid input accepted while skimming: ...%q", bad[len(bad)-20:])
+		}
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"hash"
 	"slices"
+	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -50,9 +52,43 @@ func DigestString(s []byte) string {
 
 type member struct{ ks, ke, vs, ve int }
 
+// sortedObject is an object whose members are not in key order: its
+// members in canonical order are unsorted.members[first : first+n].
 type sortedObject struct {
-	end     int
+	start, end int
+	first, n   int
+}
+
+// unsorted indexes a value's out-of-order objects, by start offset: those
+// holding containers with their members in canonical order, and the flat
+// ones (only scalars inside: the common small record) by their start
+// alone, since the emitter reorders those as it reads them.
+type unsorted struct {
+	objs    []sortedObject // ascending start
 	members []member
+	flat    []int // ascending start
+}
+
+// at returns the out-of-order object starting at offset start, if any.
+func (u *unsorted) at(start int) *sortedObject {
+	if u == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(u.objs, start, func(o sortedObject, s int) int { return o.start - s })
+	if !ok {
+		return nil
+	}
+	return &u.objs[i]
+}
+
+// flatAt reports whether a flat out-of-order object starts at offset
+// start.
+func (u *unsorted) flatAt(start int) bool {
+	if u == nil {
+		return false
+	}
+	_, ok := slices.BinarySearch(u.flat, start)
+	return ok
 }
 
 type budgetError struct{}
@@ -61,38 +97,96 @@ func (budgetError) Error() string { return "JSON object members beyond the diges
 
 var errBudget error = budgetError{}
 
-// canonical writes the canonical JSON of raw's first value to h.
-func canonical(h *hashBuf, raw []byte) error {
-	var idx map[int]*sortedObject
+// canonical writes the canonical JSON of raw's first value to h. A
+// container already in canonical form (compact, its keys in order, its
+// strings as encoding/json writes them: what a compact JSON encoder of
+// sorted maps produces) is hashed as it is, in the one pass that validates
+// it; any other is indexed, then written out in canonical order (two
+// passes). c, when set, is the time allowed: past it the digest is given
+// up (errLate).
+func canonical(h *hashBuf, raw []byte, c *clock) error {
+	var idx *unsorted
 	if i := skipSpace(raw, 0); i < len(raw) && (raw[i] == '{' || raw[i] == '[') {
-		var err error
-		if idx, err = unsortedObjects(raw); err != nil {
+		var (
+			verbatim []byte
+			err      error
+		)
+		if idx, verbatim, err = unsortedObjects(raw, c); err != nil {
 			return err
 		}
+		if verbatim != nil {
+			// Each value inside is as canonical as the whole.
+			h.write(verbatim)
+			for i := range h.taps {
+				h.taps[i].h.Write(raw[h.taps[i].vs:h.taps[i].ve])
+				h.taps[i].seen = true
+			}
+			return nil
+		}
 	}
-	return emit(h, raw, idx)
+	return emit(h, raw, idx, c)
+}
+
+// errLate stops a digest that ran out of its time.
+var errLate = errors.New("digest not done in time")
+
+// clock tells a digest when its time is up, reading the time once every
+// clockEvery tokens; a nil clock never is.
+type clock struct {
+	until time.Time
+	every int // tokens between two readings; 0 means clockEvery
+	n     int
+	late  bool
+}
+
+const clockEvery = 4096
+
+func (c *clock) up() bool {
+	if c == nil {
+		return false
+	}
+	if c.late {
+		return true
+	}
+	every := c.every
+	if every <= 0 {
+		every = clockEvery
+	}
+	if c.n++; c.n%every == 0 && !time.Now().Before(c.until) {
+		c.late = true
+	}
+	return c.late
+}
+
+// canonicalString reports whether a string token is written as it is
+// (see jsonStringTok).
+func canonicalString(tok []byte, esc, ascii bool) bool {
+	in := tok[1 : len(tok)-1]
+	return !esc && (ascii || utf8.Valid(in) && !bytes.Contains(in, lineSep) && !bytes.Contains(in, paraSep))
 }
 
 // objFrame follows one open object while indexing.
 type objFrame struct {
 	start   int
 	sorted  bool
+	flat    bool   // no container inside
 	first   int    // index of its first member in the scratch list
 	prevKey []byte // decoded key of the previous member
 }
 
 // unsortedObjects validates raw's first value and indexes the objects whose
 // keys are not strictly ascending (after decoding): only those need their
-// members reordered, by start offset.
-func unsortedObjects(raw []byte) (map[int]*sortedObject, error) {
+// members reordered. When the value is already in canonical form it
+// returns its bytes as verbatim instead.
+func unsortedObjects(raw []byte, c *clock) (idx *unsorted, verbatim []byte, err error) {
 	t := NewTokenizer(raw)
 	t.MaxDepth = MaxDigestDepth
 	var (
 		frames  []objFrame
 		scratch []member
-		idx     map[int]*sortedObject
-		kept    int
 		pending bool // a key was read; the next token starts its value
+		canon   = true
+		prevEnd = 0 // the end of the last token
 	)
 	valueEnd := func(end int) {
 		if t.InObject() && len(scratch) > 0 {
@@ -101,36 +195,76 @@ func unsortedObjects(raw []byte) (map[int]*sortedObject, error) {
 	}
 	for {
 		k, s, e := t.Next()
+		if c.up() {
+			return nil, nil, errLate
+		}
 		if pending && k != End {
 			scratch[len(scratch)-1].vs = s
 			pending = false
 		}
+		if canon && k != End {
+			// Compact: nothing between two tokens but the one separator.
+			if gap := s - prevEnd; gap > 1 || gap == 1 && raw[prevEnd] != ',' && raw[prevEnd] != ':' {
+				canon = false
+			}
+			prevEnd = e
+		}
 		switch k {
 		case End:
 			if t.err != nil {
-				return nil, t.err
+				return nil, nil, t.err
 			}
-			return idx, nil
+			if idx == nil {
+				if canon {
+					return nil, raw[:prevEnd], nil
+				}
+				return nil, nil, nil
+			}
+			// Objects were closed inner first; the emitter looks them up by
+			// where they start.
+			slices.SortFunc(idx.objs, func(a, b sortedObject) int { return a.start - b.start })
+			return idx, nil, nil
 		case ObjectStart:
-			frames = append(frames, objFrame{start: s, sorted: true, first: len(scratch)})
+			if len(frames) > 0 {
+				frames[len(frames)-1].flat = false
+			}
+			frames = append(frames, objFrame{start: s, sorted: true, flat: true, first: len(scratch)})
+		case ArrayStart:
+			if len(frames) > 0 {
+				frames[len(frames)-1].flat = false
+			}
 		case ObjectEnd:
 			f := &frames[len(frames)-1]
-			if !f.sorted {
-				kept += len(scratch) - f.first
-				if kept > maxUnsortedMembers {
-					return nil, errBudget
-				}
+			if !f.sorted && f.flat {
+				// Flat objects close in the order they start (none holds
+				// another).
 				if idx == nil {
-					idx = map[int]*sortedObject{}
+					idx = &unsorted{}
 				}
-				idx[f.start] = &sortedObject{end: e, members: slices.Clone(scratch[f.first:])}
+				idx.flat = append(idx.flat, f.start)
+			} else if !f.sorted {
+				if idx == nil {
+					idx = &unsorted{}
+				}
+				if len(idx.members)+len(scratch)-f.first > maxUnsortedMembers {
+					return nil, nil, errBudget
+				}
+				first := len(idx.members)
+				idx.members = append(idx.members, scratch[f.first:]...)
+				n := keyOrder(raw, idx.members[first:])
+				idx.members = idx.members[:first+n]
+				idx.objs = append(idx.objs, sortedObject{start: f.start, end: e, first: first, n: n})
 			}
 			scratch = scratch[:f.first]
 			frames = frames[:len(frames)-1]
 			valueEnd(e)
-		case ArrayEnd, String, Number, Literal:
+		case String:
+			canon = canon && canonicalString(raw[s:e], t.Esc, t.ASCII)
+			valueEnd(e)
+		case ArrayEnd, Number, Literal:
 			valueEnd(e)
 		case Key:
+			canon = canon && canonicalString(raw[s:e], t.Esc, t.ASCII)
 			f := &frames[len(frames)-1]
 			key := keyText(raw[s:e], t.Esc, t.ASCII)
 			if len(scratch) > f.first && bytes.Compare(f.prevKey, key) >= 0 {
@@ -156,32 +290,48 @@ func keyText(tok []byte, esc, ascii bool) []byte {
 // cursor is one level of the emitter: a tokenizer over a value, emitting
 // in document order, or an object whose members go out in key order.
 type cursor struct {
-	tok   *Tokenizer
+	tok   Tokenizer
 	base  int // tok's offset in raw
 	comma bool
 	obj   *sortedObject
-	order []member
 	next  int
 }
 
-func emit(h *hashBuf, raw []byte, idx map[int]*sortedObject) error {
-	stack := []cursor{{tok: NewTokenizer(raw)}}
+func emit(h *hashBuf, raw []byte, idx *unsorted, clk *clock) error {
+	stack := []cursor{{tok: Tokenizer{b: raw}}}
+	var flat []member // the members of the flat object being reordered
 	for len(stack) > 0 {
+		if clk.up() {
+			return errLate
+		}
 		c := &stack[len(stack)-1]
 		if c.obj != nil {
-			if c.next == len(c.order) {
+			if c.next == c.obj.n {
 				h.byte('}')
+				h.valueEnd(c.obj.end)
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			m := c.order[c.next]
+			m := idx.members[c.obj.first+c.next]
 			if c.next > 0 {
 				h.byte(',')
 			}
 			c.next++
 			h.jsonString(raw[m.ks:m.ke])
 			h.byte(':')
-			stack = append(stack, cursor{tok: NewTokenizer(raw[m.vs:m.ve]), base: m.vs})
+			switch raw[m.vs] {
+			case '{', '[':
+				// Its tokens, the first at m.vs, run the taps.
+				stack = append(stack, cursor{tok: Tokenizer{b: raw[m.vs:m.ve]}, base: m.vs})
+				continue
+			case '"':
+				h.valueAt(m.vs)
+				h.jsonString(raw[m.vs:m.ve])
+			default: // a number or a literal, as spelled
+				h.valueAt(m.vs)
+				h.write(raw[m.vs:m.ve])
+			}
+			h.valueEnd(m.ve)
 			continue
 		}
 		k, s, e := c.tok.Next()
@@ -196,13 +346,22 @@ func emit(h *hashBuf, raw []byte, idx map[int]*sortedObject) error {
 			h.byte(',')
 		}
 		tok := c.tok.b[s:e]
+		if len(h.taps) > 0 && k != Key && k != ObjectEnd && k != ArrayEnd {
+			h.valueAt(c.base + s)
+		}
 		switch k {
 		case ObjectStart:
-			if o := idx[c.base+s]; o != nil {
+			if idx.flatAt(c.base + s) {
+				flat = flatObject(h, raw, &c.tok, c.base, flat[:0])
+				c.comma = true
+				h.valueEnd(c.base + c.tok.Pos())
+				continue
+			}
+			if o := idx.at(c.base + s); o != nil {
 				h.byte('{')
 				c.tok.Skip(o.end - c.base)
 				c.comma = true
-				stack = append(stack, cursor{obj: o, order: keyOrder(raw, o.members)})
+				stack = append(stack, cursor{obj: o})
 				continue
 			}
 			h.byte('{')
@@ -224,47 +383,125 @@ func emit(h *hashBuf, raw []byte, idx map[int]*sortedObject) error {
 			h.write(tok)
 			c.comma = true
 		}
+		if len(h.taps) > 0 && k != Key && k != ObjectStart && k != ArrayStart {
+			h.valueEnd(c.base + e)
+		}
 	}
 	return nil
 }
 
-// keyOrder sorts an object's members by decoded key, keeping only the last
-// of equal keys (as decoding into a map does).
-func keyOrder(raw []byte, ms []member) []member {
-	type keyed struct {
-		key []byte
-		m   member
-	}
-	ks := make([]keyed, len(ms))
-	for i, m := range ms {
-		tok := raw[m.ks:m.ke]
-		_, esc, ascii, _ := stringEnd(tok, 0)
-		ks[i] = keyed{keyText(tok, esc, ascii), m}
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
-	out := make([]member, 0, len(ks))
-	for i, k := range ks {
-		if i+1 < len(ks) && bytes.Equal(k.key, ks[i+1].key) {
-			continue
+// flatObject writes the flat object tok has just opened with its members in
+// key order, reading them from tok up to its end; ms is scratch space,
+// returned for reuse. tok's offsets are base into raw.
+func flatObject(h *hashBuf, raw []byte, tok *Tokenizer, base int, ms []member) []member {
+	for {
+		k, s, e := tok.Next()
+		switch k {
+		case Key:
+			ms = append(ms, member{ks: base + s, ke: base + e})
+		case ObjectEnd, End:
+			n := keyOrder(raw, ms)
+			h.byte('{')
+			for i, m := range ms[:n] {
+				if i > 0 {
+					h.byte(',')
+				}
+				h.jsonString(raw[m.ks:m.ke])
+				h.byte(':')
+				h.valueAt(m.vs)
+				if raw[m.vs] == '"' {
+					h.jsonString(raw[m.vs:m.ve])
+				} else {
+					h.write(raw[m.vs:m.ve]) // a number or a literal, as spelled
+				}
+				h.valueEnd(m.ve)
+			}
+			h.byte('}')
+			return ms
+		default: // the member's value, a scalar
+			ms[len(ms)-1].vs, ms[len(ms)-1].ve = base+s, base+e
 		}
-		out = append(out, k.m)
 	}
-	return out
 }
 
-// hashBuf feeds SHA-256 through a small buffer.
+// keyOrder sorts an object's members in place by decoded key, keeping only
+// the last of equal keys (as decoding into a map does), and returns how
+// many remain at the front of ms.
+func keyOrder(raw []byte, ms []member) int {
+	key := func(m member) []byte {
+		tok := raw[m.ks:m.ke]
+		_, esc, ascii, _ := stringEnd(tok, 0)
+		return keyText(tok, esc, ascii)
+	}
+	slices.SortStableFunc(ms, func(a, b member) int { return bytes.Compare(key(a), key(b)) })
+	n := 0
+	for i := range ms {
+		if i+1 < len(ms) && bytes.Equal(key(ms[i]), key(ms[i+1])) {
+			continue
+		}
+		ms[n] = ms[i]
+		n++
+	}
+	return n
+}
+
+// hashBuf feeds SHA-256 through a small buffer, and the taps that are on:
+// the digests of values inside the one being written, from the same bytes.
 type hashBuf struct {
-	h   hash.Hash
-	buf []byte
+	h    hash.Hash
+	buf  []byte
+	taps []tap
+}
+
+// tap digests the canonical bytes of one value inside the value a hashBuf
+// digests: [vs, ve) is where it sits in the raw input.
+type tap struct {
+	vs, ve   int
+	h        hash.Hash
+	on, seen bool // seen: its value was written (a duplicate key's is not)
 }
 
 func newHashBuf() *hashBuf { return &hashBuf{h: sha256.New(), buf: make([]byte, 0, 4096)} }
 
-func (w *hashBuf) reset() { w.h.Reset(); w.buf = w.buf[:0] }
+func (w *hashBuf) reset() {
+	w.h.Reset()
+	w.buf = w.buf[:0]
+	for i := range w.taps {
+		w.taps[i].h.Reset()
+		w.taps[i].on = false
+	}
+}
 
 func (w *hashBuf) flush() {
 	w.h.Write(w.buf)
+	for i := range w.taps {
+		if w.taps[i].on {
+			w.taps[i].h.Write(w.buf)
+		}
+	}
 	w.buf = w.buf[:0]
+}
+
+// valueAt turns on the taps of the value starting at offset at, before
+// its first byte is written.
+func (w *hashBuf) valueAt(at int) {
+	for i := range w.taps {
+		if t := &w.taps[i]; t.vs == at && !t.on {
+			w.flush()
+			t.on, t.seen = true, true
+		}
+	}
+}
+
+// valueEnd turns off the taps of values ending at offset at, once their
+// last byte is written.
+func (w *hashBuf) valueEnd(at int) {
+	for i := range w.taps {
+		if t := &w.taps[i]; t.ve == at && t.on {
+			w.flush()
+			t.on = false
+		}
+	}
 }
 
 func (w *hashBuf) byte(c byte) {
@@ -279,6 +516,11 @@ func (w *hashBuf) write(p []byte) {
 		w.flush()
 		if len(p) > cap(w.buf) {
 			w.h.Write(p)
+			for i := range w.taps {
+				if w.taps[i].on {
+					w.taps[i].h.Write(p)
+				}
+			}
 			return
 		}
 	}
@@ -293,8 +535,12 @@ func (w *hashBuf) writeString(s string) {
 
 func (w *hashBuf) sum() string {
 	w.flush()
+	return sumOf(w.h)
+}
+
+func sumOf(h hash.Hash) string {
 	var out [sha256.Size]byte
-	return hex.EncodeToString(w.h.Sum(out[:0])[:16])
+	return hex.EncodeToString(h.Sum(out[:0])[:16])
 }
 
 // jsonString writes the canonical form of a JSON string token.
@@ -311,12 +557,11 @@ var (
 // jsonStringTok writes the canonical form of a valid JSON string token:
 // the token itself when decoding and re-encoding would not change it.
 func (w *hashBuf) jsonStringTok(tok []byte, esc, ascii bool) {
-	in := tok[1 : len(tok)-1]
-	if !esc && (ascii || utf8.Valid(in) && !bytes.Contains(in, lineSep) && !bytes.Contains(in, paraSep)) {
+	if canonicalString(tok, esc, ascii) {
 		w.write(tok)
 		return
 	}
-	w.quoted(in, true)
+	w.quoted(tok[1:len(tok)-1], true)
 }
 
 const hexDigits = "0123456789abcdef"

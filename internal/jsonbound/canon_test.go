@@ -99,3 +99,55 @@ func FuzzDigest(f *testing.F) {
 		}
 	})
 }
+
+// valueSpans lists where raw's values start and end, in document order.
+func valueSpans(raw []byte) [][2]int {
+	t := NewTokenizer(raw)
+	var out [][2]int
+	var open []int // indexes into out of the containers open
+	for {
+		k, s, e := t.Next()
+		switch k {
+		case End:
+			return out
+		case ObjectStart, ArrayStart:
+			open = append(open, len(out))
+			out = append(out, [2]int{s, -1})
+		case ObjectEnd, ArrayEnd:
+			out[open[len(open)-1]][1] = e
+			open = open[:len(open)-1]
+		case String, Number, Literal:
+			out = append(out, [2]int{s, e})
+		}
+	}
+}
+
+// FuzzDigestChain: the digests tapped from one canonical pass over a
+// value are those of the values inside it digested on their own.
+func FuzzDigestChain(f *testing.F) {
+	for _, c := range digestCases {
+		f.Add([]byte(c))
+	}
+	f.Add([]byte(`{"tool_response":{"z":1,"content":[{"type":"text","text":"a"},{"b":[1,{"y":2,"x":3}]}]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if bytes.Contains(raw, markerKey) || !Valid(raw) {
+			return
+		}
+		spans := valueSpans(raw)
+		if len(spans) == 0 || spans[0][1] < 0 {
+			return
+		}
+		if len(spans) > 6 {
+			spans = spans[:6]
+		}
+		got, err := digestChain(raw, spans, nil)
+		if err != nil {
+			return // over the reordering budget
+		}
+		for i, sp := range spans {
+			if want := digestOriginal(raw[sp[0]:sp[1]]); got[i] != want {
+				t.Fatalf("span %d %q of %q: tapped %s, alone %s", i, raw[sp[0]:sp[1]], raw, got[i], want)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -83,18 +84,22 @@ func ParseDestinations(values []string) ([]Destination, error) {
 // http(s)://HOST[:PORT][/BASE] for an AEP collector, or
 // otlp+http(s)://HOST[:PORT][/BASE] for an OTLP/HTTP endpoint.
 func ParseDestination(s string) (Destination, error) {
+	// Every message quotes the value with its credentials removed,
+	// whatever its shape (no scheme, userinfo, a query token); the parser's
+	// own error is not quoted, since it repeats the value.
+	shown := redact.Destination(s)
 	u, err := url.Parse(s)
 	if err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", s, err)
+		return Destination{}, fmt.Errorf("destination %q: not a URL; use http(s)://HOST[:PORT][/BASE] or otlp+http(s)://HOST[:PORT][/BASE]", shown)
 	}
-	if u.User != nil {
-		return Destination{}, fmt.Errorf("destination %q: credentials in the URL are refused; use --token / AEP_TOKEN", redactUser(u))
+	if u.User != nil || strings.Contains(u.Opaque, "@") {
+		return Destination{}, fmt.Errorf("destination %q: credentials in the URL are refused; use --token / AEP_TOKEN", shown)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return Destination{}, fmt.Errorf("destination %q: a query or fragment is not allowed", s)
+		return Destination{}, fmt.Errorf("destination %q: a query or fragment is not allowed; use --token / AEP_TOKEN for a token", shown)
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return Destination{}, fmt.Errorf("destination %q: no host", s)
+		return Destination{}, fmt.Errorf("destination %q: no host", shown)
 	}
 	d := Destination{Host: u.Hostname()}
 	scheme := strings.ToLower(u.Scheme)
@@ -105,9 +110,9 @@ func ParseDestination(s string) (Destination, error) {
 		d.Kind = OTLP
 		scheme = strings.TrimPrefix(scheme, "otlp+")
 	case "otlp+grpc", "otlp+grpcs", "grpc":
-		return Destination{}, fmt.Errorf("destination %q: OTLP over gRPC is not supported (it would cost every hook process its init time); use otlp+http://HOST:4318", s)
+		return Destination{}, fmt.Errorf("destination %q: OTLP over gRPC is not supported (it would cost every hook process its init time); use otlp+http://HOST:4318", shown)
 	default:
-		return Destination{}, fmt.Errorf("destination %q: unknown scheme %q; use http(s):// for an AEP collector or otlp+http(s):// for OTLP", s, u.Scheme)
+		return Destination{}, fmt.Errorf("destination %q: unknown scheme %q; use http(s):// for an AEP collector or otlp+http(s):// for OTLP", shown, redact.Destination(u.Scheme))
 	}
 	d.Plain = scheme == "http"
 	base := strings.TrimRight(u.EscapedPath(), "/")
@@ -119,12 +124,6 @@ func ParseDestination(s string) (Destination, error) {
 		d.Endpoint = hostURL + "/v1/logs"
 	}
 	return d, nil
-}
-
-func redactUser(u *url.URL) string {
-	c := *u
-	c.User = url.User("REDACTED")
-	return c.String()
 }
 
 // Loopback reports whether host names this machine: "localhost" or a

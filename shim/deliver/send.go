@@ -63,10 +63,10 @@ type Sender interface {
 }
 
 // NewSender returns the client for d.
+// Whatever client is given, redirects are followed only within d's own
+// origin (see NewClient).
 func NewSender(d Destination, token string, client *http.Client) Sender {
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client = guarded(client)
 	switch d.Kind {
 	case OTLP:
 		return &OTLPClient{Endpoint: d.Endpoint, Token: token, Client: client, MaxCapture: defaultMaxCapture}
@@ -92,6 +92,9 @@ func post(ctx context.Context, c *http.Client, endpoint, token string, hdr map[s
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.Do(req)
+	if errors.Is(err, ErrRedirect) {
+		return &SendError{Class: Fatal, Err: fmt.Errorf("POST %s: %w", endpoint, stripURL(err))}
+	}
 	if err != nil {
 		// The URL is ours; the transport's message never carries the token.
 		return &SendError{Class: Retry, Err: fmt.Errorf("POST %s: %w", endpoint, stripURL(err))}

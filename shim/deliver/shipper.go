@@ -152,7 +152,7 @@ func (s *Shipper) sender(d Destination) Sender {
 	}
 	client := s.Client
 	if client == nil {
-		client = &http.Client{Timeout: orDefault(s.RequestTimeout, 30*time.Second)}
+		client = NewClient(orDefault(s.RequestTimeout, 30*time.Second))
 	}
 	c := NewSender(d, s.Token, client)
 	if o, ok := c.(*OTLPClient); ok && s.MaxCapture != 0 {
