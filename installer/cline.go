@@ -3,7 +3,8 @@ package installer
 // Cline registers one executable script per hook, named after the hook, in
 // ~/.cline/hooks (user) or <workspace>/.cline/hooks (project). Cline runs
 // hooks in its hub daemon, which does not inherit the user's shell
-// environment (issue 19 decides how settings reach them: HookScripts.Env).
+// environment, so the settings reach them through the scripts themselves
+// (HookScripts.Env).
 func Cline() Agent {
 	return Agent{
 		Name: "cline", Title: "Cline",

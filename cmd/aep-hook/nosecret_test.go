@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// permissionPrompts are the commands of issue 12 that came back verbatim in
-// the log at the default setting, each with the secret it holds.
+// permissionPrompts are commands whose permission cards once came back
+// verbatim in the log at the default setting, each with the secret it holds.
 var permissionPrompts = []struct{ command, secret string }{
 	{"mysql -u root -pPASSWORD1x prod", "PASSWORD1x"},
 	{"sshpass -p PASSWORD2x ssh deploy@web1 uptime", "PASSWORD2x"},
@@ -37,7 +37,7 @@ var formSecrets = map[string]any{
 	"code": "TITLEVALUE44",
 }
 
-// TestNoSecretAtDefaultSetting is issue 12's acceptance: every example, run
+// TestNoSecretAtDefaultSetting: every one of those commands, run
 // through the built binary at the default setting (metadata, attention.*
 // at redacted), leaves no raw secret anywhere under $AEP_HOME, on stdout or
 // on stderr.

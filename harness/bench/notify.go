@@ -138,7 +138,7 @@ func attentionEvent(i int, at time.Time) string {
 		i, at.UTC().Format("2006-01-02T15:04:05.000Z"), s, s)
 }
 
-// notifyFigures prints the notifier's figures (issue 31) beside their
+// notifyFigures prints the notifier's figures beside their
 // baseline from the same run: the time from a hook writing
 // attention.requested to an ntfy-compatible push server on loopback
 // receiving it, through a real relay and `aep-hook notify`, against the
@@ -147,7 +147,7 @@ func attentionEvent(i int, at time.Time) string {
 // process's start.
 func notifyFigures(bin, tmp string) ([]goal, error) {
 	fmt.Println()
-	fmt.Printf("== notify (issue 31; an ntfy route to a push server on 127.0.0.1; baseline: the relay's SSE delivery of the same events to a plain subscriber; this machine is shared with other sessions, load average %s)\n",
+	fmt.Printf("== notify (an ntfy route to a push server on 127.0.0.1; baseline: the relay's SSE delivery of the same events to a plain subscriber; this machine is shared with other sessions, load average %s)\n",
 		loadAverage())
 	home := filepath.Join(tmp, "home-notify")
 	logDir := filepath.Join(home, "logs", "claude-code")

@@ -14,7 +14,7 @@ import (
 )
 
 // permissionPrompt is a Claude Code permission card whose command carries
-// the command-line credential forms of issue 12: at the default posture it
+// the usual command-line credential forms: at the default posture it
 // passes the whole redaction pipeline in the hook process.
 const permissionPrompt = `{"hook_event_name":"PermissionRequest","session_id":"bench-perm","cwd":"/srv/app","tool_name":"Bash",` +
 	`"tool_input":{"command":"mysql -u root -pS3cr3tPw app && sshpass -p Pw2 ssh web1 && curl -u admin:Adm1nPw https://ci.example.com/api?token=t0k3n && export GH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345","description":"deploy"}}`
@@ -24,13 +24,13 @@ const permissionPrompt = `{"hook_event_name":"PermissionRequest","session_id":"b
 const plainPrompt = `{"hook_event_name":"PermissionRequest","session_id":"bench-perm","cwd":"/srv/app","tool_name":"Bash",` +
 	`"tool_input":{"command":"go test ./... && make build && ./bin/app --version","description":"deploy"}}`
 
-// redactFigures prints the redaction figures of issue 12, each beside its
+// redactFigures prints the redaction figures, each beside its
 // baseline from the same run: the hook on a permission prompt against the
 // floor, a fresh process's first redaction, and the pipeline's cost per MB
 // against one RE2 pass of the same bytes.
 func redactFigures(bin, floor, tmp string, n int) error {
 	fmt.Println()
-	fmt.Println("== redaction (issue 12)")
+	fmt.Println("== redaction")
 	fmt.Printf("%-22s %10s %10s %10s %10s %8s %8s\n", "command", "p50", "p99", "floor p50", "floor p99", "p50 x", "p99 x")
 	in := []byte(permissionPrompt)
 	plain := []byte(plainPrompt)

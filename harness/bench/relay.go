@@ -204,7 +204,7 @@ func plainTail(ctx context.Context, path string, w *watcher) error {
 	return nil
 }
 
-// relayFigures prints the relay's figures (issue 23) beside their
+// relayFigures prints the relay's figures beside their
 // baselines from the same run: hook-write-to-SSE latency and throughput
 // with 100 subscribers against a plain tail of the same file, the
 // ingest throughput over POST, resident memory at full buffers, and the
@@ -212,7 +212,7 @@ func plainTail(ctx context.Context, path string, w *watcher) error {
 func relayFigures(bin, tmp string) ([]goal, error) {
 	fmt.Println()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("== relay (issue 23; %d SSE subscribers; baseline: a plain fsnotify tail of the same file; this machine is shared with other sessions, load average %s)\n",
+	fmt.Printf("== relay (%d SSE subscribers; baseline: a plain fsnotify tail of the same file; this machine is shared with other sessions, load average %s)\n",
 		relaySubscribers, strings.Join(strings.Fields(string(load))[:3], " "))
 	home := filepath.Join(tmp, "home-relay")
 	logDir := filepath.Join(home, "logs", "claude-code")

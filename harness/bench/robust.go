@@ -31,14 +31,14 @@ func postToolUse(out, depth int) []byte {
 		strings.Repeat("x", out) + `","stderr":""}}`)
 }
 
-// robustFigures prints the figures of issue 13 beside their baselines from
+// robustFigures prints the big-payload figures beside their baselines from
 // the same run: the hook's p50 on big and deep payloads against the same
 // hook on a 2 KB one, and the OTLP sidecar's peak memory on the request
 // that used to amplify (a 200 KB resource attribute over 4,000 records)
 // against the sidecar idle.
 func robustFigures(bin, tmp string, n int) error {
 	fmt.Println()
-	fmt.Println("== big and deep payloads (issue 13; baseline: the same hook on a 2 KB payload)")
+	fmt.Println("== big and deep payloads (baseline: the same hook on a 2 KB payload)")
 	fmt.Printf("%-22s %10s %10s %10s %10s %8s %8s\n", "payload", "p50", "p99", "2 KB p50", "2 KB p99", "p50 x", "p99 x")
 	cmds := []command{
 		{name: "2 KB", argv: []string{bin, "claude-code"}, in: postToolUse(1800, 0)},

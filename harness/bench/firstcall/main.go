@@ -12,8 +12,8 @@ import (
 	"github.com/aep-hook/aep-hook/redact"
 )
 
-// prompt is a permission card with the command-line credential forms of
-// issue 12.
+// prompt is a permission card carrying the usual command-line credential
+// forms (a password flag, basic auth, a bearer header, a token query).
 const prompt = "Permission requested: Bash — mysql -u root -pS3cr3tPw app && " +
 	"curl -u admin:Adm1nPw -H 'Authorization: Bearer abc123def456ghi789' https://ci.example.com/api?token=t0k3n " +
 	"&& export GH_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ012345 (deploy)"
