@@ -261,7 +261,7 @@ func (c codexConv) resume(r *OTelRecord) []Draft {
 		suffix = "1"
 	}
 	*c.st = State{}
-	c.st.Set(stateAEPSession, conv+"~r"+suffix)
+	c.st.SetOwn(stateAEPSession, conv+"~r"+suffix)
 	c.st.Set(otelStarted, "1")
 	ds := c.draft(r)
 	for i := range ds {

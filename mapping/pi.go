@@ -57,7 +57,7 @@ func mapPiResumable(m Moment, st *State) ([]Draft, error) {
 		if !ok {
 			prev = m.Facts.Session
 		}
-		st.Set(piAEP, m.Facts.Session+"~r"+m.Nonce)
+		st.SetOwn(piAEP, m.Facts.Session+"~r"+m.Nonce)
 		st.Del(piEnded)
 		st.Del(piStarted)
 		st.Del(stateRun)

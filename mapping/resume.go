@@ -76,7 +76,7 @@ func beginResume(m Moment, st *State, vendor string) string {
 		suffix = strconv.FormatUint(st.Clock+1, 10)
 	}
 	*st = State{}
-	st.Set(stateAEPSession, vendor+"~r"+suffix)
+	st.SetOwn(stateAEPSession, vendor+"~r"+suffix)
 	return from
 }
 
@@ -85,7 +85,7 @@ func beginResume(m Moment, st *State, vendor string) string {
 // first), so that moment already goes to the new AEP session; the
 // SessionStart then states the session without starting another.
 func resumeEarly(m Moment, st *State, vendor string) {
-	st.Set(stateResumedFrom, beginResume(m, st, vendor))
+	st.SetOwn(stateResumedFrom, beginResume(m, st, vendor))
 }
 
 // aepSession is the AEP session a resumed vendor session's moments go to,

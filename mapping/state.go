@@ -32,7 +32,15 @@ func (s *State) Get(key string) (string, bool) {
 
 // Set stores val under key.
 func (s *State) Set(key, val string) {
-	key, val = redact.Name(key), redact.Name(val)
+	s.SetOwn(redact.Name(key), redact.Name(val))
+}
+
+// SetOwn stores val under key as they are, for a value the table composes
+// from what every event's envelope already carries as it is (the vendor's
+// session id) and a nonce: the token rules would only corrupt it (a session
+// id joined to a ULID reads as one long generated token) and hide nothing.
+// key must be one of the table's own constant keys.
+func (s *State) SetOwn(key, val string) {
 	if s.Entries == nil {
 		s.Entries = map[string]string{}
 	}

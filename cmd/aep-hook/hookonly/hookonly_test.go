@@ -57,10 +57,12 @@ func runBin(t *testing.T, bin, home string, stdin []byte, args ...string) runOut
 	return runOut{out.Bytes(), code}
 }
 
-// volatile are what differs between any two runs: times and the ULIDs
-// minted for events and runs.
+// volatile are what differs between any two runs: times, epochs (a
+// session's first epoch is read from the clock) and the ULIDs minted for
+// events and runs.
 var (
 	volatile = regexp.MustCompile(`"(time)":"[^"]*"`)
+	epochs   = regexp.MustCompile(`"epoch":[0-9]+`)
 	ulids    = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
 )
 
@@ -74,7 +76,8 @@ func records(t *testing.T, home string) map[string]string {
 		}
 		b, _ := os.ReadFile(p)
 		rel, _ := filepath.Rel(home, p)
-		out[rel] = ulids.ReplaceAllString(volatile.ReplaceAllString(string(b), `"$1":""`), "ULID")
+		b = epochs.ReplaceAll(volatile.ReplaceAll(b, []byte(`"$1":""`)), []byte(`"epoch":0`))
+		out[rel] = ulids.ReplaceAllString(string(b), "ULID")
 		return nil
 	})
 	return out

@@ -1286,9 +1286,12 @@
 
     const body = $('session-events').tBodies[0];
     const evRows = [];
+    // A position names its epoch only where the session has more than one
+    // (a restarted emitter): every session's first epoch is a clock reading.
+    const epochs = new Set(s.log.map((e) => e.epoch || 0)).size > 1;
     for (let i = s.log.length - 1; i >= 0; i--) {
       const e = s.log[i];
-      evRows.push(h('tr', null, h('td', {class: 'num', text: e.seq === undefined ? '—' : (e.epoch ? e.epoch + ':' : '') + e.seq}),
+      evRows.push(h('tr', null, h('td', {class: 'num', text: e.seq === undefined ? '—' : (epochs ? (e.epoch || 0) + ':' : '') + e.seq}),
         h('td', {text: stamp(e.time)}), h('td', {class: 'mono', text: e.type + (e.from ? ' (from ' + e.from + ')' : '')}),
         h('td', null, h('span', {class: 'cap', text: e.capture})), h('td', {text: short(e.subject, 60)})));
     }
