@@ -10,16 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/harness/relaytest"
 )
 
 // The AEP-0004 §7 fixture classes through the built binary: a real
@@ -30,28 +28,16 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aep-answer-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	// The binary as installed: the hook-only build, which runs every hook
-	// (the held ones too) and hands other verbs (relay, answer) to the
-	// full binary beside it.
-	bin = filepath.Join(dir, "aep-hook")
-	for _, b := range [][2]string{{bin + "-full", "../../cmd/aep-hook"}, {bin, "../../cmd/aep-hook/hookonly"}} {
-		args := []string{"build", "-o", b[0]}
-		if raceOn {
-			args = append(args, "-race")
+	relaytest.Main(m, "aep-answer-e2e-", func(dir string) error {
+		// The binary as installed: the hook-only build, which runs every
+		// hook (the held ones too) and hands other verbs (relay, answer)
+		// to the full binary beside it.
+		bin = filepath.Join(dir, "aep-hook")
+		if err := relaytest.Build(bin+"-full", "../../cmd/aep-hook", relaytest.Race); err != nil {
+			return err
 		}
-		if out, err := exec.Command("go", append(args, b[1])...).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b[1], err, out)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+		return relaytest.Build(bin, "../../cmd/aep-hook/hookonly", relaytest.Race)
+	})
 }
 
 // wait bounds every wait: a failure bound against a hang, never a measure
@@ -67,32 +53,11 @@ const (
 
 // fleet is one relay with its tokens and home, where the hooks write too.
 type fleet struct {
-	t      *testing.T
-	home   string
-	url    string
-	cmd    *exec.Cmd
-	stderr *lockedBuf
-	exited chan error
+	t    *testing.T
+	home string
+	url  string
+	cmd  *exec.Cmd
 }
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var serving = regexp.MustCompile(`serving http://(\S+) `)
 
 func newFleet(t *testing.T) *fleet {
 	t.Helper()
@@ -106,45 +71,13 @@ func newFleet(t *testing.T) *fleet {
 	if err := os.WriteFile(tokens, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{t: t, home: home, stderr: &lockedBuf{}, exited: make(chan error, 1)}
-	f.cmd = exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	f.cmd.Env = append(os.Environ(), "AEP_HOME="+home)
-	f.cmd.Stderr = f.stderr
-	if err := f.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { f.exited <- f.cmd.Wait() }()
-	t.Cleanup(func() {
-		f.stop()
-		if out := f.stderr.String(); strings.Contains(out, "DATA RACE") || strings.Contains(out, "panic:") {
-			t.Errorf("the relay reported:\n%s", out)
-		}
+	proc, addr := relaytest.StartRelay(t, relaytest.Relay{
+		Bin:  bin,
+		Env:  append(os.Environ(), "AEP_HOME="+home),
+		Args: []string{"--tokens", tokens},
+		Wait: wait,
 	})
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if m := serving.FindStringSubmatch(f.stderr.String()); m != nil {
-			f.url = "ws://" + m[1] + "/socket"
-			return f
-		}
-		select {
-		case err := <-f.exited:
-			t.Fatalf("relay exited: %v\n%s", err, f.stderr.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	t.Fatalf("relay did not start:\n%s", f.stderr.String())
-	return nil
-}
-
-// stop ends the relay (SIGTERM) unless it is gone already.
-func (f *fleet) stop() {
-	f.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-f.exited:
-		f.exited <- err
-	case <-time.After(wait):
-		f.cmd.Process.Kill()
-	}
+	return &fleet{t: t, home: home, url: "ws://" + addr + "/socket", cmd: proc.Cmd}
 }
 
 // hookProc is one running hook process.

@@ -3,15 +3,14 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/aep-hook/aep-hook/harness/realagents"
+	"github.com/aep-hook/aep-hook/harness/relaytest"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -26,19 +26,11 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aep-console-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "aep-hook")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/aep-hook").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	relaytest.Main(m, "aep-console-e2e-", func(dir string) error {
+		bin = filepath.Join(dir, "aep-hook")
+		// The plain build, even under -race.
+		return relaytest.Build(bin, "../../cmd/aep-hook", false)
+	})
 }
 
 // wait bounds every wait for something the page or the relay must do: a
@@ -47,59 +39,26 @@ const wait = 30 * time.Second
 
 // relayProc is one running `aep-hook relay`.
 type relayProc struct {
-	t      testing.TB
-	home   string
-	base   string // http://127.0.0.1:PORT
-	addr   string
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
+	t    testing.TB
+	home string
+	base string // http://127.0.0.1:PORT
+	addr string
+	proc *relaytest.Proc
 }
-
-type lockedWriter struct{ p *relayProc }
-
-func (w lockedWriter) Write(b []byte) (int, error) {
-	w.p.mu.Lock()
-	defer w.p.mu.Unlock()
-	return w.p.stderr.Write(b)
-}
-
-var serving = regexp.MustCompile(`serving http://(\S+) `)
 
 // startRelay runs the relay over home on listen (127.0.0.1:0 for an
 // ephemeral port) with args, and waits for it to serve.
 func startRelay(t testing.TB, home, listen string, args ...string) *relayProc {
 	t.Helper()
-	p := &relayProc{t: t, home: home, exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, append([]string{"relay", "--listen", listen}, args...)...)
-	p.cmd.Env = append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=relay-host")
-	p.cmd.Stderr = lockedWriter{p}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		p.stop()
-		if out := p.output(); strings.Contains(out, "panic:") || strings.Contains(out, "DATA RACE") {
-			t.Errorf("the relay reported:\n%s", out)
-		}
+	proc, addr := relaytest.StartRelay(t, relaytest.Relay{
+		Bin:      bin,
+		Env:      append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=relay-host"),
+		Listen:   listen,
+		Args:     args,
+		Wait:     wait,
+		MustStop: true,
 	})
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if m := serving.FindStringSubmatch(p.output()); m != nil {
-			p.addr, p.base = m[1], "http://"+m[1]
-			return p
-		}
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			t.Fatalf("relay exited: %v\n%s", err, p.output())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	t.Fatalf("relay did not start:\n%s", p.output())
-	return nil
+	return &relayProc{t: t, home: home, base: "http://" + addr, addr: addr, proc: proc}
 }
 
 // printed waits for the relay to write s to its stderr (it prints the
@@ -112,8 +71,7 @@ func (p *relayProc) printed(s string) bool {
 			return false
 		}
 		select {
-		case err := <-p.exited:
-			p.exited <- err
+		case <-p.proc.Exited():
 			return strings.Contains(p.output(), s)
 		case <-time.After(5 * time.Millisecond):
 		}
@@ -121,23 +79,11 @@ func (p *relayProc) printed(s string) bool {
 	return true
 }
 
-func (p *relayProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *relayProc) output() string { return p.proc.Output() }
 
 // stop ends the relay with SIGTERM (it drains) and waits for it.
 func (p *relayProc) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-	case <-time.After(wait):
-		p.cmd.Process.Kill()
+	if errors.Is(p.proc.Stop(syscall.SIGTERM, wait), relaytest.ErrNotStopped) {
 		p.t.Errorf("the relay did not stop")
 	}
 }

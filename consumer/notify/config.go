@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -112,14 +111,7 @@ type RouteFile struct {
 // regular, or readable by group or others (it holds credentials). Errors
 // name what is wrong, never a value.
 func LoadFile(path string) (*File, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("notify config: %w", err)
-	}
-	if err := guard.SecretMode(path, fi); err != nil {
-		return nil, fmt.Errorf("notify config: %w", err)
-	}
-	f, err := os.Open(path)
+	f, err := guard.OpenSecretFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("notify config: %w", err)
 	}

@@ -14,108 +14,37 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/aep-hook/aep-hook/harness/relaytest"
 )
 
 // bin is the aep-hook binary the process tests run, built once.
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aep-notify-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "aep-hook")
-	args := []string{"build", "-o", bin}
-	if raceOn {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, "../../cmd/aep-hook")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	relaytest.Main(m, "aep-notify-e2e-", func(dir string) error {
+		bin = filepath.Join(dir, "aep-hook")
+		return relaytest.Build(bin, "../../cmd/aep-hook", relaytest.Race)
+	})
 }
 
 // wait bounds every wait for a process: a guard against a hang, never a
 // measure of speed.
 const wait = 30 * time.Second
 
-// proc is a long-running aep-hook (relay or notify) whose stderr is
-// watched.
-type proc struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.Write(b)
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
-
-// startProc runs bin with args and env until the test ends (SIGTERM,
-// then a kill).
-func startProc(t *testing.T, env []string, args ...string) *proc {
+// startProc runs bin with args and env (a long-running aep-hook: relay or
+// notify) until the test ends (an interrupt, then a kill).
+func startProc(t *testing.T, env []string, args ...string) *relaytest.Proc {
 	t.Helper()
-	p := &proc{exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = env
-	p.cmd.Stderr = p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
+	p := relaytest.Start(t, bin, env, args...)
 	t.Cleanup(func() {
-		if runtime.GOOS != "windows" {
-			p.cmd.Process.Signal(os.Interrupt)
-		}
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if out := p.output(); strings.Contains(out, "panic:") || strings.Contains(out, "DATA RACE") {
-			t.Errorf("%s reported:\n%s", args[0], out)
-		}
+		p.Stop(os.Interrupt, 10*time.Second)
+		p.Check(t, args[0])
 	})
 	return p
 }
-
-// await waits for re on the process's stderr and returns its submatches.
-func (p *proc) await(t *testing.T, re *regexp.Regexp) []string {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if m := re.FindStringSubmatch(p.output()); m != nil {
-			return m
-		}
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			t.Fatalf("%s exited: %v\n%s", p.cmd.Args[1], err, p.output())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	t.Fatalf("no %s from %s:\n%s", re, p.cmd.Args[1], p.output())
-	return nil
-}
-
-var serving = regexp.MustCompile(`serving http://(\S+) `)
 
 // env is a clean environment over home.
 func env(home string, extra ...string) []string {
@@ -233,7 +162,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 	permissionSession(t, home, "cc-done", true)
 
 	relay := startProc(t, env(home), "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	base := "http://" + relay.await(t, serving)[1]
+	base := "http://" + relay.Await(t, "relay", relaytest.ServingLine, wait)[1]
 	routed := sseEvents(t, base, operatorToken, url.Values{"filter": {`{"type":["attention.routed"]}`}})
 
 	push, hookRecv := newSink(t), newSink(t)
@@ -254,7 +183,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 	})
 	conf := writeSecret(t, filepath.Join(home, "notify.json"), cfg)
 	notifier := startProc(t, env(home, "PATH="+binDir+":"+os.Getenv("PATH")), "notify", "--config", conf)
-	notifier.await(t, regexp.MustCompile(`reading http://`))
+	notifier.Await(t, "notify", regexp.MustCompile(`reading http://`), wait)
 
 	permissionSession(t, home, "cc-live", false)
 
@@ -266,7 +195,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nothing on the desktop:\n%s", notifier.output())
+			t.Fatalf("nothing on the desktop:\n%s", notifier.Output())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -283,7 +212,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 		case ev := <-routed:
 			got[ev["data"].(map[string]any)["to"].(string)] = ev
 		case <-time.After(wait):
-			t.Fatalf("routed records: %v\nnotify:\n%s", got, notifier.output())
+			t.Fatalf("routed records: %v\nnotify:\n%s", got, notifier.Output())
 		}
 	}
 	var reqID string
@@ -332,7 +261,7 @@ func TestNotifyEndToEnd(t *testing.T) {
 		t.Fatalf("a fourth routed record: %v", ev)
 	default:
 	}
-	if strings.Contains(notifier.output(), "SECRETPATH") || strings.Contains(notifier.output(), notifierToken) {
-		t.Fatalf("notify printed a credential:\n%s", notifier.output())
+	if strings.Contains(notifier.Output(), "SECRETPATH") || strings.Contains(notifier.Output(), notifierToken) {
+		t.Fatalf("notify printed a credential:\n%s", notifier.Output())
 	}
 }

@@ -13,37 +13,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/aep-hook/aep-hook/harness/relaytest"
 )
 
 // bin is the aep-hook binary the tests run, built once.
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aep-relay-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "aep-hook")
-	args := []string{"build", "-o", bin}
-	if raceOn {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, "../../cmd/aep-hook")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build aep-hook: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	relaytest.Main(m, "aep-relay-e2e-", func(dir string) error {
+		bin = filepath.Join(dir, "aep-hook")
+		return relaytest.Build(bin, "../../cmd/aep-hook", relaytest.Race)
+	})
 }
 
 // wait bounds every wait for something the relay must do: a failure
@@ -52,27 +39,12 @@ const wait = 20 * time.Second
 
 // relayProc is one running `aep-hook relay`.
 type relayProc struct {
-	t      *testing.T
-	home   string
-	base   string // http://127.0.0.1:PORT
-	addr   string
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	mu     *sync.Mutex
-	exited chan error
-}
-
-var servingLine = regexp.MustCompile(`serving http://(\S+) `)
-
-type syncBuf struct {
-	mu *sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (s syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+	t    *testing.T
+	home string
+	base string // http://127.0.0.1:PORT
+	addr string
+	proc *relaytest.Proc
+	cmd  *exec.Cmd
 }
 
 // startRelay runs the relay on an ephemeral port over home (a fresh one
@@ -82,69 +54,22 @@ func startRelay(t *testing.T, home string, args ...string) *relayProc {
 	if home == "" {
 		home = t.TempDir()
 	}
-	p := &relayProc{t: t, home: home, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, exited: make(chan error, 1)}
-	p.cmd = exec.Command(bin, append([]string{"relay", "--listen", "127.0.0.1:0"}, args...)...)
-	p.cmd.Env = append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=relay-test")
-	p.cmd.Stderr = syncBuf{p.mu, p.stderr}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		p.stop()
-		if out := p.output(); strings.Contains(out, "DATA RACE") || strings.Contains(out, "panic:") {
-			t.Errorf("the relay reported:\n%s", out)
-		}
+	proc, addr := relaytest.StartRelay(t, relaytest.Relay{
+		Bin:  bin,
+		Env:  append(os.Environ(), "AEP_HOME="+home, "AEP_HOST=relay-test"),
+		Args: args,
+		Wait: wait,
 	})
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		p.mu.Lock()
-		m := servingLine.FindStringSubmatch(p.stderr.String())
-		p.mu.Unlock()
-		if m != nil {
-			p.addr = m[1]
-			p.base = "http://" + m[1]
-			return p
-		}
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			t.Fatalf("relay exited: %v\n%s", err, p.output())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	t.Fatalf("relay did not start:\n%s", p.output())
-	return nil
+	return &relayProc{t: t, home: home, base: "http://" + addr, addr: addr, proc: proc, cmd: proc.Cmd}
 }
 
-func (p *relayProc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *relayProc) output() string { return p.proc.Output() }
 
 // stop ends the relay with SIGTERM and returns its exit error.
-func (p *relayProc) stop() error {
-	if p.cmd.ProcessState != nil {
-		return nil
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.exited:
-		p.exited <- err
-		return err
-	case <-time.After(wait):
-		p.cmd.Process.Kill()
-		return fmt.Errorf("relay did not stop")
-	}
-}
+func (p *relayProc) stop() error { return p.proc.Stop(syscall.SIGTERM, wait) }
 
 // kill ends the relay with SIGKILL.
-func (p *relayProc) kill() {
-	p.cmd.Process.Kill()
-	<-p.exited
-	p.exited <- nil
-}
+func (p *relayProc) kill() { p.proc.Kill() }
 
 // tokensFile writes lines as a private tokens file in a fresh folder.
 func tokensFile(t *testing.T, lines ...string) string {

@@ -2,5 +2,6 @@
 
 package guard
 
-// noFollow is no flag here; O_EXCL already refuses an existing link.
+// noFollow is no flag here: O_EXCL refuses an existing link on create, and
+// the Lstat check before a secret is opened refuses one there.
 const noFollow = 0

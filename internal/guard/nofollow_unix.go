@@ -4,5 +4,5 @@ package guard
 
 import "syscall"
 
-// noFollow refuses a link at the token path when creating it.
+// noFollow refuses a link at a secret's path when opening or creating it.
 const noFollow = syscall.O_NOFOLLOW

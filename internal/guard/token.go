@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,14 +57,12 @@ func UserToken(home string) (string, error) {
 // refusing a link, a file that is not regular, and, where file modes mean
 // something, one the group or others can read.
 func ReadSecretFile(path string) (string, error) {
-	fi, err := os.Lstat(path)
+	f, err := OpenSecretFile(path)
 	if err != nil {
 		return "", err
 	}
-	if err := SecretMode(path, fi); err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(path)
+	defer f.Close()
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", err
 	}
@@ -73,6 +72,22 @@ func ReadSecretFile(path string) (string, error) {
 		return "", fmt.Errorf("%s: empty", path)
 	}
 	return line, nil
+}
+
+// OpenSecretFile opens a file holding secrets for reading after SecretMode
+// accepts it: a link, a file that is not regular, or one others may read is
+// refused before a byte of it is read. Where the platform has the flag the
+// open itself refuses a link too, so a file swapped for one after the check
+// is not followed. Its errors name the path, never the contents.
+func OpenSecretFile(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := SecretMode(path, fi); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 }
 
 // SecretMode refuses a secret file that is a link, not regular, or (off

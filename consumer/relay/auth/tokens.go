@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/aep-hook/aep-hook/internal/guard"
@@ -48,14 +47,7 @@ func (t *Tokens) SignIn() (string, *Grant) { return t.signIn, t.signInGrant }
 // file, or readable by group or others (a token another local user can
 // read is not a secret). Errors name the line, never a token.
 func Load(path string) (*Tokens, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
-	}
-	if err := guard.SecretMode(path, fi); err != nil {
-		return nil, fmt.Errorf("tokens file: %w", err)
-	}
-	f, err := os.Open(path)
+	f, err := guard.OpenSecretFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("tokens file: %w", err)
 	}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package answer_test
-
-const raceOn = false
