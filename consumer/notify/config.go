@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/consumer/attrmatch"
+	"github.com/aep-hook/aep-hook/consumer/relay/auth"
 	"github.com/aep-hook/aep-hook/internal/guard"
 )
 
@@ -340,17 +341,7 @@ func duration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// tokenName reports a name usable as a route name or an agent: 1 to 64 of
-// [A-Za-z0-9._@-].
-func tokenName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '@' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// tokenName reports a name usable as a route name or an agent: a name the
+// relay takes in an identity (the notifier posts as that agent), at most 64
+// bytes.
+func tokenName(s string) bool { return len(s) <= 64 && auth.ValidName(s) }

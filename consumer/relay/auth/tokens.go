@@ -142,7 +142,7 @@ func (e entry) grant() (*Grant, error) {
 	kind, rest, _ := strings.Cut(e.Identity, ":")
 	switch kind {
 	case "consumer":
-		if !name(rest) {
+		if !ValidName(rest) {
 			return nil, fmt.Errorf("identity %s: consumer:NAME, NAME of [A-Za-z0-9._@-]", quote(e.Identity))
 		}
 		g.Kind, g.Name = Consumer, rest
@@ -189,7 +189,9 @@ func (e entry) grant() (*Grant, error) {
 	return g, nil
 }
 
-func name(s string) bool {
+// ValidName reports whether s may name an identity's agent or host: 1 to
+// 128 of [A-Za-z0-9._@-].
+func ValidName(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}
