@@ -90,6 +90,9 @@ func TestAnswerFromPage(t *testing.T) {
 			card := `#pending .card:not(.settled)`
 			// The card is answerable and the held hook claims its session.
 			browser.WaitJS(t, ctx, `(() => { const s = document.querySelector('`+card+` > .status'); return !!s && s.textContent === 'the agent waits for an answer on this relay'; })()`)
+			if c.name == "allow" {
+				shot(t, ctx, "answer.png")
+			}
 			c.answer(t, ctx, card)
 			var res heldResult
 			select {

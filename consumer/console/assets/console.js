@@ -1232,7 +1232,7 @@
     }
     reconcile(body, rows);
     $('fleet-empty').hidden = order.length > 0;
-    $('fleet-count').textContent = '(' + order.length + ' sessions)';
+    $('fleet-count').textContent = '(' + order.length + (order.length === 1 ? ' session)' : ' sessions)');
     const parts = [];
     for (const k of ['waiting', 'running', 'failed', 'idle', 'ended']) if (counts[k]) parts.push(counts[k] + ' ' + LABEL[k]);
     $('fleet-summary').textContent = (parts.join(', ') || 'no sessions') + ' · ' + events.toLocaleString('en') + ' events · ' +
