@@ -1,5 +1,6 @@
-// The fleet console: a consumer of the relay's WebSocket binding
-// (AEP-0003 §3.5) that folds the record into the fleet, the sessions and
+// The fleet console: a consumer of the relay (its first load from GET
+// /stream, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
+// the record into the fleet, the sessions and
 // the queue of attention requests waiting for a human, and answers them
 // with control.attention.respond (AEP-0004 §5) when its token may.
 //
