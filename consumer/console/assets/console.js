@@ -719,26 +719,35 @@
     connect();
   }
 
-  // readStream folds an event stream's body into the state, line by line
-  // as its chunks arrive; it says whether the body arrived whole.
+  // readStream folds the body of GET /stream into the state as its chunks
+  // arrive; it says whether the body arrived (a body the relay cut short,
+  // ": closing", still counts: the socket resumes from what it held).
+  // Only each event's data line is looked at: the relay writes an event
+  // as "event:", "id:" and "data:" lines, and a data line's JSON holds no
+  // raw line break, so "\ndata: " starts one and the next "\n" ends it.
+  // A replay from everything carries no replay-exhausted marks (only a
+  // resume from positions does), and its other comments are pings.
   async function readStream(body, gen) {
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    let rest = '';
+    let rest = '\n';
     for (;;) {
       const {value, done} = await reader.read();
       if (gen !== loadGen) {
         reader.cancel();
         return false;
       }
-      if (done) return rest === '';
+      if (done) {
+        if (rest.includes('\n: closing ')) stats.loadCut = true;
+        return true;
+      }
       const t0 = performance.now();
-      // Only an event's data line becomes a string of its own: the
-      // event:, id: and blank lines around it are stepped over.
       const text = rest + value;
       let i = 0;
-      for (let j = text.indexOf('\n'); j >= 0; i = j + 1, j = text.indexOf('\n', i)) {
-        if (text.startsWith('data: ', i)) streamData(text.slice(i + 6, j));
-        else if (text.startsWith(': replay-exhausted ', i)) streamExhausted(text.slice(i + 19, j));
+      for (let k = text.indexOf('\ndata: '); k >= 0; k = text.indexOf('\ndata: ', i)) {
+        const e = text.indexOf('\n', k + 7);
+        if (e < 0) break;
+        streamData(text.slice(k + 7, e));
+        i = e;
       }
       rest = text.slice(i);
       timing.busy = (timing.busy || 0) + performance.now() - t0;
@@ -756,14 +765,6 @@
       return;
     }
     if (m && typeof m.type === 'string' && m.type.includes('.')) ingest(m);
-  }
-
-  // streamExhausted reads the relay's comment marking a session whose
-  // oldest events it no longer holds (": replay-exhausted SESSION EPOCH:SEQ").
-  function streamExhausted(rest) {
-    const sp = rest.lastIndexOf(' ');
-    const [epoch, seq] = rest.slice(sp + 1).split(':').map(Number);
-    exhausted(rest.slice(0, sp), {epoch, seq});
   }
 
   function exhausted(session, earliest) {
