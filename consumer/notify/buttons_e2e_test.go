@@ -275,12 +275,23 @@ func TestNtfyButtonAnswersHeldHook(t *testing.T) {
 			t.Fatalf("a press after the answer: %s", got)
 		}
 	}
-	select {
-	case ev := <-watch:
-		if ev["session"] == in.Session && fresh(ev) {
-			t.Fatalf("more after the resolution: %s (before: %s)", jsonOf(ev), jsonOf(seen))
+	// Exactly one delivery and one record: once the notifier has stopped,
+	// its state says one delivery to phone (one record is made per
+	// delivery) and no record left unposted.
+	if err := notifier.Stop(os.Interrupt, wait); err != nil {
+		t.Fatalf("notify did not stop: %v\n%s", err, notifier.Output())
+	}
+	var st state
+	if b, err := os.ReadFile(filepath.Join(home, "notify", "state.json")); err != nil || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("state: %v", err)
+	}
+	if len(st.Delivered) != 1 || len(st.Outbox) != 0 {
+		t.Fatalf("state: %+v", st)
+	}
+	for k, d := range st.Delivered {
+		if !strings.HasPrefix(k, "phone\x00") || d.N != 1 {
+			t.Fatalf("state: %+v", st)
 		}
-	default:
 	}
 	// The button URLs are tokens: never printed.
 	for _, a := range acts {
