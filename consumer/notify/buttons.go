@@ -289,6 +289,12 @@ const pressTimeout = 30 * time.Second
 
 // press answers one button.
 func (b *Buttons) press(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" {
+		// The guard let this origin through (its own, or allowed): a web
+		// app pressing the button may read the reply.
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Set("Vary", "Origin")
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		reply(w, http.StatusMethodNotAllowed, "A button answers with POST; nothing was answered.")

@@ -202,6 +202,9 @@ func TestButtonPress(t *testing.T) {
 				n, _ := resp.Body.Read(buf)
 				sb.Write(buf[:n])
 				resp.Body.Close()
+				if acao := resp.Header.Get("Access-Control-Allow-Origin"); resp.StatusCode != http.StatusForbidden && acao != p.origin {
+					t.Errorf("%s %s: Access-Control-Allow-Origin %q, want %q", p.method, p.path, acao, p.origin)
+				}
 				if resp.StatusCode != p.status || !strings.Contains(sb.String(), p.reply) {
 					t.Errorf("%s %s: %d %q, want %d %q", p.method, p.path, resp.StatusCode, sb.String(), p.status, p.reply)
 				}
