@@ -274,8 +274,9 @@ const codexReady = "Ask Codex to do anything"
 // codexControl is a Codex TUI scenario with the control loop (-a
 // on-request, read-only sandbox, so a command outside it asks): the model
 // asks to run `touch file` outside the sandbox once, under marker; steps
-// play once the PermissionRequest has fired, then /quit. `codex exec`
-// never asks (its approval policy is forced to never), so the TUI it is.
+// play once the PermissionRequest has fired, then /quit. The TUI, since a
+// hook that gives up hands the request to Codex's own dialog, which
+// `codex exec` does not have.
 func codexControl(name, desc string, facts truth.Facts, marker, file string, c *Control, steps ...Step) Scenario {
 	all := []Step{
 		Screen(codexReady),
