@@ -1,6 +1,7 @@
 package realagents
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,5 +117,43 @@ func TestRecordedGuidanceReachesVendor(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no recording answered with guidance text")
+	}
+}
+
+// TestHeldElapsed: a control recording keeps every firing's elapsed time
+// and fails when, with the relay down, a held firing waited; any other
+// recording keeps none.
+func TestHeldElapsed(t *testing.T) {
+	in := func(s string) json.RawMessage { return json.RawMessage(s) }
+	firings := func(held int64) []Firing {
+		return []Firing{
+			{N: 1, ElapsedMS: 120, Input: in(`{"hook_event_name":"PreToolUse","session_id":"s","tool_name":"Bash","tool_input":{"command":"touch x"}}`)},
+			{N: 2, ElapsedMS: held, Input: in(`{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash","tool_input":{"command":"touch x"}}`)},
+		}
+	}
+	tests := []struct {
+		name    string
+		control *Control
+		held    int64
+		wantErr bool
+		keep    bool
+	}{
+		{"down, answered at once", &Control{Down: true}, 130, false, true},
+		{"down, the hook waited", &Control{Down: true}, 3000, true, true},
+		{"relay up, a long wait is the answer's", &Control{Budget: "60s"}, 3000, false, true},
+		{"no control: no timings kept", nil, 3000, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &Run{Agent: &Agent{Name: "claude-code"}, Scenario: &Scenario{Control: tt.control}}
+			fs := firings(tt.held)
+			err := heldElapsed(r, fs)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("error %v, want one: %v", err, tt.wantErr)
+			}
+			if got := fs[0].ElapsedMS != 0 && fs[1].ElapsedMS != 0; got != tt.keep {
+				t.Errorf("timings kept %v, want %v", got, tt.keep)
+			}
+		})
 	}
 }
