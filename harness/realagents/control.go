@@ -262,8 +262,13 @@ func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, 
 		if isHeld && n < len(c.Answers) {
 			step = &c.Answers[n]
 		}
-		if step == nil || step.Answer == nil {
+		switch {
+		case step == nil || step.Answer == nil:
 			budget = "300ms"
+		case step.Outcome != answer.Accepted && c.Budget != "":
+			// A refused answer leaves the hook waiting out its budget:
+			// the recording's, as its agent waited.
+			budget = c.Budget
 		}
 		fenv := append(append([]string(nil), env...), controlEnv(c, url, budget)...)
 		var wg sync.WaitGroup
