@@ -146,6 +146,7 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 	fmt.Printf("%-22s %10s %12.0f\n", "pipe (cat)", round(pipeT[len(pipeT)/2]), mb/pipeT[len(pipeT)/2].Seconds())
 	fmt.Printf("ratios %s\n", fmtRatios(ratios))
 	burst.value, burst.missing = ratios[len(ratios)/2], false
+	burst.base = fmt.Sprintf("tee p50 %s, pipe (cat) p50 %s, same run, alternating", round(teeT[len(teeT)/2]), round(pipeT[len(pipeT)/2]))
 
 	sent, dropped, err := acpPaced(bin, cat, filepath.Join(tmp, "acp-paced"))
 	if err != nil {
@@ -157,6 +158,7 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 	fmt.Printf("paced: %d messages at 5,000/s through the tee around cat, %d lines relayed (one each way a message);\n", sent, 2*sent)
 	fmt.Printf("       lines relayed but not observed, as the tee recorded them (queue and drain): %d\n", dropped)
 	paced.value, paced.missing = float64(dropped), false
+	paced.base = fmt.Sprintf("%d lines dropped of %d relayed (%d messages, each once each way through cat)", dropped, 2*sent, sent)
 	return []goal{burst, paced}
 }
 
