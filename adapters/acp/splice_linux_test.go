@@ -121,3 +121,61 @@ func TestSplicedDropsCounted(t *testing.T) {
 		t.Errorf("drops by direction %d/%d of %d", st.DroppedBy[0].Load(), st.DroppedBy[1].Load(), st.Dropped.Load())
 	}
 }
+
+// FuzzSplicedRelay relays arbitrary bytes, written in arbitrary pieces,
+// pipe to pipe through the spliced path: the destination gets them byte
+// for byte, and what the observer frames plus what was dropped is every
+// newline of the input.
+func FuzzSplicedRelay(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n{\"b\":2}\n"), uint16(3), false)
+	f.Add([]byte("no newline"), uint16(1), true)
+	f.Add(bytes.Repeat([]byte("x\n"), 40000), uint16(7919), true)
+	f.Fuzz(func(t *testing.T, in []byte, piece uint16, tight bool) {
+		// At most a few hundred writes: each is a round through the
+		// kernel, and the fuzzer's time is better spent on more inputs.
+		piece = max(piece, uint16(min(len(in)/256, 1<<15)))
+		sr, sw := pipePair(t, false)
+		dr, dw := pipePair(t, false)
+		defer sr.Close()
+		defer dr.Close()
+		go func() {
+			for b := in; len(b) > 0; {
+				n := min(len(b), int(piece)+1)
+				sw.Write(b[:n])
+				b = b[n:]
+			}
+			sw.Close()
+		}()
+		got := make(chan []byte)
+		go func() { b, _ := io.ReadAll(dr); got <- b }()
+		st := &Stats{}
+		q := newQueue(len(in)+2, 1<<40) // a chunk is at least a byte
+		if tight {
+			q = newQueue(2, 1<<40)
+		}
+		r := &relay{src: sr, dst: dw, q: q, max: 1 << 30, stats: st}
+		handled, err := r.spliced()
+		dw.Close()
+		if !handled || err != nil {
+			t.Fatalf("spliced: handled %v, err %v", handled, err)
+		}
+		if out := <-got; !bytes.Equal(out, in) {
+			t.Fatalf("relayed %d bytes, not the %d sent", len(out), len(in))
+		}
+		o := &observer{q: q, stats: st, maxLine: 1 << 30}
+		for len(q.ch) > 0 {
+			it := <-q.ch
+			o.frame(it)
+			q.taken(it)
+		}
+		// Blank lines are not observed lines; count only the others.
+		framed := int64(st.Lines.Load())
+		nl := int64(bytes.Count(in, []byte{'\n'}))
+		if framed+st.Dropped.Load() > nl+1 {
+			t.Fatalf("framed %d + dropped %d lines of %d newlines", framed, st.Dropped.Load(), nl)
+		}
+		if !tight && st.Dropped.Load() != 0 {
+			t.Fatalf("dropped %d with room for all", st.Dropped.Load())
+		}
+	})
+}
