@@ -158,6 +158,7 @@ type Found struct {
 	Event   string
 	Command string
 	Key     string // the vendor's position key (Codex: group and handler index)
+	Timeout int    // the registered timeout field (0: none, the vendor's default)
 }
 
 // Format is how one vendor's registrations are stored.
@@ -326,6 +327,9 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 	var notes []string
 	if a.Notes != nil && !remove {
 		notes = a.Notes(e, s, path)
+	}
+	if !remove {
+		notes = append(notes, a.ControlNotes(e.Control)...)
 	}
 	if d, ok := a.Format.(FileSet); ok {
 		cs, err := d.Plan(e, s, path, a.regs(e), e.owner(a.Name), remove)

@@ -413,7 +413,7 @@ func (TOMLHooks) Scan(old []byte, ours Owner) ([]Found, error) {
 	var out []Found
 	for _, e := range d.entries {
 		if ours(e.cmd) {
-			out = append(out, Found{Event: e.event, Command: e.cmd})
+			out = append(out, Found{Event: e.event, Command: e.cmd, Timeout: e.timeout})
 		}
 	}
 	return out, nil
