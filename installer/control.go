@@ -175,3 +175,7 @@ func envName(s string) bool {
 	}
 	return true
 }
+
+// ExportRegs are the registrations install writes for agent a in e, the
+// control posture applied (for tests that run them as the vendor would).
+func ExportRegs(a Agent, e Env) []Reg { return a.regs(e) }
