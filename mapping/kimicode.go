@@ -522,6 +522,19 @@ func kimiHold(m Moment, g Gate) *Hold {
 	return &Hold{
 		Key: kimiGateKey(m.Raw, tool, call), Kind: "permission", Options: optionsOf(kimiGateOptions()),
 		Allow: "allow", Refuse: "deny", Fresh: true,
+		// A refused call never runs and Kimi fires nothing more for it:
+		// the refusal is its outcome (by policy: the operator's answer).
+		Enforced: func(st *State, a Answer, cmdID string) []Draft {
+			if a.Option != "deny" {
+				return nil
+			}
+			if call != "" {
+				// A PostToolUseFailure for it, should one come, repeats it.
+				st.Set(kimiDenied+call, "1")
+			}
+			return []Draft{{Type: "tool.denied", Subject: tool, Run: kimiCallDone(st, call), Cause: cmdID,
+				Data: map[string]any{"tool": ToolRef(tool, call), "by": "policy"}}}
+		},
 		// Inside the 60 s install --control gives the hook.
 		Reply: func(a Answer) ([]byte, error) {
 			if a.Option == "allow" {

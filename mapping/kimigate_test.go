@@ -84,4 +84,19 @@ func TestKimiGateRequest(t *testing.T) {
 	if ds[0].Data["resolution"] != "dismissed" {
 		t.Errorf("resolution %v", ds[0].Data)
 	}
+
+	// Denied over the loop: the refusal is the call's outcome, by policy,
+	// caused by the command.
+	st = &State{}
+	v.Map(Moment{Raw: []byte(kimiPre), Nonce: "n1", Control: true}, st)
+	out := h.OutcomeDrafts(st, Answer{Option: "deny", Text: "not now"}, "alice", "cmd1")
+	if got := types(out); !reflect.DeepEqual(got, []string{"control.accepted", "attention.answered", "attention.resolved", "tool.denied"}) {
+		t.Fatalf("deny outcome %v", got)
+	}
+	if d := out[3]; d.Cause != "cmd1" || d.Data["by"] != "policy" {
+		t.Errorf("tool.denied %+v", d)
+	}
+	if out := h.OutcomeDrafts(&State{}, Answer{Option: "allow"}, "alice", "cmd2"); len(out) != 3 {
+		t.Errorf("allow outcome %v", types(out))
+	}
 }

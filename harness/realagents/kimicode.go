@@ -50,8 +50,8 @@ func kimiCode() *Agent {
 			},
 			{
 				Name: "control-deny", Mode: "headless",
-				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command is denied over the relay with a reason; Kimi blocks it (the file is never made) and hands the model the reason",
-				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1, OpenTools: truth.Any},
+				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command is denied over the relay with a reason; Kimi blocks it (the file is never made, no further hook fires for the call: the refusal is recorded as its tool.denied by policy) and hands the model the reason",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"deny": {
 					calls(call("Bash", obj{"command": "touch not-this-file"})),
 					say("Understood."),
