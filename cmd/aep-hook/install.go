@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +36,12 @@ type InstallCmd struct {
 // Run plans every change, then (unless --dry-run) applies them, backups first.
 func (c *InstallCmd) Run(s *Streams) error {
 	var ctl *installer.Control
+	if c.Control && runtime.GOOS == "windows" {
+		// The settings ride the command line as POSIX shell assignments,
+		// which cmd.exe (what the vendors start hooks with there) does
+		// not read.
+		return exitError{code: 2, msg: "--control writes shell assignments that cmd.exe does not read: on Windows set AEP_CONTROL=1 and AEP_RELAY in the agent's environment instead"}
+	}
 	if c.Control {
 		ctl = &installer.Control{Relay: c.Relay, Budget: c.Budget, Tools: hookmode.CleanList(c.GateTools)}
 		if err := ctl.Check(); err != nil {
