@@ -140,7 +140,7 @@ func (a Agent) ControlNotes(c *Control) []string {
 	}
 	n := []string{fmt.Sprintf("%s: the held hooks (%s) wait up to %s for an answer over %s%s; with no relay there they reply at once and %s goes on as without aep-hook.",
 		a.Title, strings.Join(a.Held.Events, ", "), c.budget(), c.relay(), timeout, a.Title),
-		"The relay token is not written into the settings: the held hooks present your own token file ($AEP_HOME/token), or AEP_RELAY_TOKEN where set."}
+		"The relay token is not written into the settings: the held hooks present AEP_RELAY_TOKEN where set, else, for a relay on this machine, your own token file ($AEP_HOME/token)."}
 	if a.Held.Gate {
 		n = append(n, fmt.Sprintf("%s's gate holds %s; an allow is no objection from the hook: %s's own approval still runs after it.", a.Title, strings.Join(c.Tools, ", "), a.Title))
 	}
