@@ -40,7 +40,7 @@ func kimiCode() *Agent {
 					calls(call("Bash", obj{"command": "touch made-by-control"})),
 					say("Created."),
 				}}),
-				Control: &Control{Budget: "50s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:allow create a file")...); err != nil {
 						return err
@@ -56,7 +56,7 @@ func kimiCode() *Agent {
 					calls(call("Bash", obj{"command": "touch not-this-file"})),
 					say("Understood."),
 				}}),
-				Control: &Control{Budget: "50s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
+				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:deny create a file")...); err != nil {
 						return err
@@ -75,7 +75,7 @@ func kimiCode() *Agent {
 					calls(call("Bash", obj{"command": "touch made-without-relay"})),
 					say("Created."),
 				}}),
-				Control: &Control{Down: true, Budget: "50s", Tools: []string{"Bash"}},
+				Control: &Control{Down: true, Budget: "20s", Tools: []string{"Bash"}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:down create a file")...); err != nil {
 						return err
