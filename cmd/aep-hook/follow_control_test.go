@@ -442,3 +442,181 @@ func TestFollowControlRelayDown(t *testing.T) {
 		t.Errorf("writes with no relay: %q", p)
 	}
 }
+
+// fakeKimiWeb is a kimi web server as far as the bridge reads and writes
+// it: one session listed, the WebSocket stream (hello, subscribe acked,
+// the frames the test feeds), and the approval and abort routes, which
+// record their bodies and broadcast what the real server does
+// (event.approval.resolved; turn.ended cancelled).
+type fakeKimiWeb struct {
+	*httptest.Server
+	frames chan string
+	mu     sync.Mutex
+	posts  []string
+	seq    int
+}
+
+const kwSession = "session_ctl"
+
+func newFakeKimiWeb(t *testing.T, token string) *fakeKimiWeb {
+	f := &fakeKimiWeb{frames: make(chan string, 64)}
+	mux := http.NewServeMux()
+	authed := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer "+token }
+	mux.HandleFunc("GET /api/v1/sessions", func(w http.ResponseWriter, r *http.Request) {
+		if !authed(r) {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, `{"code":0,"msg":"success","data":{"items":[{"id":"`+kwSession+`"}],"has_more":false}}`)
+	})
+	mux.HandleFunc("GET /api/v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"kimi-code.bearer." + token}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := r.Context()
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"server_hello","payload":{"protocol_version":2,"heartbeat_ms":10000}}`))
+		go func() {
+			for {
+				_, b, err := c.Read(ctx)
+				if err != nil {
+					return
+				}
+				var m struct{ Type, ID string }
+				json.Unmarshal(b, &m)
+				switch m.Type {
+				case "client_hello":
+					c.Write(ctx, websocket.MessageText, []byte(`{"type":"ack","id":"`+m.ID+`","code":0,"payload":{"accepted_subscriptions":[],"cursors":{}}}`))
+				case "subscribe":
+					c.Write(ctx, websocket.MessageText, []byte(`{"type":"ack","id":"`+m.ID+`","code":0,"payload":{"accepted":["`+kwSession+`"],"not_found":[],"cursors":{"`+kwSession+`":{"seq":0,"epoch":"ep_1"}}}}`))
+				}
+			}
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case fr := <-f.frames:
+				if c.Write(ctx, websocket.MessageText, []byte(fr)) != nil {
+					return
+				}
+			}
+		}
+	})
+	mux.HandleFunc("POST /api/v1/sessions/{sid}/{what}/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if !authed(r) {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.posts = append(f.posts, r.URL.Path+" "+string(body))
+		f.mu.Unlock()
+		id := r.PathValue("id")
+		switch r.PathValue("what") {
+		case "approvals":
+			var b struct{ Decision, Feedback string }
+			json.Unmarshal(body, &b)
+			fb := ""
+			if b.Feedback != "" {
+				fb = `,"feedback":` + jsonString(b.Feedback)
+			}
+			f.send("event.approval.resolved", `"approval_id":"`+id+`","decision":"`+b.Decision+`"`+fb)
+		case "prompts":
+			f.send("turn.ended", `"turnId":0,"reason":"cancelled"`)
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `{"code":0,"msg":"success","data":{}}`)
+	})
+	f.Server = httptest.NewServer(mux)
+	t.Cleanup(f.Close)
+	return f
+}
+
+// send puts a session event frame of the main agent on the stream.
+func (f *fakeKimiWeb) send(typ, payload string) {
+	f.mu.Lock()
+	f.seq++
+	seq := f.seq
+	f.mu.Unlock()
+	f.frames <- fmt.Sprintf(`{"type":%q,"seq":%d,"session_id":%q,"timestamp":"2026-12-01T10:00:00.000Z","payload":{"type":%q,"agentId":"main",%s},"epoch":"ep_1"}`,
+		typ, seq, kwSession, typ, payload)
+}
+
+func (f *fakeKimiWeb) posted() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.posts...)
+}
+
+// TestFollowKimiWebControl: kimi web approvals answered over the relay
+// become the server's decision call (approved; free text a rejection
+// carrying the text as feedback), the outcome recorded from the server's
+// broadcast via control and cause-linked; control.cancel aborts the open
+// turn's prompt, and the turn's end is the cancel's outcome.
+func TestFollowKimiWebControl(t *testing.T) {
+	f := newCtlFleet(t)
+	const token = "kimi-web-token-0123456789"
+	tokFile := filepath.Join(t.TempDir(), "server.token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newFakeKimiWeb(t, token)
+	f.follow("kimi-web", srv.URL, f.url, true, "--mode", "primary", "--token-file", tokFile)
+	cn := f.sender()
+	srv.send("turn.started", `"turnId":0,"promptId":"msg_p1","origin":{"kind":"user"},"prompt":"go"`)
+	approval := func(id string) {
+		srv.send("event.approval.requested", `"approval_id":"`+id+`","tool_call_id":"call_`+id+`","tool_name":"Bash","action":"Running: ls"`)
+	}
+
+	approval("approval_1")
+	r := f.pending(cn, kwSession, "approval_1")
+	if fmt.Sprint(r.RespondVia) != "[control]" || len(r.Options) != 2 || r.Options[0].ID != "approved" {
+		t.Fatalf("request %+v", r)
+	}
+	out := respondTo(t, cn, r, answer.Answer{Text: "yes"})
+	if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	approval("approval_2")
+	r2 := f.pending(cn, kwSession, "approval_2")
+	out2 := respondTo(t, cn, r2, answer.Answer{Text: "not on prod, use staging"})
+	if out2.Ack != answer.Accepted || out2.Answered == nil {
+		t.Fatalf("outcome %+v", out2)
+	}
+	evs := f.waitLog("kimi-code", kwSession, func(e map[string]any) bool {
+		return e["type"] == "attention.resolved" && e["subject"] == r2.ID
+	})
+	got := about(evs, r2.ID)
+	if len(got) != 3 || got[1]["type"] != "attention.answered" || got[1]["cause"] != out2.Command || got[2]["cause"] != out2.Command {
+		t.Fatalf("attention events %v", got)
+	}
+	if d := dataOf(got[1]); d["via"] != "control" || d["by"] != "alice" ||
+		fmt.Sprint(d["answer"]) != "map[option:rejected text:not on prod, use staging]" {
+		t.Errorf("answered %v", d)
+	}
+
+	cancelID := sendCancel(t, f, kwSession)
+	evs = f.waitLog("kimi-code", kwSession, ofType("run.cancelled"))
+	for _, e := range evs {
+		if e["type"] == "run.cancelled" && (e["cause"] != cancelID || dataOf(e)["by"] != "control") {
+			t.Errorf("run.cancelled %v, want caused by %s", e, cancelID)
+		}
+	}
+	want := []string{
+		`/api/v1/sessions/session_ctl/approvals/approval_1 {"decision":"approved"}`,
+		`/api/v1/sessions/session_ctl/approvals/approval_2 {"decision":"rejected","feedback":"not on prod, use staging"}`,
+		`/api/v1/sessions/session_ctl/prompts/msg_p1:abort {}`,
+	}
+	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the server's writes:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
