@@ -127,6 +127,7 @@ func (k *kimiWeb) cancelOver(sid string) error {
 	const id = "01KREALKWCANCEL0000000001"
 	for _, f := range []string{
 		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
+		`{"type":"subscribe","id":"s","filter":{}}`, // the ack is an event: it reaches subscribers
 		`{"aep":"0.1","id":"` + id + `","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
 			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + sid + `","data":{"scope":"run"}}`,
 	} {
