@@ -99,6 +99,14 @@ type Hold struct {
 	// do that no later moment reports (a gate's refusal: the call never
 	// runs and nothing says so), cause-linked to the command cmdID.
 	Enforced func(st *State, a Answer, cmdID string) []Draft
+	// Observed says the vendor reports the reply it applied (a stream
+	// bridge's server broadcasts it): the loop acknowledges the command
+	// and notes it on the request (NoteDrafts), and the table's mapping of
+	// the vendor's report records the outcome, via control and caused by
+	// the command (ControlAnswered). The outcome then has one source, the
+	// vendor's own fact, and an answer the agent's own UI gave first is
+	// never recorded as the command's.
+	Observed bool
 }
 
 // Option is one {id, label} of a request's options.
@@ -399,6 +407,54 @@ func (h *Hold) OutcomeDrafts(st *State, a Answer, by, cmdID string) []Draft {
 		ds = append(ds, h.Enforced(st, a, cmdID)...)
 	}
 	return ds
+}
+
+// attnNotePrefix+key holds the command an Observed request was answered
+// by, until the vendor reports the reply: "cmdID\x00by\x00option".
+const attnNotePrefix = "attn-ctl:"
+
+// NoteDrafts acknowledge a command applied to an Observed request and note
+// it on the request for the vendor's report to settle (ControlAnswered).
+func (h *Hold) NoteDrafts(st *State, a Answer, by, cmdID string) []Draft {
+	st.Set(attnNotePrefix+h.Key, cmdID+"\x00"+by+"\x00"+a.Option)
+	return []Draft{AckDraft(st, h.Key, cmdID, "", "")}
+}
+
+// ControlAnswered settles the pending request key from the vendor's own
+// report of the reply it applied: when a command was noted on the request
+// and the report's option is the one it applied (option "" for a form,
+// whose values the vendor reports itself), attention.answered says via
+// control, by the sender, and both outcomes are caused by the command
+// (AEP-0004 §6); otherwise the report is the agent's own UI's (oob).
+func ControlAnswered(st *State, key, option string, answer, meta map[string]any) []Draft {
+	cmdID, by, ok := controlNote(st, key, option)
+	if !ok {
+		return answeredOOB(st, key, answer, meta)
+	}
+	run, _ := st.Get(attnPendingPrefix + key)
+	answered := Draft{Type: "attention.answered", Run: run, SubjectRef: key, Cause: cmdID, Mark: key + ":answered",
+		Data: map[string]any{"answer": answer, "via": "control"}}
+	if by != "" {
+		answered.Data["by"] = by
+	}
+	if meta != nil {
+		answered.Meta = map[string]any{"answer": meta}
+	}
+	resolved := settleAttention(st, key, "answered", "")
+	resolved.CauseRef, resolved.Cause = "", cmdID
+	return []Draft{answered, resolved}
+}
+
+// controlNote takes the command noted on request key, when the vendor's
+// report applied its option: the command's id and sender.
+func controlNote(st *State, key, option string) (cmdID, by string, ok bool) {
+	note, had := st.Get(attnNotePrefix + key)
+	st.Del(attnNotePrefix + key)
+	parts := strings.SplitN(note, "\x00", 3)
+	if !had || len(parts) != 3 || parts[2] != option {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
 }
 
 // structural keeps the values that are structural at every ceiling: a

@@ -167,6 +167,7 @@ func settleAttention(st *State, key, resolution, cause string) Draft {
 	st.Del(attnPendingPrefix + key)
 	st.Del(attnFormPrefix + key)
 	st.Del(attnAllowPrefix + key)
+	st.Del(attnNotePrefix + key)
 	if cause == "" {
 		cause = key
 	}

@@ -39,6 +39,7 @@ func KimiWeb() Vendor {
 		Identify:  identifyFacts,
 		Map:       mapKimiWeb,
 		Seed:      seedKimiWeb,
+		Hold:      kimiWebHold,
 	}
 }
 
@@ -148,6 +149,9 @@ func kwPrimary(m Moment, st *State) []Draft {
 		}
 		run = kwRunID(agent, turn)
 		st.Set(kwRun+agent, run)
+		if pid := Str(raw, "payload.promptId"); pid != "" {
+			st.Set(kwPrompt+agent, clip(pid, maxKeyName))
+		}
 		trigger := "agent"
 		switch Str(raw, "payload.origin.kind") {
 		case "user", "skill_activation", "plugin_command":
@@ -209,7 +213,7 @@ func kwPrimary(m Moment, st *State) []Draft {
 		}
 		return in(toolCompleted(raw, name, call, "payload.output"))
 	case "event.approval.requested":
-		return in(kwApprovalRequested(raw, st, run)...)
+		return in(kwApprovalRequested(raw, st, run, m.Control)...)
 	case "event.approval.resolved":
 		return in(kwApprovalResolved(raw, st)...)
 	case "event.question.requested":
@@ -265,8 +269,18 @@ func kwErrorCode(raw []byte) string {
 // dismissed first (the turn is over), then the terminal.
 func kwEndRun(st *State, agent, run, typ string, data map[string]any) []Draft {
 	st.Del(kwRun + agent)
+	st.Del(kwPrompt + agent)
 	ds := kwDismissIn(st, run)
-	return append(ds, Draft{Type: typ, Run: run, Data: data})
+	d := Draft{Type: typ, Run: run, Data: data}
+	if cmd, ok := st.Get(ctlCancel); ok && agent == "main" {
+		// The turn a control.cancel aborted: its end is the cancel's
+		// outcome.
+		st.Del(ctlCancel)
+		if typ == "run.cancelled" {
+			d.Cause, d.Data = cmd, Data("by", "control")
+		}
+	}
+	return append(ds, d)
 }
 
 // kwDismissIn dismisses the asks still pending in run.
@@ -306,9 +320,11 @@ func kwSettled(st *State, id string) bool {
 }
 
 // kwApprovalRequested observes the vendor's approval card: kind permission,
-// the vendor's action text as the prompt, no options and no respond_via (a
-// read-only channel offers no way to answer), subject the approval id.
-func kwApprovalRequested(raw []byte, st *State, run string) []Draft {
+// the vendor's action text as the prompt, subject the approval id; no
+// options and no respond_via (a read-only channel offers no way to
+// answer) unless live: the bridge holds it over a live control link, and
+// the card carries the vendor's decisions and respond_via control.
+func kwApprovalRequested(raw []byte, st *State, run string, live bool) []Draft {
 	id := Str(raw, "payload.approval_id")
 	tool, call := Str(raw, "payload.tool_name"), Str(raw, "payload.tool_call_id")
 	prompt := Str(raw, "payload.action")
@@ -318,6 +334,10 @@ func kwApprovalRequested(raw []byte, st *State, run string) []Draft {
 	d := Draft{Type: "attention.requested", Subject: id, Data: map[string]any{"kind": "permission", "prompt": prompt}}
 	if id == "" {
 		return []Draft{d}
+	}
+	if live {
+		d.Data["options"] = kimiWebOptionsData()
+		d.Data["respond_via"] = respondVia(true)
 	}
 	key := kwAttn(id)
 	ds := raiseAttention(st, key, run)
@@ -347,6 +367,15 @@ func kwApprovalResolved(raw []byte, st *State) []Draft {
 		Type: "attention.answered", Subject: id, SubjectRef: key, CauseRef: key, Mark: key + ":answer",
 		Data: Data("answer", Data("option", decision, "text", Str(raw, "payload.feedback")), "via", "oob"),
 	}
+	cmd, by, viaControl := controlNote(st, key, decision)
+	if viaControl {
+		// The decision a control command posted, as the server applied it.
+		answer.CauseRef, answer.Cause = "", cmd
+		answer.Data["via"] = "control"
+		if by != "" {
+			answer.Data["by"] = by
+		}
+	}
 	ds := []Draft{answer}
 	if _, seen := st.Get(attnPendingPrefix + key); !seen || id == "" {
 		return ds
@@ -358,7 +387,11 @@ func kwApprovalResolved(raw []byte, st *State) []Draft {
 		st.Set(kwDenied+call, key+":answer")
 	}
 	st.Del(key + ":call")
-	return append(ds, settleAttention(st, key, "answered", key+":answer"))
+	resolved := settleAttention(st, key, "answered", key+":answer")
+	if viaControl {
+		resolved.CauseRef, resolved.Cause = "", cmd
+	}
+	return append(ds, resolved)
 }
 
 // kwSettle resolves the ask id with resolution, its subject the ask.

@@ -60,6 +60,9 @@ func busVendor(p busProfile, name, summary string) Vendor {
 		Map:       p.mapMoment,
 		Seed:      busSeed,
 	}
+	if p.stream {
+		v.Hold = p.busHold
+	}
 	if name != p.agent {
 		v.Agent = p.agent
 	}
@@ -287,7 +290,7 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 	case "tool.execute.after":
 		return p.hookTool(raw, st, true)
 	case "permission.ask":
-		return p.ask(raw, st, "", true)
+		return p.ask(raw, st, "", true, false)
 	}
 	name := busName(m)
 	props := []byte(gjson.GetBytes(raw, "properties").Raw)
@@ -344,11 +347,11 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 		}
 		return inRun(st, p.machinery(name, Data("delta", Str(props, "delta")), deltaLevels(redact.Redacted)))
 	case "permission.asked", "permission.updated":
-		return p.ask(props, st, name, false)
+		return p.ask(props, st, name, false, m.Control)
 	case "permission.replied":
 		return p.permissionReplied(props, st)
 	case "question.asked":
-		return p.question(props, st)
+		return p.question(props, st, m.Control)
 	case "question.replied":
 		return p.questionReplied(props, st)
 	case "question.rejected":
@@ -376,9 +379,9 @@ func (p busProfile) record(m Moment, st *State) []Draft {
 	case "part":
 		return p.part(m.Raw, st, "", false)
 	case "permission":
-		return p.ask(m.Raw, st, "permission.asked", false)
+		return p.ask(m.Raw, st, "permission.asked", false, m.Control)
 	case "question":
-		return p.question(m.Raw, st)
+		return p.question(m.Raw, st, m.Control)
 	}
 	return nil
 }
@@ -440,9 +443,19 @@ func (p busProfile) closeRun(st *State, reason string) []Draft {
 			outcome = "error:" + r
 		}
 	}
+	cmd, cancelled := st.Get(ctlCancel)
+	st.Del(ctlCancel)
+	if cancelled && !strings.HasPrefix(outcome, "error:") {
+		// A control.cancel aborted the turn: the server's end of it is
+		// the cancel's outcome, whatever the abort left in the messages
+		// (an abort between two steps marks none aborted).
+		outcome = "abort"
+	}
 	ds = append(ds, p.failOpenTools(st, run, outcome)...)
 	sessionRuns.end(st, "")
 	switch {
+	case cancelled && outcome == "abort":
+		ds = append(ds, Draft{Type: "run.cancelled", Run: run, Cause: cmd, Data: Data("by", "control")})
 	case outcome == "abort" || outcome == "cut":
 		// cut: the answer ended unfinished, for a cause the server does
 		// not say; cancelled, with no claim of by whom.
@@ -752,8 +765,11 @@ func (p busProfile) hookTool(raw []byte, st *State, after bool) []Draft {
 // ask raises attention.requested for a permission request once. hook
 // marks the plugin's hold-open permission.ask (the pinned allow/deny
 // card); name is the bus type (permission.updated is the hook's shadow on
-// the plugin channel and raises nothing there).
-func (p busProfile) ask(perm []byte, st *State, name string, hook bool) []Draft {
+// the plugin channel and raises nothing there). live says the stream
+// bridge holds the request over a live control link: only then does the
+// stream's card carry the server's reply options and respond_via control;
+// otherwise it advertises no way to answer.
+func (p busProfile) ask(perm []byte, st *State, name string, hook, live bool) []Draft {
 	if name == "permission.updated" && !p.stream {
 		return nil
 	}
@@ -787,6 +803,9 @@ func (p busProfile) ask(perm []byte, st *State, name string, hook bool) []Draft 
 		// The forwarder plugin only forwards: the answer is the human's,
 		// in the agent's own UI.
 		data["respond_via"] = respondVia(false)
+	} else if live && name == "permission.asked" {
+		data["options"] = replyOptions()
+		data["respond_via"] = respondVia(true)
 	}
 	key := busAttnKey(id)
 	if id == "" {
@@ -832,12 +851,12 @@ func (p busProfile) permissionReplied(props []byte, st *State) []Draft {
 		st.Set(busAskedKey(id), "1")
 		return inRun(st, Draft{Type: "attention.resolved", Subject: id, Data: map[string]any{"resolution": "answered"}})
 	}
-	return answeredOOB(st, key, Data("option", reply), nil)
+	return ControlAnswered(st, key, reply, Data("option", reply), nil)
 }
 
 // question raises the form for a question request once (AEP-0006, the
 // AskUserQuestion shape: select fields, the vendor's custom as other).
-func (p busProfile) question(q []byte, st *State) []Draft {
+func (p busProfile) question(q []byte, st *State, live bool) []Draft {
 	id := Str(q, "id")
 	if id == "" {
 		return nil
@@ -849,6 +868,8 @@ func (p busProfile) question(q []byte, st *State) []Draft {
 	data, meta, labels := questionForm(p.agent, []byte(gjson.GetBytes(q, "questions").Raw))
 	if !p.stream {
 		data["respond_via"] = respondVia(false)
+	} else if live {
+		data["respond_via"] = respondVia(true)
 	}
 	st.Set(busFormKey(id), labels)
 	key := busAttnKey(id)
@@ -873,7 +894,7 @@ func (p busProfile) questionReplied(props []byte, st *State) []Draft {
 	labels, _ := st.Get(busFormKey(id))
 	st.Del(busFormKey(id))
 	values, structural := questionValues(gjson.GetBytes(props, "answers").Array(), labels)
-	return answeredOOB(st, key, map[string]any{"values": values}, map[string]any{"values": structural})
+	return ControlAnswered(st, key, "", map[string]any{"values": values}, map[string]any{"values": structural})
 }
 
 // settle resolves a pending ask with resolution (a rejected question is

@@ -110,9 +110,10 @@ type Bridge struct {
 	Name   string
 
 	mu      sync.Mutex
-	busy    map[string]bool // sessions whose turn the stream saw start and not end
-	dirs    map[string]bool // directories the global stream named
-	waitFor time.Duration   // the current wait for headers; 0 before a give-up
+	busy    map[string]bool   // sessions whose turn the stream saw start and not end
+	dirs    map[string]bool   // directories the global stream named
+	sessDir map[string]string // the directory the global stream last named per session
+	waitFor time.Duration     // the current wait for headers; 0 before a give-up
 }
 
 func (b *Bridge) client() *http.Client {
@@ -299,6 +300,14 @@ func (b *Bridge) track(m mapping.Moment, dir string) {
 	if sess == "" {
 		return
 	}
+	if dir != "" {
+		if b.sessDir == nil {
+			b.sessDir = map[string]string{}
+		}
+		if _, ok := b.sessDir[sess]; ok || len(b.sessDir) < maxBusy {
+			b.sessDir[sess] = dir
+		}
+	}
 	switch m.Facts.Name {
 	case "session.status":
 		if gjson.GetBytes(m.Raw, "properties.status.type").String() == "idle" {
@@ -416,7 +425,7 @@ func (b *Bridge) catchUpDir(ctx context.Context, dir string, cutoff int64, belie
 		}
 		out = append(out, ms...)
 	}
-	asks, err := b.pendingAsks(ctx, q, status)
+	asks, err := b.pendingAsks(ctx, q, status, dir)
 	if err != nil {
 		return out, err
 	}
@@ -507,7 +516,7 @@ func turnsOver(msgs []json.RawMessage) map[int]bool {
 
 // pendingAsks are the permission and question requests pending in busy
 // sessions (an ask pending in an idle session was orphaned by an abort).
-func (b *Bridge) pendingAsks(ctx context.Context, q url.Values, status map[string]json.RawMessage) ([]mapping.Moment, error) {
+func (b *Bridge) pendingAsks(ctx context.Context, q url.Values, status map[string]json.RawMessage, dir string) ([]mapping.Moment, error) {
 	var out []mapping.Moment
 	for _, r := range []struct{ path, name string }{{"/permission", "permission"}, {"/question", "question"}} {
 		var reqs []json.RawMessage
@@ -517,7 +526,9 @@ func (b *Bridge) pendingAsks(ctx context.Context, q url.Values, status map[strin
 		for _, req := range reqs {
 			sess := gjson.GetBytes(req, "sessionID").String()
 			if st := status[sess]; st != nil && gjson.GetBytes(st, "type").String() != "idle" {
-				out = append(out, recordMoment(r.name, sess, req))
+				m := recordMoment(r.name, sess, req)
+				m.Facts.Thread = dir // where its reply goes
+				out = append(out, m)
 			}
 		}
 	}

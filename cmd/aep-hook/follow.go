@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
 )
 
 // FollowCmd is `aep-hook follow opencode|kilo|kimi-web|openhands|a2a --url URL`:
@@ -33,6 +36,8 @@ type FollowCmd struct {
 	Mode           string        `help:"primary (the whole record) or companion (only x.<agent>.* events beside a primary source). Default: primary, except kimi-web (companion: the Kimi hooks are the primary)." enum:",primary,companion" default:""`
 	Deltas         bool          `help:"Record token deltas (x.<agent>.*.delta); pair with --capture redacted for their text."`
 	Stall          time.Duration `help:"Reconnect when the stream is silent this long (the servers send a heartbeat every 10s)." default:"45s"`
+	Control        bool          `help:"OpenCode, Kilo and kimi web in primary mode: answer permission requests (and OpenCode/Kilo questions) and cancel runs over the relay (AEP-0004), as AEP_CONTROL=1 does. The relay is AEP_RELAY (or --relay), its token AEP_RELAY_TOKEN."`
+	Relay          string        `help:"With --control: the relay's WebSocket URL (default AEP_RELAY, else ws://127.0.0.1:8787/socket)." placeholder:"URL"`
 	A2AFlags
 
 	getenv func(string) string
@@ -81,6 +86,11 @@ type followWiring struct {
 	// secrets are values the redaction pipeline must know (a token read
 	// from a file), named as environment variables getenv answers.
 	secrets map[string]string
+	// deliver, for a bridge that can answer over control, makes the
+	// server's reply call of a held request; handlers carry out its other
+	// commands (control.cancel).
+	deliver  control.Deliverer
+	handlers map[string]control.Handler
 }
 
 // follow runs the shared runtime over one bridge until SIGINT or SIGTERM.
@@ -109,25 +119,97 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 			w.resume(saved)
 		}
 	}
+	status := func(line string) {
+		fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, redact.Destination(u.String()), line)
+	}
+	ctl, err := c.control(getenv, w, status)
+	if err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
+	ctx, stop := untilInterrupted()
+	defer stop()
+	handle := em.Handler(v)
+	var linkDone chan struct{}
+	if ctl != nil {
+		link := &control.Stream{
+			Config: ctl, Vendor: v, Emitter: em,
+			Identity: control.Identity{Agent: v.AgentName(), Instance: em.Host + "/" + strconv.Itoa(os.Getpid())},
+			Accepts:  []string{control.Respond}, Handlers: w.handlers,
+			Failed: func(stage string, err error) {
+				errs.Record(shim.Failure{Adapter: w.table, Stage: "control", Error: "control " + stage + ": " + err.Error()})
+			},
+			Status: status,
+		}
+		for typ := range w.handlers {
+			link.Accepts = append(link.Accepts, typ)
+		}
+		sort.Strings(link.Accepts[1:])
+		handle = link.Handler(handle, w.deliver)
+		linkDone = make(chan struct{})
+		go func() {
+			defer close(linkDone)
+			link.Run(ctx)
+		}()
+	}
 	runner := &follow.Runner{
 		Name:   w.table,
 		Source: w.source,
-		Handle: em.Handler(v),
+		Handle: handle,
 		Errors: errs,
 		Cursor: cur,
 		Stall:  c.Stall,
-		Status: func(line string) {
-			fmt.Fprintf(s.Err, "aep-hook follow %s: %s %s\n", c.Vendor, redact.Destination(u.String()), line)
-		},
+		Status: status,
 	}
 	fmt.Fprintf(s.Err, "aep-hook follow %s: following %s (%s mode, logs in %s)\n", c.Vendor, redact.Destination(u.String()), w.mode, cfg.LogRoot())
-	ctx, stop := untilInterrupted()
-	defer stop()
 	runner.Run(ctx)
+	if linkDone != nil {
+		<-linkDone
+	}
 	st := runner.Stats()
 	fmt.Fprintf(s.Err, "aep-hook follow %s: stopped; %d events read, %d duplicates dropped, %d caught up, %d failures (aep-hook doctor shows them)\n",
 		c.Vendor, st.Items, st.Duplicates, st.CaughtUp, st.Failures)
 	return nil
+}
+
+// control is the bridge's control posture: nil (observe-only) unless
+// --control or AEP_CONTROL asks for it, for a bridge that can answer, in
+// primary mode. Asked for where it cannot be, it says so and observes.
+func (c *FollowCmd) control(getenv func(string) string, w followWiring, warn func(string)) (*control.Config, error) {
+	env := getenv
+	if c.Control || c.Relay != "" {
+		env = func(k string) string {
+			switch {
+			case k == "AEP_CONTROL":
+				return "1"
+			case k == "AEP_RELAY" && c.Relay != "":
+				return c.Relay
+			}
+			return getenv(k)
+		}
+	}
+	ctl, err := control.FromEnv(env)
+	if err != nil || ctl == nil {
+		if err != nil {
+			err = fmt.Errorf("follow: %w", err)
+		}
+		return nil, err
+	}
+	why := ""
+	switch {
+	case w.deliver == nil:
+		why = "control is not offered for this server (OpenCode, Kilo and kimi web answer over control)"
+	case w.mode != mapping.Primary:
+		why = "control answers in primary mode only (in companion mode the primary source owns the requests); pass --mode primary"
+	default:
+		return ctl, nil
+	}
+	if c.Control || c.Relay != "" {
+		return nil, fmt.Errorf("follow %s: %s", c.Vendor, why)
+	}
+	// AEP_CONTROL alone is the hooks' posture too: it leaves this
+	// follower observe-only, and says so.
+	warn(why + "; following observe-only")
+	return nil, nil
 }
 
 // mode is the channel posture asked for, else the family's default.
@@ -164,7 +246,8 @@ func (c *FollowCmd) openCode(u *url.URL, getenv func(string) string, errs shim.R
 		Mode: mode, Deltas: c.Deltas,
 		Nonce: shim.NewIDs().Now, Errors: errs, Name: prof.Table,
 	}
-	return followWiring{table: prof.Table, source: bridge, mode: mode, cursor: cursorKey(u, c.AllDirectories)}, nil
+	return followWiring{table: prof.Table, source: bridge, mode: mode, cursor: cursorKey(u, c.AllDirectories),
+		deliver: bridge.Deliver, handlers: map[string]control.Handler{control.Cancel: bridge.Cancel}}, nil
 }
 
 // cursorKey names a bridge's cursor file: a digest of the server's URL

@@ -10,6 +10,7 @@ import (
 	"github.com/aep-hook/aep-hook/adapters/kimiweb"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
 )
 
 // kimiWebTokenEnv names the kimi web token for the redaction pipeline (it
@@ -44,7 +45,9 @@ func (c *FollowCmd) kimiWeb(u *url.URL, getenv func(string) string, errs shim.Re
 	}
 	return followWiring{
 		table: "kimi-web", source: bridge, mode: mode, cursor: cursorKey(u, nil),
-		resume:  bridge.Resume,
-		secrets: map[string]string{kimiWebTokenEnv: token},
+		resume:   bridge.Resume,
+		secrets:  map[string]string{kimiWebTokenEnv: token},
+		deliver:  bridge.Deliver,
+		handlers: map[string]control.Handler{control.Cancel: bridge.Cancel},
 	}, nil
 }

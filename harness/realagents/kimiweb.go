@@ -41,6 +41,7 @@ func kimiWebAgent() *Agent {
 				Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"tools": {bash("echo hello"), bash("ls /nonexistent-dir"), say("One worked, one failed.")}}),
 				Drive:       kimiWebTurn("SCENARIO:tools run them", "approved", "approved"),
 			},
+			kimiWebControlApprove(bash), kimiWebControlReject(bash), kimiWebControlCancel(bash),
 			{
 				Name: "approvals", Mode: "rest",
 				Description: "kimi web: an approval rejected with feedback, then one granted (two prompts)",
@@ -245,19 +246,28 @@ type kimiWeb struct {
 	bridge *exec.Cmd
 	token  string
 	turns  map[string]int
+	// relay is the relay's WebSocket URL when the bridge answers over
+	// control (kimiWebControlSession).
+	relay string
 }
 
 // kimiWebSession starts the server, the proxy and the bridge, creates a
 // session, runs drive in it, and stops them all (the bridge first, so it
 // ends its connection).
 func kimiWebSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
+	return kimiWebSessionWith(r, "", drive)
+}
+
+// kimiWebSessionWith is kimiWebSession with the bridge's control link to
+// relay when relay is set.
+func kimiWebSessionWith(r *Run, relay string, drive func(k *kimiWeb, sid string) error) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	k := &kimiWeb{r: r, port: port, turns: map[string]int{}}
+	k := &kimiWeb{r: r, port: port, turns: map[string]int{}, relay: relay}
 	defer k.stopServer()
 	if err := k.startServer(); err != nil {
 		return err
@@ -280,6 +290,10 @@ func kimiWebSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
 	k.bridge = exec.Command(r.H.AEPHook, "follow", "kimi-web", "--url", k.proxy.URL,
 		"--token-file", filepath.Join(r.Home, ".kimi-code", "server.token"), "--mode", "primary")
 	k.bridge.Env, k.bridge.Stdout, k.bridge.Stderr = r.Env, logf, logf
+	if relay != "" {
+		k.bridge.Args = append(k.bridge.Args, "--control", "--relay", relay)
+		k.bridge.Env = append(append([]string(nil), r.Env...), "AEP_RELAY_TOKEN="+kwEmitToken, "AEP_HOST="+kwHost)
+	}
 	if err := k.bridge.Start(); err != nil {
 		return err
 	}

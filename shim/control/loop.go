@@ -53,6 +53,7 @@ type Command struct {
 	Source  string `json:"source"`
 	Agent   string `json:"agent"`
 	Session string `json:"session"`
+	Run     string `json:"run"`
 	Subject string `json:"subject"`
 	Data    struct {
 		Answer *mapping.Answer `json:"answer"`
@@ -88,10 +89,55 @@ type Loop struct {
 	Failed func(stage string, err error)
 	// Nonce mints a moment nonce for the loop's events.
 	Nonce func() string
+	// Sessions, when set, reports a session this target speaks for even
+	// with no request held in it (a stream bridge follows whole sessions):
+	// a command for it is decided (a cancel carried out, an answer to no
+	// held request refused) rather than ignored.
+	Sessions func(session string) bool
 
 	mu   sync.Mutex
 	reqs map[string]*Request
 	acks map[[2]string][]byte
+	// order is the acks' keys, oldest first, for the bound.
+	order [][2]string
+}
+
+// maxAcks bounds the acknowledgements a long-lived loop keeps for
+// redeliveries: a sender retries within its window, long before this many
+// later commands.
+const maxAcks = 4096
+
+// link is the connection the loop serves now.
+func (l *Loop) link() *Link {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Link
+}
+
+// Attach makes link the connection the loop answers on: a long-lived
+// target that reconnects keeps its requests and recorded acks across
+// connections, so a command redelivered on the new one gets its ack again.
+func (l *Loop) Attach(link *Link) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Link = link
+}
+
+// Forget drops the request id: it settled by other means (the agent's own
+// UI answered it, its turn ended), and a later command for it is refused
+// as naming no held request.
+func (l *Loop) Forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.reqs, id)
+}
+
+// Held reports whether the loop still holds request id.
+func (l *Loop) Held(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.reqs[id]
+	return r != nil && !r.done
 }
 
 // Offer registers r and sends its request event (line, as the log holds
@@ -102,21 +148,26 @@ func (l *Loop) Offer(r *Request, line []byte) error {
 		l.reqs = map[string]*Request{}
 	}
 	l.reqs[r.ID] = r
+	link := l.Link
 	l.mu.Unlock()
-	return l.Link.Send(line)
+	if link == nil {
+		return errors.New("no relay connection")
+	}
+	return link.Send(line)
 }
 
 // Serve reads and answers the relay's messages until done reports true,
 // ctx ends, or the connection fails (returned). Messages are handled one
 // at a time, in order.
 func (l *Loop) Serve(ctx context.Context, done func() bool) error {
-	stop := context.AfterFunc(ctx, func() { l.Link.Deadline(time.Now()) })
+	link := l.link()
+	stop := context.AfterFunc(ctx, func() { link.Deadline(time.Now()) })
 	defer stop()
 	for !done() {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		m, err := l.Link.Next()
+		m, err := link.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -171,12 +222,16 @@ func (l *Loop) command(raw []byte) {
 				break
 			}
 		}
-		if r == nil {
+		switch {
+		case r != nil:
+			session = r.Session
+		case l.Sessions != nil && l.Sessions(c.Session):
+		default:
 			l.mu.Unlock()
 			l.fail("command", fmt.Errorf("a command for session %q, which this connection holds nothing of", clip(c.Session)))
 			return
 		}
-		session, r = r.Session, nil
+		r = nil
 	}
 	l.mu.Unlock()
 	switch {
@@ -224,20 +279,38 @@ func (l *Loop) respond(key [2]string, c Command, session string, r *Request) {
 		l.reject(key, c, session, r.Hold.Key, "invalid", err.Error())
 		return
 	}
-	reply, err := r.Hold.Reply(a)
-	if err == nil {
-		err = r.Deliver(reply)
-	}
-	if err != nil {
-		l.reject(key, c, session, r.Hold.Key, "refused", err.Error())
-		return
-	}
-	l.mu.Lock()
-	r.done, r.Answer, r.By = true, a, c.Agent
-	l.mu.Unlock()
+	// The reply is handed over under the session's lock, with the request
+	// seen still pending in the table's state: an answer the agent's own
+	// UI gave first (a stream bridge maps the vendor's report of it in
+	// the same session) settles the request, and the command is refused,
+	// never applied on top of it.
 	l.record(key, c, session, func(st *mapping.State) []mapping.Draft {
+		k := r.Hold.Key
+		if k != "" && !mapping.Pending(st, k) {
+			l.settle(r, mapping.Answer{}, "")
+			return []mapping.Draft{mapping.AckDraft(st, k, c.ID, "invalid", "request "+clip(r.ID)+" is already settled")}
+		}
+		reply, err := r.Hold.Reply(a)
+		if err == nil {
+			err = r.Deliver(reply)
+		}
+		if err != nil {
+			return []mapping.Draft{mapping.AckDraft(st, k, c.ID, "refused", err.Error())}
+		}
+		l.settle(r, a, c.Agent)
+		if r.Hold.Observed {
+			return r.Hold.NoteDrafts(st, a, c.Agent, c.ID)
+		}
 		return r.Hold.OutcomeDrafts(st, a, c.Agent, c.ID)
 	})
+}
+
+// settle marks r done, answered by by with a ("" when it settled
+// otherwise).
+func (l *Loop) settle(r *Request, a mapping.Answer, by string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.done, r.Answer, r.By = true, a, by
 }
 
 // reject records and sends control.rejected{reason, detail} for c.
@@ -263,19 +336,40 @@ func (l *Loop) record(key [2]string, c Command, session string, fn func(st *mapp
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		if i == 0 {
-			l.mu.Lock()
-			if l.acks == nil {
-				l.acks = map[[2]string][]byte{}
-			}
-			l.acks[key] = line
-			l.mu.Unlock()
+			l.keep(key, line)
 		}
 		l.send(line)
 	}
 }
 
+// keep records the ack of command key, within maxAcks.
+func (l *Loop) keep(key [2]string, ack []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.acks == nil {
+		l.acks = map[[2]string][]byte{}
+	}
+	if _, ok := l.acks[key]; !ok {
+		l.order = append(l.order, key)
+	}
+	l.acks[key] = ack
+	for len(l.order) > maxAcks {
+		delete(l.acks, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// Send sends one event line to the relay, when connected.
+func (l *Loop) Send(line []byte) error {
+	link := l.link()
+	if link == nil {
+		return errors.New("no relay connection")
+	}
+	return link.Send(line)
+}
+
 func (l *Loop) send(line []byte) {
-	if err := l.Link.Send(line); err != nil {
+	if err := l.Send(line); err != nil {
 		l.fail("send", err)
 	}
 }

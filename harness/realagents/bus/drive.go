@@ -57,6 +57,10 @@ type Scenario struct {
 	Script func() fakemodel.Script
 	// Drive runs the session through the server's REST API.
 	Drive func(d *Driver) error
+	// Control runs the bridge with control on, linked to a real relay the
+	// driver answers through (Driver.Answer, Driver.CancelRun);
+	// RelayDown points it at a port nothing listens on instead.
+	Control, RelayDown bool
 	// Plugin holds, by Server.Agent ("*": both), the facts aep-hook's
 	// plugin channel can honestly meet where the plugin cannot see all
 	// the stream does; PluginWhy says what it cannot see.
@@ -95,6 +99,7 @@ type Driver struct {
 	opens  int // streams the driver's own watch opened
 	opened int // len(events) when the last of them opened
 	sid    string
+	relay  string // the relay's WebSocket URL, in a control scenario
 }
 
 // gate refuses the bridge's stream requests while closed, so a scenario
@@ -464,14 +469,25 @@ func Record(h *realagents.Harness, srv Server, sc Scenario) ([]string, error) {
 	scfg := shim.Config{Home: filepath.Join(tmp, "aep"), Host: "rec"}
 	v, _ := mapping.Lookup(prof.Table)
 	em := scfg.NewFileEmitter(redact.DefaultPolicy())
+	bridge := &opencode.Bridge{Base: frontURL, User: prof.User, Password: password, Mode: mapping.Primary}
 	runner := &follow.Runner{Name: prof.Table, Handle: em.Handler(v), MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
 		Cursor: follow.FileCursor{Path: filepath.Join(tmp, "cursor")},
-		Source: &opencode.Bridge{Base: frontURL, User: prof.User, Password: password, Mode: mapping.Primary}}
+		Source: bridge}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	relayURL := ""
+	if sc.Control {
+		link, url, stopLink, err := controlLink(ctx, h.AEPHook, tmp, sc.RelayDown, v, em, bridge)
+		if err != nil {
+			return nil, err
+		}
+		defer stopLink()
+		runner.Handle = link.Handler(runner.Handle, bridge.Deliver)
+		relayURL = url
+	}
 	ran := make(chan struct{})
 	go func() { runner.Run(ctx); close(ran) }()
-	d := &Driver{Base: base, user: prof.User, hold: hold}
+	d := &Driver{Base: base, user: prof.User, hold: hold, relay: relayURL}
 	d.cond = sync.NewCond(&d.mu)
 	d.stop, d.start = stop, start
 	d.connects = func() int64 { return runner.Stats().Connects }

@@ -11,8 +11,8 @@ import (
 // Servers are the pinned bus servers and the scenarios recorded for each.
 func Servers() []Server {
 	return []Server{
-		{Agent: "opencode", Vendor: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode", ConfigDir: "opencode", Scenarios: scenarios()},
-		{Agent: "kilocode", Vendor: "kilo", Package: "@kilocode/cli", Version: "7.7.7", Bin: "kilo", ConfigDir: "kilo", Scenarios: scenarios()},
+		{Agent: "opencode", Vendor: "opencode", Package: "opencode-ai", Version: "1.18.33", Bin: "opencode", ConfigDir: "opencode", Scenarios: append(scenarios(), controlScenarios()...)},
+		{Agent: "kilocode", Vendor: "kilo", Package: "@kilocode/cli", Version: "7.7.7", Bin: "kilo", ConfigDir: "kilo", Scenarios: append(scenarios(), controlScenarios()...)},
 	}
 }
 

@@ -1,0 +1,311 @@
+package bus
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/aep-hook/aep-hook/adapters/opencode"
+	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/harness/truth"
+	"github.com/aep-hook/aep-hook/mapping"
+	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control"
+)
+
+// The control scenarios: the bridge holds an emitter link to a real
+// `aep-hook relay` and the driver answers as an AEP-0004 sender (alice),
+// so the server's asks are answered through the bridge's own reply calls;
+// the server's behaviour proves the answer (the tool ran or did not, the
+// question's answer reached the model, the turn was aborted). The tape
+// keeps what the bridge read, as for every scenario: its replay maps the
+// server's broadcasts of those answers, while the via-control record is
+// checked live, here.
+
+const (
+	ctlEmitToken  = "emit-real-bus-token-0123456789"
+	ctlAliceToken = "alice-real-bus-token-0123456789"
+)
+
+// relayProc is one `aep-hook relay` with the scenario's tokens.
+type relayProc struct {
+	cmd *exec.Cmd
+	URL string // ws://HOST:PORT/socket
+}
+
+var servingLine = regexp.MustCompile(`serving http://(\S+) `)
+
+// startRelay runs bin's relay on a free loopback port with an emitter
+// token for host's bridge and a commanding consumer, alice.
+func startRelay(bin, dir, host string) (*relayProc, error) {
+	tokens := filepath.Join(dir, "relay-tokens")
+	lines := `{"token":"` + ctlEmitToken + `","identity":"emitter:` + host + `/*","scopes":["write:*"]}` + "\n" +
+		`{"token":"` + ctlAliceToken + `","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
+	cmd.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(dir, "relay-home"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case addr := <-found:
+		return &relayProc{cmd: cmd, URL: "ws://" + addr + "/socket"}, nil
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, errors.New("the relay never said where it serves")
+	}
+}
+
+func (r *relayProc) stop() {
+	r.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// controlLink starts the relay (none when down: a port nothing listens
+// on) and the bridge's control link to it, waiting until the link is up.
+func controlLink(ctx context.Context, bin, dir string, down bool, v mapping.Vendor, em *shim.Emitter, bridge *opencode.Bridge) (*control.Stream, string, func(), error) {
+	url, stopRelay := "", func() {}
+	if down {
+		port, err := freePort()
+		if err != nil {
+			return nil, "", nil, err
+		}
+		url = fmt.Sprintf("ws://127.0.0.1:%d/socket", port)
+	} else {
+		r, err := startRelay(bin, dir, em.Host)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		url, stopRelay = r.URL, r.stop
+	}
+	link := &control.Stream{
+		Config: &control.Config{URL: url, Token: ctlEmitToken}, Vendor: v, Emitter: em,
+		Identity: control.Identity{Agent: v.AgentName(), Instance: em.Host + "/bus"},
+		Accepts:  []string{control.Respond, control.Cancel}, Handlers: map[string]control.Handler{control.Cancel: bridge.Cancel},
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { link.Run(lctx); close(done) }()
+	stop := func() { cancel(); <-done; stopRelay() }
+	if down {
+		return link, url, stop, nil
+	}
+	for deadline := time.Now().Add(30 * time.Second); !link.Live(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			stop()
+			return nil, "", nil, errors.New("the control link never came up")
+		}
+	}
+	return link, url, stop, nil
+}
+
+// Answer waits for the session's answerable request whose subject is
+// subject ("" any) and answers it over the relay as alice: the command
+// must be accepted and its outcome read back via control.
+func (d *Driver) Answer(subject string, a answer.Answer) error {
+	if d.relay == "" {
+		return errors.New("the scenario runs without a relay")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cn, err := (&answer.Client{URL: d.relay, Token: ctlAliceToken, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	for ctx.Err() == nil {
+		rs, err := cn.Pending(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Session != d.sid || !r.Answerable || subject != "" && r.Subject != subject {
+				continue
+			}
+			out, err := cn.Respond(ctx, r, a)
+			if err != nil {
+				return err
+			}
+			if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+				return fmt.Errorf("answer over control: %+v", out)
+			}
+			var ans struct {
+				Data struct{ Via, By string }
+			}
+			json.Unmarshal(out.Answered, &ans)
+			if ans.Data.Via != "control" || ans.Data.By != "alice" {
+				return fmt.Errorf("the outcome says via %q by %q", ans.Data.Via, ans.Data.By)
+			}
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("no answerable request in session %s", d.sid)
+}
+
+// CancelRun sends control.cancel{scope run} for the driver's session as
+// alice and wants it accepted.
+func (d *Driver) CancelRun() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, d.relay, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + ctlAliceToken}}})
+	if err != nil {
+		return err
+	}
+	defer ws.CloseNow()
+	for _, f := range []string{
+		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
+		`{"type":"subscribe","id":"s","filter":{}}`,
+		`{"aep":"0.1","id":"01KREALCANCEL000000000001","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
+			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + d.sid + `","data":{"scope":"run"}}`,
+	} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
+			return err
+		}
+	}
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("no ack of the cancel: %w", err)
+		}
+		var m struct{ Type, Cause string }
+		json.Unmarshal(b, &m)
+		if m.Cause != "01KREALCANCEL000000000001" {
+			continue
+		}
+		switch m.Type {
+		case "control.accepted":
+			return nil
+		case "error", "control.rejected":
+			return fmt.Errorf("the cancel was refused: %s", b)
+		}
+	}
+}
+
+// toolOutcome waits for the driver's session's tool part of tool to end
+// and returns its status (completed, error).
+func (d *Driver) toolOutcome(tool string) (string, error) {
+	for {
+		p, err := d.Wait("message.part.updated", 3*time.Minute)
+		if err != nil {
+			return "", err
+		}
+		part := p.Get("properties.part")
+		if part.Get("tool").String() != tool {
+			continue
+		}
+		if st := part.Get("state.status").String(); st == "completed" || st == "error" {
+			return st, nil
+		}
+	}
+}
+
+// controlScenarios are the sessions answered over the relay.
+func controlScenarios() []Scenario {
+	permOver := func(a answer.Answer, want string) func(d *Driver) error {
+		return func(d *Driver) error {
+			if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+				return err
+			}
+			if _, err := d.Wait("permission.asked", 3*time.Minute); err != nil {
+				return err
+			}
+			if err := d.Answer("bash", a); err != nil {
+				return err
+			}
+			got, err := d.toolOutcome("bash")
+			if err != nil {
+				return err
+			}
+			if got != want {
+				return fmt.Errorf("the bash call ended %s, want %s", got, want)
+			}
+			return d.Idle()
+		}
+	}
+	return []Scenario{
+		{Name: "control_perm_once", Description: "bash asks permission; answered once over the relay (the bridge's reply call): the call runs",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
+			Drive: permOver(answer.Answer{Option: "once"}, "completed")},
+		{Name: "control_perm_reject", Description: "bash asks permission; answered over the relay with free text: a rejection whose text the model reads; the call does not run",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
+			Drive: permOver(answer.Answer{Text: "not now, use the staging box"}, "error")},
+		{Name: "control_question", Description: "the question tool asks one select question; answered over the relay with a choice id, which reaches the server as its label",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
+			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
+				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("thanks")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				q, err := d.Wait("question.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if err := d.Answer(q.Get("properties.id").String(), answer.Answer{Values: map[string]any{"1": "2"}}); err != nil {
+					return err
+				}
+				r, err := d.Wait("question.replied", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if got := r.Get("properties.answers").Raw; !strings.Contains(got, "SQLite") {
+					return fmt.Errorf("the server took the answers %s", got)
+				}
+				return d.Idle()
+			}},
+		{Name: "control_cancel", Description: "a reply the model never finishes, cancelled over the relay (control.cancel scope run → the server's session abort)",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Interrupts: 1},
+			Model: map[string][]fakemodel.Reply{"slow": {{Hang: true}}},
+			Drive: func(d *Driver) error {
+				if err := midReply(d); err != nil {
+					return err
+				}
+				if err := d.CancelRun(); err != nil {
+					return err
+				}
+				return d.Idle()
+			}},
+		{Name: "control_relay_down", Description: "control on, no relay listening: the ask claims no answer path and is answered over the server's own REST route, without delay",
+			Control: true, RelayDown: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
+			Drive: func(d *Driver) error { return permTurn(d, "once") }},
+	}
+}

@@ -1,0 +1,230 @@
+package realagents
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/tidwall/gjson"
+
+	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
+	"github.com/aep-hook/aep-hook/harness/truth"
+)
+
+// The kimi web scenarios answered over control: the bridge runs with
+// --control against a real `aep-hook relay`, and the driver answers the
+// approvals as an AEP-0004 sender (alice) instead of the web UI; the
+// server's behaviour proves the answer (the file written or not, the turn
+// aborted). The recording is the bridge's connections, as for every kimi
+// web scenario.
+
+const (
+	kwEmitToken  = "emit-real-kimiweb-token-0123456789"
+	kwAliceToken = "alice-real-kimiweb-token-0123456789"
+	kwHost       = "kimiweb-rec"
+)
+
+var kwServing = regexp.MustCompile(`serving http://(\S+) `)
+
+// kimiWebControlSession runs drive with a relay and the bridge linked to
+// it.
+func kimiWebControlSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
+	tokens := filepath.Join(r.Dir, "relay-tokens")
+	lines := `{"token":"` + kwEmitToken + `","identity":"emitter:` + kwHost + `/*","scopes":["write:*"]}` + "\n" +
+		`{"token":"` + kwAliceToken + `","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
+	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+		return err
+	}
+	relay := exec.Command(r.H.AEPHook, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
+	relay.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(r.Dir, "relay-home"))
+	stderr, err := relay.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := relay.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		relay.Process.Signal(os.Interrupt)
+		relay.Wait()
+	}()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := kwServing.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var url string
+	select {
+	case addr := <-found:
+		url = "ws://" + addr + "/socket"
+	case <-time.After(30 * time.Second):
+		return errors.New("the relay never said where it serves")
+	}
+	return kimiWebSessionWith(r, url, drive)
+}
+
+// answerOver answers the session's approval over the relay as alice and
+// wants the outcome via control.
+func (k *kimiWeb) answerOver(sid string, a answer.Answer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cn, err := (&answer.Client{URL: k.relay, Token: kwAliceToken, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	for ctx.Err() == nil {
+		rs, err := cn.Pending(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Session != sid || !r.Answerable {
+				continue
+			}
+			out, err := cn.Respond(ctx, r, a)
+			if err != nil {
+				return err
+			}
+			var ans struct{ Data struct{ Via, By string } }
+			json.Unmarshal(out.Answered, &ans)
+			if out.Ack != answer.Accepted || ans.Data.Via != "control" || ans.Data.By != "alice" {
+				return fmt.Errorf("answer over control: %+v", out)
+			}
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("no answerable approval in session %s", sid)
+}
+
+// cancelOver sends control.cancel{scope run} for the session as alice.
+func (k *kimiWeb) cancelOver(sid string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, k.relay, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + kwAliceToken}}})
+	if err != nil {
+		return err
+	}
+	defer ws.CloseNow()
+	const id = "01KREALKWCANCEL0000000001"
+	for _, f := range []string{
+		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
+		`{"type":"subscribe","id":"s","filter":{}}`, // the ack is an event: it reaches subscribers
+		`{"aep":"0.1","id":"` + id + `","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
+			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + sid + `","data":{"scope":"run"}}`,
+	} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
+			return err
+		}
+	}
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("no ack of the cancel: %w", err)
+		}
+		m := gjson.ParseBytes(b)
+		if m.Get("cause").String() != id {
+			continue
+		}
+		if m.Get("type").String() == "control.accepted" {
+			return nil
+		}
+		return fmt.Errorf("the cancel was refused: %s", b)
+	}
+}
+
+func kimiWebControlApprove(bash func(string) fakemodel.Reply) Scenario {
+	return Scenario{
+		Name: "control-approve", Mode: "rest",
+		Description: "kimi web: an approval answered approved over the relay (the bridge's decision call): the command runs",
+		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"write": {bash("echo over-control > ctl.txt"), say("Written.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:write the file"); err != nil {
+					return err
+				}
+				if err := k.answerOver(sid, answer.Answer{Option: "approved"}); err != nil {
+					return err
+				}
+				if err := k.waitTurns(sid, 1); err != nil {
+					return err
+				}
+				if _, err := os.Stat(filepath.Join(r.Work, "ctl.txt")); err != nil {
+					return fmt.Errorf("approved over control, yet the command did not run: %w", err)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func kimiWebControlReject(bash func(string) fakemodel.Reply) Scenario {
+	return Scenario{
+		Name: "control-reject", Mode: "rest",
+		Description: "kimi web: an approval answered over the relay with free text: rejected with the text as feedback; the command does not run",
+		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"write": {bash("echo never > ctl.txt"), say("Not written.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:write the file"); err != nil {
+					return err
+				}
+				if err := k.answerOver(sid, answer.Answer{Text: "not now, use the staging box"}); err != nil {
+					return err
+				}
+				if err := k.waitTurns(sid, 1); err != nil {
+					return err
+				}
+				if _, err := os.Stat(filepath.Join(r.Work, "ctl.txt")); err == nil {
+					return errors.New("rejected over control, yet the command ran")
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func kimiWebControlCancel(bash func(string) fakemodel.Reply) Scenario {
+	return Scenario{
+		Name: "control-cancel", Mode: "rest",
+		Description: "kimi web: a long command approved over the relay, then the turn cancelled over the relay (control.cancel → the prompt's abort)",
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Interrupts: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"slow": {bash("sleep 30"), say("Slept.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:slow take long"); err != nil {
+					return err
+				}
+				if err := k.answerOver(sid, answer.Answer{Option: "approved"}); err != nil {
+					return err
+				}
+				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "tool.call.started" }, 1, time.Minute); err != nil {
+					return err
+				}
+				if err := k.cancelOver(sid); err != nil {
+					return err
+				}
+				return k.waitTurns(sid, 1)
+			})
+		},
+	}
+}

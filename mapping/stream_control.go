@@ -1,0 +1,190 @@
+package mapping
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The stream bridges' side of the control loop (OpenCode and Kilo Code in
+// primary mode, Kimi web in primary mode): which moments are held, the
+// body of the server's own reply call for an answer, and the state a
+// control.cancel reads and notes. The servers report every reply they
+// apply on their stream, so these holds are Observed: the table's mapping
+// of that report is the outcome (ControlAnswered).
+//
+// The reply calls, from the servers' route definitions (opencode-ai
+// 1.18.33 and @kilocode/cli 7.7.7, identical; kimi-code 2.1.0's kap
+// server) and exercised by make real:
+//
+//   - OpenCode / Kilo: POST /permission/{id}/reply {reply: once|always|
+//     reject, message?} (the message reaches the model with a rejection),
+//     POST /question/{id}/reply {answers: [[label, ...], ...]} (one list
+//     of chosen labels, or the typed text, per question), POST
+//     /session/{id}/abort;
+//   - Kimi web: POST /api/v1/sessions/{sid}/approvals/{approval_id}
+//     {decision: approved|rejected, feedback?}, POST
+//     /api/v1/sessions/{sid}/prompts/{prompt_id}:abort.
+
+// ctlCancel notes the control.cancel a session's open run was aborted by:
+// the run's close is caused by it.
+const ctlCancel = "ctl.cancel"
+
+// OpenRun is the session's open run as the bus tables track it ("" when
+// none): what a control.cancel aborts.
+func OpenRun(st *State) string { return currentRun(st) }
+
+// NoteCancel remembers that command cmdID aborted the open run: its
+// terminal, when the server reports the turn's end, is caused by it.
+func NoteCancel(st *State, cmdID string) { st.Set(ctlCancel, cmdID) }
+
+// busHold holds a permission or question ask of the OpenCode / Kilo stream
+// in primary mode. A permission is answered in the server's own reply
+// vocabulary (once, always, reject; free text is a rejection whose text
+// the model reads); a question form's values become the chosen labels.
+func (p busProfile) busHold(m Moment, _ Gate) *Hold {
+	if !p.stream || m.Mode == Companion {
+		return nil
+	}
+	var raw []byte
+	kind := ""
+	switch busName(m) {
+	case "permission.asked":
+		raw, kind = Raw(m.Raw, "properties"), "permission"
+	case "record:permission":
+		raw, kind = m.Raw, "permission"
+	case "question.asked":
+		raw, kind = Raw(m.Raw, "properties"), "question"
+	case "record:question":
+		raw, kind = m.Raw, "question"
+	default:
+		return nil
+	}
+	id := Str(raw, "id")
+	if id == "" {
+		return nil
+	}
+	if kind == "permission" {
+		return &Hold{
+			Key: busAttnKey(id), Kind: "permission", Options: optionsOf(replyOptions()),
+			Allow: "once", Refuse: "reject", Observed: true,
+			Reply: func(a Answer) ([]byte, error) {
+				body := map[string]any{"reply": a.Option}
+				if a.Option == "reject" && strings.TrimSpace(a.Text) != "" {
+					body["message"] = a.Text
+				}
+				return json.Marshal(body)
+			},
+		}
+	}
+	qs := []byte(gjson.GetBytes(raw, "questions").Raw)
+	data, _, _ := questionForm(p.agent, qs)
+	fields, _ := data["fields"].([]any)
+	questions := gjson.ParseBytes(qs).Array()
+	return &Hold{
+		Key: busAttnKey(id), Kind: "form", Fields: fieldsOf(fields, nil), Observed: true,
+		Reply: func(a Answer) ([]byte, error) {
+			answers := make([][]string, len(questions))
+			for i, q := range questions {
+				answers[i] = []string{}
+				v, ok := a.Values[strconv.Itoa(i+1)]
+				if !ok || v == nil {
+					continue
+				}
+				answers[i] = chosenLabels(q, v)
+			}
+			return json.Marshal(map[string]any{"answers": answers})
+		},
+	}
+}
+
+// chosenLabels are a question's chosen labels (1-based choice ids) or the
+// typed text, one entry per pick.
+func chosenLabels(q gjson.Result, v any) []string {
+	opts := q.Get("options").Array()
+	one := func(x any) string {
+		s, _ := x.(string)
+		if n, err := strconv.Atoi(s); err == nil && strconv.Itoa(n) == s && n >= 1 && n <= len(opts) {
+			return opts[n-1].Get("label").String()
+		}
+		return s
+	}
+	if arr, ok := v.([]any); ok {
+		out := make([]string, 0, len(arr))
+		for _, x := range arr {
+			out = append(out, one(x))
+		}
+		return out
+	}
+	return []string{one(v)}
+}
+
+// Kimi web's approval decisions, its own vocabulary.
+var kimiWebOptions = []Option{{ID: "approved", Label: "Approve"}, {ID: "rejected", Label: "Reject"}}
+
+// kimiWebHold holds an approval of the Kimi web stream in primary mode:
+// approved, or rejected with the answer's text as the vendor's feedback
+// (AEP-0008: other text is a rejection carrying it).
+func kimiWebHold(m Moment, _ Gate) *Hold {
+	if m.Mode != Primary || m.Facts.Name != "event.approval.requested" {
+		return nil
+	}
+	id := Str(m.Raw, "payload.approval_id")
+	if id == "" || Str(m.Raw, "session_id") == "" {
+		return nil
+	}
+	return &Hold{
+		Key: kwAttn(id), Kind: "permission", Options: kimiWebOptions,
+		Allow: "approved", Refuse: "rejected", Observed: true,
+		Reply: func(a Answer) ([]byte, error) {
+			body := map[string]any{"decision": a.Option}
+			if a.Option == "rejected" && strings.TrimSpace(a.Text) != "" {
+				body["feedback"] = a.Text
+			}
+			return json.Marshal(body)
+		},
+	}
+}
+
+// kimiWebOptionsData is the approval card's options as data.
+func kimiWebOptionsData() []any {
+	out := make([]any, 0, len(kimiWebOptions))
+	for _, o := range kimiWebOptions {
+		out = append(out, map[string]any{"id": o.ID, "label": o.Label})
+	}
+	return out
+}
+
+// kwPrompt keys the prompt id of an agent's open turn (what an abort
+// names).
+const kwPrompt = "kw.prompt:"
+
+// KimiWebOpenTurn is the Kimi web session's open turn of its main agent:
+// the run and the prompt an abort names ("" when none).
+func KimiWebOpenTurn(st *State) (run, prompt string) {
+	run, _ = st.Get(kwRun + "main")
+	prompt, _ = st.Get(kwPrompt + "main")
+	if run == "" {
+		return "", ""
+	}
+	return run, prompt
+}
+
+// CancelCheck says whether a control.cancel of scope (and run, when the
+// command names one) can abort open: only the open run; a session's end
+// is not the servers' to command (deleting a session is destruction, not
+// a cancel).
+func CancelCheck(open, scope, run string) (reason, detail string) {
+	switch {
+	case scope != "run":
+		return "unsupported", fmt.Sprintf("this target cancels a run (scope run), not scope %q", clip(scope, 40))
+	case open == "":
+		return "invalid", "no run is open in this session"
+	case run != "" && run != open:
+		return "invalid", "the command names a run that is not the open one"
+	}
+	return "", ""
+}
