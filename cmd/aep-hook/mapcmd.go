@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/aep-hook/aep-hook/adapters"
+	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -73,6 +75,7 @@ func (c *MapCmd) Run(s *Streams) error {
 			}
 		}
 		ms, err := adapters.Decode(v.Transport, line)
+		gate := mapping.Gate{Tools: hookmode.SplitList(os.Getenv("AEP_CONTROL_TOOLS"))}
 		if err != nil {
 			fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
 			bad++
@@ -80,6 +83,11 @@ func (c *MapCmd) Run(s *Streams) error {
 		for i, m := range ms {
 			m.Hook, m.Nonce = hook, fmt.Sprintf("n%06d.%d", n, i)
 			m.Mode, m.Deltas, m.Control = mapping.Mode(c.Mode), c.Deltas, c.Control
+			if m.Control && v.Hold != nil && v.Hold(m, gate) == nil {
+				// A hook holds live only what its table holds: an opt-in
+				// gate only the tools AEP_CONTROL_TOOLS lists.
+				m.Control = false
+			}
 			if _, err := em.Handle(v, m); err != nil {
 				fmt.Fprintf(s.Err, "aep-hook map: line %d: %v\n", n, err)
 				bad++
