@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -151,9 +152,13 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 	for i, ev := range evs {
 		b := body(ev)
 		bodies[i] = b
-		f := gjson.GetManyBytes(b, "capture", "time", "data.tool.call_id", "data.fatal")
-		capture := f[0].Str
-		if f[0].Type != gjson.String || capture == "" {
+		// The envelope's capture unless the ceiling rewrote the event;
+		// data is read only for the few types that need it.
+		capture := ev.Capture
+		if len(b) != len(ev.Raw) || len(b) > 0 && &b[0] != &ev.Raw[0] {
+			capture = gjson.GetBytes(b, "capture").String()
+		}
+		if capture == "" {
 			capture = "metadata"
 		}
 		fs.Count++
@@ -161,14 +166,16 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 		if p := ev.Pos; i == 0 || (event.Pos{Epoch: fs.Pos.Epoch, Seq: fs.Pos.Seq}).Less(p) {
 			fs.Pos.Epoch, fs.Pos.Seq = p.Epoch, p.Seq
 		}
-		if f[1].Type == gjson.String {
-			if t, err := time.Parse(time.RFC3339Nano, f[1].Str); err == nil && (lastAt < 0 || !t.Before(last)) {
+		if tm := gjson.GetBytes(b, "time"); tm.Type == gjson.String {
+			if t, err := time.Parse(time.RFC3339Nano, tm.Str); err == nil && (lastAt < 0 || !t.Before(last)) {
 				last, lastAt = t, i
 			}
 		}
 		callID := ""
-		if f[2].Type == gjson.String {
-			callID = f[2].Str
+		if strings.HasPrefix(ev.Type, "tool.") {
+			if c := gjson.GetBytes(b, "data.tool.call_id"); c.Type == gjson.String {
+				callID = c.Str
+			}
 		}
 		switch ev.Type {
 		case "session.started", "delegation.subagent.started", "delegation.subagent.stopped":
@@ -213,7 +220,7 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 				fs.ToolsFailed++
 			}
 		case "error.raised":
-			keep[i] = f[3].Type == gjson.True
+			keep[i] = gjson.GetBytes(b, "data.fatal").Type == gjson.True
 		case "attention.requested":
 			if !ended {
 				pending[ev.ID] = i

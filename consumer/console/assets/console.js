@@ -857,6 +857,12 @@
       }
       s.row = o.row;
       s.foreign += o.foreign;
+      // Events from others are in no session's record: they stay, in
+      // time order among the refolded ones.
+      const others = o.log.filter((e) => e.seq === undefined);
+      if (others.length) {
+        s.log = s.log.concat(others).sort((a, b) => (a.time || 0) - (b.time || 0)).slice(-LOG_CAP);
+      }
       for (const c of o.children) s.children.add(c);
       if (!s.parentKey) s.parentKey = o.parentKey;
       computeState(s);
