@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,15 +98,16 @@ func jsonReply(w http.ResponseWriter, status int, v any) {
 // event as delivered. It keeps of each session's events those the
 // page's fold needs for the fleet view:
 //
-//   - the first (the session's agent, tenant, first time) and the newest
-//     by time (last activity);
+//   - the first (the session's agent and tenant), the earliest and the
+//     newest by time (first and last activity);
 //   - every session.started, session.ended and delegation event (parents,
 //     subagents);
 //   - run.started of runs never finished, and the last finished one
 //     (running, or failed and since when);
 //   - fatal error.raised;
 //   - attention requests still pending (asked before any session.ended,
-//     settled by no later resolution or end) and their answers.
+//     settled by no later resolution or end) and their answers, and of
+//     the fleet the last ten requests settled (the page lists them).
 //
 // Every event is counted as the fold counts it.
 func summarize(evs []*event.Event, body func(*event.Event) []byte) fleet {
@@ -124,21 +126,55 @@ func summarize(evs []*event.Event, body func(*event.Event) []byte) fleet {
 		}
 		groups[i] = append(groups[i], ev)
 	}
-	out.Sessions = make([]fleetSession, 0, len(groups))
-	for _, g := range groups {
-		out.Sessions = append(out.Sessions, summarizeSession(g, body))
+	parts := make([]*sessionPart, len(groups))
+	var settled [][2]int // session, settled group within it
+	for i, g := range groups {
+		parts[i] = summarizeSession(g, body)
 		out.Events += len(g)
+		for j := range parts[i].settled {
+			settled = append(settled, [2]int{i, j})
+		}
+	}
+	// The page lists the last few requests settled, in the stream's order.
+	for _, k := range settled[max(0, len(settled)-settledCap):] {
+		for _, i := range parts[k[0]].settled[k[1]] {
+			parts[k[0]].keep[i] = true
+		}
+	}
+	out.Sessions = make([]fleetSession, len(parts))
+	for i, p := range parts {
+		for j, k := range p.keep {
+			if k {
+				p.fs.Events = append(p.fs.Events, p.bodies[j])
+			}
+		}
+		out.Sessions[i] = p.fs
 	}
 	return out
 }
 
-func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetSession {
+// settledCap is how many settled requests the page lists.
+const settledCap = 10
+
+// sessionPart is one session's summary on its way: its counts, which of
+// its events are kept, and the requests it settled (each the indexes of
+// its request and answers).
+type sessionPart struct {
+	fs      fleetSession
+	keep    []bool
+	bodies  [][]byte
+	settled [][]int
+}
+
+func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) *sessionPart {
 	fs := fleetSession{Source: evs[0].Source, Session: evs[0].Session, Captures: map[string]int{}}
 	keep := make([]bool, len(evs))
 	keep[0] = true
 	bodies := make([][]byte, len(evs))
 	var last time.Time
-	lastAt, lastTerminal := -1, -1
+	var first time.Time
+	lastAt, firstAt, lastTerminal := -1, -1, -1
+	var settled [][]int
 	type run struct {
 		starts []int
 		done   bool
@@ -167,8 +203,13 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 			fs.Pos.Epoch, fs.Pos.Seq = p.Epoch, p.Seq
 		}
 		if tm := gjson.GetBytes(b, "time"); tm.Type == gjson.String {
-			if t, err := time.Parse(time.RFC3339Nano, tm.Str); err == nil && (lastAt < 0 || !t.Before(last)) {
-				last, lastAt = t, i
+			if t, err := time.Parse(time.RFC3339Nano, tm.Str); err == nil {
+				if lastAt < 0 || !t.Before(last) {
+					last, lastAt = t, i
+				}
+				if firstAt < 0 || t.Before(first) {
+					first, firstAt = t, i
+				}
 			}
 		}
 		callID := ""
@@ -183,6 +224,15 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 		case "session.ended":
 			keep[i] = true
 			ended = true
+			// Settled in the order they were asked, as the page settles them.
+			ids := make([]string, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id)
+			}
+			slices.SortFunc(ids, func(a, b string) int { return pending[a] - pending[b] })
+			for _, id := range ids {
+				settled = append(settled, append([]int{pending[id]}, answers[id]...))
+			}
 			clear(pending)
 		case "run.started":
 			if ev.Run != "" {
@@ -230,11 +280,17 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 				answers[ev.Subject] = append(answers[ev.Subject], i)
 			}
 		case "attention.resolved", "attention.timeout":
-			delete(pending, ev.Subject)
+			if j, ok := pending[ev.Subject]; ok {
+				settled = append(settled, append([]int{j, i}, answers[ev.Subject]...))
+				delete(pending, ev.Subject)
+			}
 		}
 	}
 	if lastAt >= 0 {
 		keep[lastAt] = true
+	}
+	if firstAt >= 0 {
+		keep[firstAt] = true
 	}
 	if lastTerminal >= 0 {
 		keep[lastTerminal] = true
@@ -252,10 +308,5 @@ func summarizeSession(evs []*event.Event, body func(*event.Event) []byte) fleetS
 			keep[j] = true
 		}
 	}
-	for i, k := range keep {
-		if k {
-			fs.Events = append(fs.Events, bodies[i])
-		}
-	}
-	return fs
+	return &sessionPart{fs: fs, keep: keep, bodies: bodies, settled: settled}
 }

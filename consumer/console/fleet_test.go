@@ -185,8 +185,8 @@ func TestFleetSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"s-wait": "seqs 0,1,8 count 9 tools 2 failed 1 pos 0:8 captures full=2,metadata=7",
-		"s-end":  "seqs 0,3,4 count 5 tools 0 failed 0 pos 0:4 captures full=1,metadata=4",
+		"s-wait": "seqs 0,1,4,5,6,8 count 9 tools 2 failed 1 pos 0:8 captures full=2,metadata=7",
+		"s-end":  "seqs 0,2,3,4 count 5 tools 0 failed 0 pos 0:4 captures full=1,metadata=4",
 		"s-run":  "seqs 0,2,3,4 count 5 tools 0 failed 0 pos 0:4 captures metadata=5",
 	}
 	for _, s := range fl.Sessions {

@@ -1,5 +1,5 @@
-// The fleet console: a consumer of the relay (its first load from GET
-// /stream, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
+// The fleet console: a consumer of the relay (its first load from the
+// relay's fleet summary, /console/fleet, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
 // the record into the fleet, the sessions and
 // the queue of attention requests waiting for a human, and answers them
 // with control.attention.respond (AEP-0004 §5) when its token may.
@@ -690,9 +690,10 @@
     return f;
   }
 
-  // load is the first load: everything the relay holds under the filter,
-  // fetched as one HTTP response (GET /stream with live=0 ends after its
-  // replay), folded in as it arrives and rendered once at the end. The same
+  // load is the first load: the relay's fleet summary (loadFleet), or,
+  // when that fails, everything the relay holds under the filter fetched
+  // as one HTTP response (GET /stream with live=0 ends after its replay),
+  // folded in as it arrives; either is rendered once at the end. The same
   // replay over the socket is one frame per event, and a browser's
   // per-frame cost is what made a large fleet's first render take seconds;
   // one body costs a fraction of that. The socket then subscribes resumed
@@ -713,12 +714,15 @@
       stats.fleetError = String(e && e.message ? e.message : e);
     }
     if (gen !== loadGen) return;
-    if (!ok) try {
-      const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
-      if (!resp.ok || !resp.body) throw new Error('status ' + resp.status);
-      ok = await readStream(resp.body, gen);
-    } catch (e) {
-      stats.loadError = String(e && e.message ? e.message : e);
+    if (!ok) {
+      // A relay without the summary: its whole replay, folded here.
+      try {
+        const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
+        if (!resp.ok || !resp.body) throw new Error('status ' + resp.status);
+        ok = await readStream(resp.body, gen);
+      } catch (e) {
+        stats.loadError = String(e && e.message ? e.message : e);
+      }
     }
     if (gen !== loadGen) return;
     loading = false;
