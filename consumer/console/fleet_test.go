@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,8 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
 	"github.com/aep-hook/aep-hook/consumer/console"
 	"github.com/aep-hook/aep-hook/consumer/relay/event"
+	"github.com/aep-hook/aep-hook/harness/browser"
 )
 
 // fleetJSON is the summary as the page reads it.
@@ -104,38 +110,7 @@ func streamEvents(t *testing.T, p *relayProc, tok string) []*event.Event {
 // does.
 func TestFleetSummary(t *testing.T) {
 	p := startRelay(t, t.TempDir(), "127.0.0.1:0", "--tokens", fleetTokens(t), "--no-follow")
-	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	at := func(i int) time.Time { return now.Add(time.Duration(i) * time.Second) }
-	const ask = `"run":"r1","subject":"Bash","capture":"full","severity":"notice","data":{"kind":"permission","prompt":"Run rm -rf build?","respond_via":["control"],"options":[{"id":"allow"},{"id":"deny"}]}`
-	tool := func(id string) string {
-		return `"run":"r1","subject":"Bash","capture":"metadata","data":{"tool":{"name":"Bash","call_id":"` + id + `"}}`
-	}
-	p.post(emitTok,
-		// waiting: one request answered and resolved, one pending.
-		ev("s-wait", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
-		ev("s-wait", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{"trigger":"user"}`),
-		ev("s-wait", 2, "tool.requested", at(2), tool("c1")),
-		ev("s-wait", 3, "tool.completed", at(3), tool("c1")),
-		ev("s-wait", 4, "attention.requested", at(4), ask),
-		ev("s-wait", 5, "attention.answered", at(5), `"subject":"s-wait-000004","capture":"metadata","data":{"answer":{"option":"allow"},"by":"alice","via":"control"}`),
-		ev("s-wait", 6, "attention.resolved", at(6), `"subject":"s-wait-000004","capture":"metadata","data":{"resolution":"answered"}`),
-		ev("s-wait", 7, "tool.failed", at(7), tool("c2")),
-		ev("s-wait", 8, "attention.requested", at(8), ask),
-		// ended with a request pending: nothing waits.
-		ev("s-end", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
-		ev("s-end", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{}`),
-		ev("s-end", 2, "attention.requested", at(2), ask),
-		ev("s-end", 3, "run.failed", at(3), `"run":"r1","capture":"metadata","data":{"reason":"crash"}`),
-		ev("s-end", 4, "session.ended", at(4), `"capture":"metadata","data":{}`),
-		// running: r1 finished, r2 open.
-		ev("s-run", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
-		ev("s-run", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{}`),
-		ev("s-run", 2, "run.finished", at(2), `"run":"r1","capture":"metadata","data":{}`),
-		ev("s-run", 3, "run.started", at(3), `"run":"r2","capture":"metadata","data":{}`),
-		ev("s-run", 4, "progress.status", at(4), `"run":"r2","capture":"metadata","data":{}`),
-	)
-	acme := strings.Replace(ev("s-acme", 0, "session.started", at(0), `"capture":"metadata","data":{}`), `"epoch":0`, `"epoch":0,"tenant":"acme"`, 1)
-	p.post(acmeEmit, acme)
+	postFleet(t, p)
 
 	for _, tc := range []struct {
 		name, tok string
@@ -243,5 +218,83 @@ func TestFleetRefusals(t *testing.T) {
 				t.Errorf("a refusal holds the fleet: %s", body)
 			}
 		})
+	}
+}
+
+// postFleet posts a small fleet: a session waiting for a human (one
+// request answered and resolved, one pending), one ended with a request
+// pending, one running a second run, and one of tenant acme.
+func postFleet(t *testing.T, p *relayProc) {
+	t.Helper()
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return now.Add(time.Duration(i) * time.Second) }
+	const ask = `"run":"r1","subject":"Bash","capture":"full","severity":"notice","data":{"kind":"permission","prompt":"Run rm -rf build?","respond_via":["control"],"options":[{"id":"allow"},{"id":"deny"}]}`
+	tool := func(id string) string {
+		return `"run":"r1","subject":"Bash","capture":"metadata","data":{"tool":{"name":"Bash","call_id":"` + id + `"}}`
+	}
+	p.post(emitTok,
+		// waiting: one request answered and resolved, one pending.
+		ev("s-wait", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
+		ev("s-wait", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{"trigger":"user"}`),
+		ev("s-wait", 2, "tool.requested", at(2), tool("c1")),
+		ev("s-wait", 3, "tool.completed", at(3), tool("c1")),
+		ev("s-wait", 4, "attention.requested", at(4), ask),
+		ev("s-wait", 5, "attention.answered", at(5), `"subject":"s-wait-000004","capture":"metadata","data":{"answer":{"option":"allow"},"by":"alice","via":"control"}`),
+		ev("s-wait", 6, "attention.resolved", at(6), `"subject":"s-wait-000004","capture":"metadata","data":{"resolution":"answered"}`),
+		ev("s-wait", 7, "tool.failed", at(7), tool("c2")),
+		ev("s-wait", 8, "attention.requested", at(8), ask),
+		// ended with a request pending: nothing waits.
+		ev("s-end", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
+		ev("s-end", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{}`),
+		ev("s-end", 2, "attention.requested", at(2), ask),
+		ev("s-end", 3, "run.failed", at(3), `"run":"r1","capture":"metadata","data":{"reason":"crash"}`),
+		ev("s-end", 4, "session.ended", at(4), `"capture":"metadata","data":{}`),
+		// running: r1 finished, r2 open.
+		ev("s-run", 0, "session.started", at(0), `"capture":"metadata","data":{}`),
+		ev("s-run", 1, "run.started", at(1), `"run":"r1","capture":"metadata","data":{}`),
+		ev("s-run", 2, "run.finished", at(2), `"run":"r1","capture":"metadata","data":{}`),
+		ev("s-run", 3, "run.started", at(3), `"run":"r2","capture":"metadata","data":{}`),
+		ev("s-run", 4, "progress.status", at(4), `"run":"r2","capture":"metadata","data":{}`),
+	)
+	acme := strings.Replace(ev("s-acme", 0, "session.started", at(0), `"capture":"metadata","data":{}`), `"epoch":0`, `"epoch":0,"tenant":"acme"`, 1)
+	p.post(acmeEmit, acme)
+}
+
+// TestSummaryMatchesStream: the page shows the same fleet and the same
+// queue from the summary as from folding the whole stream (the summary
+// blocked, the page falls back to GET /stream).
+func TestSummaryMatchesStream(t *testing.T) {
+	ctx := browser.Start(t, 3*wait)
+	p := startRelay(t, t.TempDir(), "127.0.0.1:0", "--tokens", fleetTokens(t), "--no-follow")
+	postFleet(t, p)
+	const shown = `document.getElementById('fleet-body').innerText + '\n--\n' + document.getElementById('pending').innerText + '\n--\n' + document.getElementById('fleet-summary').textContent`
+	var texts []string
+	for _, block := range []bool{false, true} {
+		if block {
+			block := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
+					return err
+				}
+				_, err := cdp.Call(ctx, tg, network.SetBlockedURLs, network.SetBlockedURLsParams{
+					URLPatterns: []*network.BlockPattern{{URLPattern: "*://*:*" + console.FleetPath + "*", Block: true}}})
+				return err
+			})
+			if err := chromedp.Do(ctx, block); err != nil {
+				t.Fatal(err)
+			}
+		}
+		signIn(t, ctx, p, fullToken)
+		browser.WaitJS(t, ctx, `document.getElementById('conn').textContent === 'live'`)
+		if st := browser.EvalJS[map[string]any](t, ctx, `window.aepConsole.stats`); st["summary"] != !block || st["bulk"] != true {
+			t.Errorf("blocked %v: stats %v", block, st)
+		}
+		texts = append(texts, browser.EvalJS[string](t, ctx, shown))
+		signOut(t, ctx, p)
+	}
+	if texts[0] != texts[1] {
+		t.Errorf("from the summary the page shows\n%s\n\nfrom the stream\n%s", texts[0], texts[1])
+	}
+	if !strings.Contains(texts[0], "waiting for a human") || !strings.Contains(texts[0], "rm -rf build") {
+		t.Errorf("the page shows\n%s", texts[0])
 	}
 }
