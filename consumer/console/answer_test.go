@@ -114,7 +114,7 @@ func TestAnswerFromPage(t *testing.T) {
 			// The session's own record, newest first: the page's command,
 			// the hook's ack and the answer it applied.
 			browser.EvalJS[bool](t, ctx, `document.querySelector('#pending .card.settled h3 a').click(), true`)
-			browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden`)
+			browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.getElementById('session-view').getAttribute('aria-busy') === 'false'`)
 			rows := browser.EvalJS[string](t, ctx, `[...document.querySelectorAll('#session-events tbody tr td:nth-child(3)')].map((e) => e.textContent).join(' ')`)
 			if want := "attention.resolved attention.answered control.accepted control.attention.respond (from alice) attention.requested tool.requested run.started session.started"; rows != want {
 				t.Errorf("the session's events: %s", rows)

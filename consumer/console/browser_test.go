@@ -109,7 +109,7 @@ func TestFleetFromRealHooks(t *testing.T) {
 	open := func(session string) {
 		t.Helper()
 		browser.EvalJS[bool](t, ctx, fmt.Sprintf(`document.querySelector('#fleet-body tr[data-key$="%s"] a').click(), true`, session))
-		browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.querySelectorAll('#session-lanes .lane').length > 0`)
+		browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.getElementById('session-view').getAttribute('aria-busy') === 'false' && document.querySelectorAll('#session-lanes .lane').length > 0`)
 	}
 	open(dialog)
 	shot(t, ctx, "session.png")
@@ -316,8 +316,11 @@ func TestLargeFleet(t *testing.T) {
 	if n := browser.EvalJS[int](t, ctx, `document.querySelectorAll('#fleet-body tr').length`); n != sessions {
 		t.Errorf("the fleet lists %d sessions, want %d", n, sessions)
 	}
-	if st := browser.EvalJS[map[string]any](t, ctx, `window.aepConsole.stats`); st["bulk"] != true {
-		t.Errorf("the first load did not come in one body: %v", st)
+	if st := browser.EvalJS[map[string]any](t, ctx, `window.aepConsole.stats`); st["bulk"] != true || st["summary"] != true {
+		t.Errorf("the first load was not the fleet summary: %v", st)
+	}
+	if n := browser.EvalJS[int](t, ctx, `document.querySelectorAll('#pending .card:not(.settled)').length`); n != want["waiting for a human"] {
+		t.Errorf("%d pending cards, want %d", n, want["waiting for a human"])
 	}
 	summary := browser.EvalJS[string](t, ctx, `document.getElementById('fleet-summary').textContent`)
 	if !strings.Contains(summary, "100,000 events") {
@@ -343,6 +346,16 @@ func TestLargeFleet(t *testing.T) {
 	p.post(emitTok, ev("s-late", 0, "session.started", now, `"capture":"metadata","data":{}`))
 	// (The relay keeps 500 sessions: the oldest goes, the page keeps it.)
 	browser.WaitJS(t, ctx, `document.querySelector('#fleet-body tr[data-key$="/s-late"]') !== null`)
+	// Opening a session fetches its whole record; an event posted after
+	// it is folded in once.
+	key := "aep://devbox/agent/claude-code/session/s0490"
+	browser.EvalJS[bool](t, ctx, `location.hash = '#/s/' + encodeURIComponent('`+key+`'), true`)
+	browser.WaitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll('#session-events tbody tr').length === %d`, perSession))
+	p.post(emitTok, ev("s0490", perSession, "progress.status", now, `"run":"r1","capture":"metadata","data":{}`))
+	browser.WaitJS(t, ctx, fmt.Sprintf(`document.querySelectorAll('#session-events tbody tr').length === %d`, perSession+1))
+	if facts := browser.EvalJS[string](t, ctx, `document.getElementById('session-facts').textContent`); !strings.Contains(facts, fmt.Sprintf("Events%d", perSession+1)) {
+		t.Errorf("the opened session's facts: %s", facts)
+	}
 
 	load, _ := os.ReadFile("/proc/loadavg")
 	goMs := float64(goTook.Microseconds()) / 1000
@@ -423,7 +436,7 @@ func TestKeyboardAndContrast(t *testing.T) {
 		t.Errorf("k focuses %q, want %s", f, links[0])
 	}
 	key(kb.Enter)
-	browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.querySelectorAll('#session-lanes .lane').length > 0`)
+	browser.WaitJS(t, ctx, `!document.getElementById('session-view').hidden && document.getElementById('session-view').getAttribute('aria-busy') === 'false' && document.querySelectorAll('#session-lanes .lane').length > 0`)
 	contrast(t, ctx, "the session view")
 	key(kb.Escape)
 	browser.WaitJS(t, ctx, `!document.getElementById('fleet-view').hidden && document.getElementById('session-view').hidden`)

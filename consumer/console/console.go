@@ -85,6 +85,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/":
 		h.index(w, r)
+	case r.URL.Path == FleetPath:
+		h.fleetHandler(w, r)
 	case r.URL.Path == "/signout":
 		h.signOut(w, r)
 	case strings.HasPrefix(r.URL.Path, "/assets/"):

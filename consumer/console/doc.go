@@ -5,11 +5,18 @@
 // waiting for a human.
 //
 // The page is a consumer of the relay like any other. Its first load is
-// one HTTP response, GET /stream with live=0 (everything the relay holds
-// under the page's attr-match filter, then the end), folded in and
-// rendered once: a browser hands each WebSocket frame to the page on its
-// own, and one frame per event made a large fleet's first render take
-// seconds. Then it subscribes on the relay's WebSocket binding (/socket)
+// the fleet summary this package serves at /console/fleet: what a GET
+// /stream from everything would deliver to the same token under the same
+// filter (the relay's own Snapshot, so its scopes, tenant and capture
+// ceiling apply unchanged), cut down to each session's counts, its
+// newest position, and the few events its fleet state depends on (its
+// start and end, open runs, the last finished one, fatal errors, the
+// requests still pending and their answers). The page folds those with
+// the same code that folds the stream and renders once; a session's
+// whole record is fetched (GET /stream from its start, live=0) when it
+// is opened. Parsing a large fleet's every event in the page made its
+// first render take seconds. Then it subscribes on the relay's WebSocket
+// binding (/socket)
 // resumed from the last position of every session, live from there, and
 // resumes the same way after a dropped connection. It answers a pending
 // request by sending control.attention.respond on that connection, with
@@ -31,6 +38,8 @@
 //     widest filter its scopes allow. The page shows what the relay
 //     delivers under that token and offers answer controls only when the
 //     token may send them; the relay enforces both regardless.
+//   - The fleet summary (/console/fleet, GET with GET /stream's filter
+//     and capture query, refused as the stream refuses them).
 //   - The embedded assets, served with a content security policy that
 //     allows nothing but this origin.
 //

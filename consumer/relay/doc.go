@@ -32,7 +32,9 @@
 //     control commands routed by session (AEP-0004 §4).
 //   - GET /events and /.well-known/aep: the discovery document (§3.4);
 //     GET /healthz: liveness, with counts for an authorized caller.
-//   - Options.Console, when set, is served at / (the fleet console).
+//   - Options.Console, when set, is served at / (the fleet console); its
+//     requests carry the relay as a Snapshotter (SnapshotterFrom), the
+//     from:"all" replay a grant would get, taken at one instant.
 //
 // Each delivery is filtered with attr-match, limited to what the
 // subscriber's token may see (its tenant, its subscribe and read scopes),

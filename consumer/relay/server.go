@@ -170,7 +170,7 @@ func (s *Server) consolePath(p string) bool {
 
 func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Console != nil {
-		s.opts.Console.ServeHTTP(w, r)
+		s.opts.Console.ServeHTTP(w, s.withSnapshotter(r))
 		return
 	}
 	if r.URL.Path != "/" {

@@ -7,9 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aep-hook/aep-hook/consumer/attrmatch"
 	"github.com/aep-hook/aep-hook/consumer/relay/event"
-	"github.com/aep-hook/aep-hook/redact"
 )
 
 // The subscribe refusal codes, a closed set (AEP-0003 §6.5).
@@ -91,29 +89,11 @@ func lastEventID(s string) (resume, bool) {
 // reply (when set), then the replay, under the hub's lock, so no live
 // event falls between the replay and the live tail.
 func (s *Server) subscribe(c *conn, req request, reply []byte, end bool) (*sub, *subError) {
-	f := attrmatch.Filter{}
-	if req.filter != nil {
-		var err error
-		if f, err = attrmatch.Parse(req.filter); err != nil {
-			detail := err.Error()
-			if ie, ok := err.(attrmatch.ErrInvalid); ok {
-				detail = ie.Detail
-			}
-			return nil, &subError{codeInvalidFilter, detail}
-		}
+	f, ceiling, serr := checkRequest(c.grant, req.filter, req.capture)
+	if serr != nil {
+		return nil, serr
 	}
-	ceiling := redact.Full
-	if req.capture != "" {
-		l, err := redact.ParseLevel(req.capture)
-		if err != nil {
-			return nil, &subError{codeInvalidFilter, "capture is not one of none, metadata, redacted, full"}
-		}
-		ceiling = l
-	}
-	if err := c.grant.Subscribable(f); err != nil {
-		return nil, &subError{codeUnauthorized, err.Error()}
-	}
-	sb := &sub{id: req.id, filter: f, ceiling: c.grant.Ceiling(ceiling)}
+	sb := &sub{id: req.id, filter: f, ceiling: ceiling}
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -1,5 +1,5 @@
-// The fleet console: a consumer of the relay (its first load from GET
-// /stream, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
+// The fleet console: a consumer of the relay (its first load from the
+// relay's fleet summary, /console/fleet, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
 // the record into the fleet, the sessions and
 // the queue of attention requests waiting for a human, and answers them
 // with control.attention.respond (AEP-0004 §5) when its token may.
@@ -144,6 +144,7 @@
   let dropped = false;
   let loading = false; // the first load's HTTP body is being folded in
   let loadGen = 0; // bumped by a restart: an older load's chunks are dropped
+  let refolding = false; // a session's whole record is being folded in again (on opening it)
   const stats = {resumes: 0, lastFrom: null, backfills: 0, connections: 0};
   const timing = {};
   const nav0 = performance.timeOrigin;
@@ -367,6 +368,18 @@
         break;
       }
       case 'attention.requested': {
+        const had = refolding && requests.get(ev.id);
+        if (had && had.key === s.key) {
+          // Opening a session folds its record again: its cards keep
+          // their request and only its state is folded anew.
+          Object.assign(had, {answer: null, resolution: '', end: undefined});
+          addItem(s, r, {kind: 'attention', seq: ev.seq, time: t, req: had, capture: cap});
+          if (!s.ended) {
+            s.pending.add(had.id);
+            pendingDirty = true;
+          }
+          break;
+        }
         const req = {
           id: ev.id, key: s.key, session: ev.session, agent: s.agent, host: s.host, tenant: str(ev.tenant), source: ev.source,
           run: str(ev.run), subject: str(ev.subject), time: t, capture: cap, severity: str(ev.severity) || 'info',
@@ -526,13 +539,15 @@
         touch(s);
       }
     }
+    pendingDirty = true;
+    if (refolding) return;
     settled.unshift(req);
     if (settled.length > SETTLED_CAP) settled.pop();
-    pendingDirty = true;
     window.dispatchEvent(new CustomEvent('aep:attention-settled', {detail: {id, resolution}}));
   }
 
   function announce(req) {
+    if (refolding) return;
     window.dispatchEvent(new CustomEvent('aep:attention-pending', {detail: publicRequest(req)}));
     if (!req.replayed) notify(req);
   }
@@ -675,9 +690,10 @@
     return f;
   }
 
-  // load is the first load: everything the relay holds under the filter,
-  // fetched as one HTTP response (GET /stream with live=0 ends after its
-  // replay), folded in as it arrives and rendered once at the end. The same
+  // load is the first load: the relay's fleet summary (loadFleet), or,
+  // when that fails, everything the relay holds under the filter fetched
+  // as one HTTP response (GET /stream with live=0 ends after its replay),
+  // folded in as it arrives; either is rendered once at the end. The same
   // replay over the socket is one frame per event, and a browser's
   // per-frame cost is what made a large fleet's first render take seconds;
   // one body costs a fraction of that. The socket then subscribes resumed
@@ -693,11 +709,20 @@
     loading = true;
     let ok = false;
     try {
-      const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
-      if (!resp.ok || !resp.body) throw new Error('status ' + resp.status);
-      ok = await readStream(resp.body, gen);
+      ok = await loadFleet(f, gen);
     } catch (e) {
-      stats.loadError = String(e && e.message ? e.message : e);
+      stats.fleetError = String(e && e.message ? e.message : e);
+    }
+    if (gen !== loadGen) return;
+    if (!ok) {
+      // A relay without the summary: its whole replay, folded here.
+      try {
+        const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
+        if (!resp.ok || !resp.body) throw new Error('status ' + resp.status);
+        ok = await readStream(resp.body, gen);
+      } catch (e) {
+        stats.loadError = String(e && e.message ? e.message : e);
+      }
     }
     if (gen !== loadGen) return;
     loading = false;
@@ -708,6 +733,7 @@
       dropped = true;
       phase = 'resumed';
       stats.bulk = true;
+      stats.summary = !stats.fleetError;
       fleetDirty = pendingDirty = true;
       // The first render of the whole fleet, now, not a frame later.
       clearTimeout(renderTimer);
@@ -717,6 +743,136 @@
       phase = 'replay';
     }
     connect();
+  }
+
+  // loadFleet is the first load from the relay's fleet summary
+  // (/console/fleet, under the same filter and the token's same rules as
+  // GET /stream): per session the events that decide the fleet view,
+  // folded as the stream's are, and the counts of all of them. A
+  // session's whole record is fetched when it is opened (openSession);
+  // the socket resumes from each session's newest position, as after a
+  // load of the stream.
+  async function loadFleet(f, gen) {
+    let url = '/console/fleet';
+    if (Object.keys(f).length) url += '?filter=' + encodeURIComponent(JSON.stringify(f));
+    const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'application/json'}});
+    if (!resp.ok) throw new Error('status ' + resp.status);
+    const fl = await resp.json();
+    if (gen !== loadGen || !fl || !Array.isArray(fl.sessions)) return false;
+    const t0 = performance.now();
+    for (const fs of fl.sessions) {
+      if (!obj(fs) || !Array.isArray(fs.events)) continue;
+      for (const ev of fs.events) if (obj(ev)) ingest(ev);
+      const s = sessions.get(fs.source);
+      if (!s) continue;
+      events += (num(fs.count) || 0) - s.count;
+      s.count = num(fs.count) || 0;
+      s.captures = obj(fs.captures) || {};
+      s.toolCount = num(fs.tools) || 0;
+      s.toolFailed = num(fs.tools_failed) || 0;
+      if (obj(fs.pos)) s.pos = {epoch: num(fs.pos.epoch) || 0, seq: num(fs.pos.seq)};
+      // The summary's events are not contiguous: its seq gaps are not the
+      // stream's.
+      s.gaps = [];
+      s.partial = true;
+    }
+    timing.busy = (timing.busy || 0) + performance.now() - t0;
+    return true;
+  }
+
+  // openSession fetches the whole record of a session the fleet summary
+  // loaded (GET /stream from its start, live=0) and folds it in again,
+  // for the session view. Live events of that session that arrive
+  // meanwhile wait, as a backfill's do, and are folded in after it, each
+  // once: the refold starts the session's dedupe afresh and the waiting
+  // events that the record already held are dropped by it.
+  async function openSession(s) {
+    const name = s.name;
+    if (filling.has(name)) return;
+    for (const k of byName.get(name) || []) Object.assign(sessions.get(k), {partial: false, loading: true});
+    const buf = [];
+    filling.set(name, buf);
+    let got = null;
+    try {
+      const from = JSON.stringify([{session: name, epoch: 0, seq: -1}]);
+      const url = '/stream?live=0&from=' + encodeURIComponent(from) + '&filter=' + encodeURIComponent(JSON.stringify(filterFor({session: name})));
+      const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
+      if (!resp.ok) throw new Error('status ' + resp.status);
+      const text = '\n' + (await resp.text());
+      got = {evs: [], marks: []};
+      for (let k = text.indexOf('\n'); k >= 0 && k < text.length - 1; k = text.indexOf('\n', k + 1)) {
+        if (text.startsWith('data: ', k + 1)) {
+          const e = text.indexOf('\n', k + 7);
+          try {
+            const m = JSON.parse(text.slice(k + 7, e < 0 ? undefined : e));
+            if (obj(m) && typeof m.seq === 'number' && m.session === name) got.evs.push(m);
+          } catch (e) { /* not an event */ }
+        } else if (text.startsWith(': replay-exhausted ', k + 1)) {
+          const w = text.slice(k + 20, text.indexOf('\n', k + 1)).split(' ');
+          const p = (w[w.length - 1] || '').split(':');
+          got.marks.push({epoch: Number(p[0]), seq: Number(p[1])});
+        }
+      }
+    } catch (e) {
+      stats.openError = String(e && e.message ? e.message : e);
+    }
+    if (filling.get(name) === buf) filling.delete(name);
+    if (got) refold(name, got.evs);
+    if (got) for (const m of got.marks) exhausted(name, m);
+    flushFill(name, buf);
+    for (const k of byName.get(name) || []) sessions.get(k).loading = false;
+    stats.opened = (stats.opened || 0) + 1;
+    if (view.kind === 'session') {
+      const cur = sessions.get(view.key);
+      if (cur && cur.name === name) view.stale = true;
+    }
+    scheduleRender();
+  }
+
+  // refold replaces the sessions named name with what folding evs (their
+  // whole record, in order) makes of them; what only the page knows of
+  // them (their rows, events from others, links to subagents) stays.
+  function refold(name, evs) {
+    const old = new Map();
+    for (const k of byName.get(name) || []) {
+      const s = sessions.get(k);
+      old.set(k, s);
+      sessions.delete(k);
+      seenIn.delete(k);
+      events -= s.count;
+    }
+    byName.delete(name);
+    refolding = true;
+    try {
+      for (const ev of evs) if (!dedupe(ev)) apply(ev);
+    } finally {
+      refolding = false;
+    }
+    for (const [k, o] of old) {
+      let s = sessions.get(k);
+      if (!s) {
+        // Nothing of it came (the relay let it go): the summary stays.
+        sessions.set(k, (s = o));
+        let set = byName.get(name);
+        if (!set) byName.set(name, (set = new Set()));
+        set.add(k);
+        events += o.count;
+        continue;
+      }
+      s.row = o.row;
+      s.foreign += o.foreign;
+      // Events from others are in no session's record: they stay, in
+      // time order among the refolded ones.
+      const others = o.log.filter((e) => e.seq === undefined);
+      if (others.length) {
+        s.log = s.log.concat(others).sort((a, b) => (a.time || 0) - (b.time || 0)).slice(-LOG_CAP);
+      }
+      for (const c of o.children) s.children.add(c);
+      if (!s.parentKey) s.parentKey = o.parentKey;
+      computeState(s);
+      touch(s);
+    }
+    fleetDirty = pendingDirty = true;
   }
 
   // readStream folds the body of GET /stream into the state as its chunks
@@ -1461,6 +1617,9 @@
   // ---------- the session view ----------
   function renderSession(s) {
     view.stale = false;
+    if (s.partial) openSession(s);
+    // Busy while the session's whole record is on its way.
+    $('session-view').setAttribute('aria-busy', s.loading ? 'true' : 'false');
     $('session-title').textContent = s.agent + ' · ' + s.name;
     const facts = $('session-facts');
     const caps = Object.entries(s.captures).map(([k, v]) => k + ' ×' + v).join(', ');
