@@ -52,6 +52,18 @@ type Flags struct {
 	Insecure       bool
 	OtlpMaxCapture string
 	Hook           string
+	// Secure speaks TLS to a wss:// relay for a control-enabled hook. The
+	// full binary sets it; the hook-only build leaves it nil, so as not to
+	// link crypto/tls, and hands such a hook to the full binary (see
+	// [NeedsTLS]).
+	Secure control.Secure
+}
+
+// NeedsTLS reports whether a hook with this environment holds its moments
+// over a wss:// relay.
+func NeedsTLS(getenv func(string) string) bool {
+	c, err := control.FromEnv(getenv)
+	return err == nil && c != nil && strings.HasPrefix(c.URL, "wss://")
 }
 
 // AdapterFromArgv0 returns the adapter a link named aep-<adapter> stands
@@ -222,6 +234,9 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 	if err != nil {
 		// Recorded, and the hook stays observe-only.
 		setup = errors.Join(setup, err)
+	}
+	if ctl != nil {
+		ctl.Secure = f.Secure
 	}
 	d := deadline(getenv("AEP_HOOK_DEADLINE"))
 	if d == 0 {
