@@ -256,8 +256,8 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		// Without destinations nothing follows the reply that a signal
 		// should cancel (the sweep is harmless), so nothing need watch for
 		// signals: ignoring them saves the hook a goroutine and a thread.
-		// (The runner watches them anyway while control is on: a held
-		// moment's wait ends when the agent gives up on its hook.)
+		// (The runner catches them once a relay takes a held moment's
+		// connection: the wait ends when the agent gives up on its hook.)
 		IgnoreSignals: len(extra) == 0,
 	}
 	code := r.Run(f.Hook, in, out)
