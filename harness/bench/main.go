@@ -62,11 +62,19 @@ func main() {
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	relayOnly := flag.Bool("relay", false, "only the relay figures")
 	notifyOnly := flag.Bool("notify", false, "only the notify figures")
+	consoleOnly := flag.Bool("console", false, "only the console's first-render figure")
 	only := flag.String("only", "", "measure only this part: hooks, acp, otlp or control (the goals' parts, for working on one)")
 	pairs := flag.Int("acp-pairs", 9, "ACP tee/pipe pairs")
 	flag.Parse()
 	if *notifyOnly {
 		if err := runNotify(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *consoleOnly {
+		if err := runConsole(*bin); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -186,6 +194,11 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return err
 	}
 	goals = append(goals, ng...)
+	cg, err := consoleFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, cg...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)
