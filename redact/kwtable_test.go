@@ -54,6 +54,12 @@ func kwTableSource(x *kwIndex) ([]byte, error) {
 	for _, e := range x.entry {
 		fmt.Fprintf(&b, "\t\t{kw: %q, exact: %q, rule: %d},\n", e.kw, e.exact, e.rule)
 	}
-	b.WriteString("\t},\n}\n")
+	b.WriteString("\t},\n\tfrom: [257]int32{")
+	for c, at := range x.from {
+		if at != 0 {
+			fmt.Fprintf(&b, "%d: %d, ", c, at)
+		}
+	}
+	b.WriteString("},\n}\n")
 	return format.Source(b.Bytes())
 }

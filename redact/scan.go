@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"sort"
 	"strings"
 )
 
@@ -14,6 +13,7 @@ type kwIndex struct {
 	first  [256]bool
 	second [256][4]uint64 // bit c1 of second[c0]: a keyword starts c0 c1
 	entry  []kwEntry      // sorted by their first two bytes, rule order within
+	from   [257]int32     // the entries starting with byte c are entry[from[c]:from[c+1]]
 }
 
 // kwEntry is one keyword of one rule.
@@ -42,17 +42,32 @@ func newKWIndex(rs []rule) *kwIndex {
 		}
 	}
 	x.entry = sortByPair(x.entry)
+	for i, e := range x.entry {
+		x.from[int(e.kw[0])+1] = int32(i + 1)
+	}
+	for c := 1; c < len(x.from); c++ {
+		x.from[c] = max(x.from[c], x.from[c-1])
+	}
 	return x
 }
 
-// withPair returns the entries whose keyword starts with the pair k.
-func (x *kwIndex) withPair(k uint16) []kwEntry {
-	i := sort.Search(len(x.entry), func(i int) bool { return pairOf(x.entry[i].kw) >= k })
-	j := i
-	for j < len(x.entry) && pairOf(x.entry[j].kw) == k {
+// withPair returns the entries whose keyword starts with c0 c1: a binary
+// search for c1 among the entries starting with c0.
+func (x *kwIndex) withPair(c0, c1 byte) []kwEntry {
+	es := x.entry[x.from[c0]:x.from[int(c0)+1]]
+	lo, hi := 0, len(es)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); es[m].kw[1] < c1 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	j := lo
+	for j < len(es) && es[j].kw[1] == c1 {
 		j++
 	}
-	return x.entry[i:j]
+	return es[lo:j]
 }
 
 // sortByPair sorts entries by their first two bytes, keeping rule order
@@ -110,7 +125,7 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 			continue
 		}
 		prev, match := "", false
-		for _, e := range x.withPair(uint16(c0)<<8 | uint16(c1)) {
+		for _, e := range x.withPair(c0, c1) {
 			if e.kw != prev {
 				prev, match = e.kw, hasPrefixFold(s[i:], e.kw)
 			}
