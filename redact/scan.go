@@ -7,12 +7,13 @@ import (
 // kwIndex is the keyword prefilter: one pass over the input finds every
 // case-insensitive occurrence of every rule keyword, and only the rules hit
 // run their patterns, in windows around the hits. It is immutable once
-// built.
+// built. It holds no map, so the default table's index can be written out
+// as data (kwtable.go) that costs a process nothing to start.
 type kwIndex struct {
 	first  [256]bool
-	second [256][4]uint64      // bit c1 of second[c0]: a keyword starts c0 c1
-	byPair map[uint16][2]int32 // the range of entries starting with a pair
-	entry  []kwEntry           // sorted by their first two bytes
+	second [256][4]uint64 // bit c1 of second[c0]: a keyword starts c0 c1
+	entry  []kwEntry      // sorted by their first two bytes, rule order within
+	from   [257]int32     // the entries starting with byte c are entry[from[c]:from[c+1]]
 }
 
 // kwEntry is one keyword of one rule.
@@ -41,17 +42,32 @@ func newKWIndex(rs []rule) *kwIndex {
 		}
 	}
 	x.entry = sortByPair(x.entry)
-	x.byPair = make(map[uint16][2]int32, len(x.entry)/2)
-	for i := 0; i < len(x.entry); {
-		k := pairOf(x.entry[i].kw)
-		j := i + 1
-		for j < len(x.entry) && pairOf(x.entry[j].kw) == k {
-			j++
-		}
-		x.byPair[k] = [2]int32{int32(i), int32(j)}
-		i = j
+	for i, e := range x.entry {
+		x.from[int(e.kw[0])+1] = int32(i + 1)
+	}
+	for c := 1; c < len(x.from); c++ {
+		x.from[c] = max(x.from[c], x.from[c-1])
 	}
 	return x
+}
+
+// withPair returns the entries whose keyword starts with c0 c1: a binary
+// search for c1 among the entries starting with c0.
+func (x *kwIndex) withPair(c0, c1 byte) []kwEntry {
+	es := x.entry[x.from[c0]:x.from[int(c0)+1]]
+	lo, hi := 0, len(es)
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); es[m].kw[1] < c1 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	j := lo
+	for j < len(es) && es[j].kw[1] == c1 {
+		j++
+	}
+	return es[lo:j]
 }
 
 // sortByPair sorts entries by their first two bytes, keeping rule order
@@ -108,9 +124,8 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 		if x.second[c0][c1>>6]&(1<<(c1&63)) == 0 {
 			continue
 		}
-		rg := x.byPair[uint16(c0)<<8|uint16(c1)]
 		prev, match := "", false
-		for _, e := range x.entry[rg[0]:rg[1]] {
+		for _, e := range x.withPair(c0, c1) {
 			if e.kw != prev {
 				prev, match = e.kw, hasPrefixFold(s[i:], e.kw)
 			}

@@ -51,8 +51,10 @@ func BenchmarkHeldNoRelayBaseline(b *testing.B) { benchHeld(b, nil) }
 func BenchmarkControlNoRelayAdded(b *testing.B) {
 	addr := closedAddr(b)
 	v, _ := mapping.Lookup("claude-code")
-	observe := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy}
-	held := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy,
+	// Both as the installed hook runs them (no destinations: the signals
+	// ignored unless a relay takes the moment).
+	observe := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy, IgnoreSignals: true}
+	held := &Runner{Vendor: v, Emitter: memEmitter(&discard{}), Deadline: roomy, IgnoreSignals: true,
 		Control: &control.Config{URL: "ws://" + addr + "/socket", Token: "t"}}
 	var out bytes.Buffer
 	var diffs []time.Duration

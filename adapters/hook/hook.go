@@ -72,8 +72,12 @@ type Runner struct {
 	// them instead of catching them: nothing is started to watch for them
 	// (a goroutine, and on a hook's short life often a thread of its own),
 	// and Interrupted always reports false. For callers that do nothing
-	// after Run that a signal should cancel, and never with Control: a
-	// held moment's wait must end when the agent gives up on its hook.
+	// after Run that a signal should cancel. With Control they are caught
+	// from the moment a relay takes a held moment's connection: its wait
+	// must end when the agent gives up on its hook, but a control-enabled
+	// hook that finds no relay (the posture of a user who runs one only
+	// sometimes) starts nothing to watch for them. A signal that comes
+	// while the relay is being dialled is ignored like any other.
 	IgnoreSignals bool
 
 	interrupted bool
@@ -96,8 +100,21 @@ type Runner struct {
 // works: an agent that gives up on its hook still gets the moment recorded,
 // within the same deadline. Interrupted reports afterwards whether one came.
 func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
-	release, arrived := holdSignals(r.IgnoreSignals && r.Control == nil)
-	defer func() { r.interrupted = release() || r.signalled.Load() }()
+	release, arrived := holdSignals(r.IgnoreSignals)
+	var watched func() bool // the catching hold a connected relay starts
+	defer func() {
+		caught := false
+		if watched != nil {
+			caught = watched()
+		}
+		r.interrupted = release() || caught || r.signalled.Load()
+	}()
+	watch := func() <-chan os.Signal {
+		if arrived == nil && watched == nil {
+			watched, arrived = holdSignals(false)
+		}
+		return arrived
+	}
 	deadline := r.Deadline
 	if deadline <= 0 {
 		deadline = DefaultDeadline
@@ -164,7 +181,7 @@ func (r *Runner) Run(argvHook string, in io.Reader, out io.Writer) int {
 				r.record(shim.Failure{Hook: hookName.Load().(string), Stage: "panic", Error: fmt.Sprintf("internal panic (%T)", p)})
 			}
 		}()
-		h := held{arrived: arrived, answer: &answer, signalled: &r.signalled,
+		h := held{arrived: arrived, watch: watch, answer: &answer, signalled: &r.signalled,
 			extend: func(d time.Duration) { watchdog.Reset(max(deadline-time.Since(start), 0) + d) }}
 		drained = r.handle(em, argvHook, in, start.Add(time.Duration(float64(deadline)*digestShare)), func(h, sid string) {
 			if h != "" {
@@ -206,7 +223,10 @@ func (r *Runner) Interrupted() bool { return r.interrupted }
 // held is what a held moment needs from Run: the signals that end the
 // wait, where its answer goes, and the watchdog to extend by the wait.
 type held struct {
-	arrived   <-chan os.Signal
+	arrived <-chan os.Signal
+	// watch catches the signals from now on, where they were ignored,
+	// and returns arrived.
+	watch     func() <-chan os.Signal
 	answer    *atomic.Pointer[[]byte]
 	signalled *atomic.Bool
 	extend    func(time.Duration)
@@ -304,6 +324,7 @@ func (r *Runner) handle(em *shim.Emitter, argvHook string, in io.Reader, digestB
 	if link != nil {
 		defer link.Close("answered or gave up")
 		m.Control = true
+		hd.arrived = hd.watch()
 	}
 	res, err := em.Handle(r.Vendor, m)
 	if link != nil && err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/control"
+	"github.com/aep-hook/aep-hook/shim/control/wss"
 )
 
 // FollowCmd is `aep-hook follow opencode|kilo|kimi-web|openhands|a2a --url URL`:
@@ -201,6 +202,7 @@ func (c *FollowCmd) control(getenv func(string) string, w followWiring, warn fun
 	case w.mode != mapping.Primary:
 		why = "control answers in primary mode only (in companion mode the primary source owns the requests); pass --mode primary"
 	default:
+		ctl.Secure = wss.Client // the full binary speaks TLS to a wss:// relay
 		return ctl, nil
 	}
 	if c.Control || c.Relay != "" {

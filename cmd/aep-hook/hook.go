@@ -4,6 +4,7 @@ import (
 	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
+	"github.com/aep-hook/aep-hook/shim/control/wss"
 	"github.com/aep-hook/aep-hook/shim/deliver"
 )
 
@@ -54,7 +55,7 @@ func (c *HookCmd) run(s *Streams) int {
 		extra = append(extra, rec)
 	}
 	f := hookmode.Flags{Capture: c.capture(), Out: c.Out, Token: c.Token, Insecure: c.Insecure,
-		OtlpMaxCapture: c.OtlpMaxCapture, Hook: c.Hook}
+		OtlpMaxCapture: c.OtlpMaxCapture, Hook: c.Hook, Secure: wss.Client}
 	res := hookmode.Run(c.vendor, f, c.parseErr, s.In, s.Out, c.getenv, extra...)
 	if res.Interrupted {
 		return res.Code // the agent asked the hook to stop: the record is written, delivery can wait for ship

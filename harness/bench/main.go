@@ -125,7 +125,8 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return nil
 	}
 	fmt.Printf("== hook process latency: %s (%s), one process per call, %d runs of each command, interleaved\n", bin, binKind(bin), n)
-	fmt.Println("   round-robin with the floor (a Go program that reads stdin and writes {}), p50 and p99 beside the floor's")
+	fmt.Println("   round-robin with the floor (a Go program that reads stdin and writes {}, built by this run with go build), p50 and p99 beside the floor's;")
+	fmt.Println("   each hook gets its vendor's pinned tool-request payload on stdin (Codex a 2 KB PreToolUse); AEP_HOME is a folder made for this run")
 	fmt.Printf("%-22s %10s %10s %10s %10s %8s %8s\n", "command", "p50", "p99", "floor p50", "floor p99", "p50 x", "p99 x")
 	home := filepath.Join(tmp, "home")
 	payloads := vendorPayloads()
@@ -136,6 +137,7 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 	sort.Strings(names)
 	first := true
 	worst, worstName, versionX := 0.0, "", 0.0
+	var worstBase, versionBase string
 	for _, name := range names {
 		p := payloads[name]
 		hook := []string{name}
@@ -154,15 +156,17 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		if first {
 			v := res["version"]
 			versionX = printRow("aep-hook version", v, fl)
+			versionBase = fmt.Sprintf("version %s, floor %s (p50, %d interleaved runs each)", round(pct(v, 0.5)), round(pct(fl, 0.5)), n)
 			first = false
 		}
 		if x := printRow("hook "+name, res[name], fl); x > worst {
 			worst, worstName = x, name
+			worstBase = fmt.Sprintf("hook %s, floor %s (p50, %d interleaved runs each)", round(pct(res[name], 0.5)), round(pct(fl, 0.5)), n)
 		}
 	}
 	goals := []goal{
-		{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 1.5, below: true, unit: "x", stretch: 1.2},
-		{name: "aep-hook version p50 / floor p50", value: versionX, limit: 1.2, below: true, unit: "x"},
+		{name: "hook p50 / floor p50, worst vendor (" + worstName + ")", value: worst, limit: 1.5, below: true, unit: "x", stretch: 1.2, base: worstBase},
+		{name: "aep-hook version p50 / floor p50", value: versionX, limit: 1.2, below: true, unit: "x", base: versionBase},
 	}
 	if only == "hooks" {
 		printGoals(goals)
@@ -290,7 +294,9 @@ type goal struct {
 	unit         string
 	missing      bool
 	stretch      float64 // a stretch limit, reported beside the goal when set
-	base         string  // the figure's two sides from the same run, printed under it when set
+	// base is the figure and its baseline as measured in this run, printed
+	// under the goal ("hook 1.9 ms, floor 1.3 ms (p50, ...)").
+	base string
 }
 
 func (g goal) print() {

@@ -42,6 +42,9 @@ type Config struct {
 	Budget time.Duration
 	// Connect bounds the connection and hello (DefaultConnect when 0).
 	Connect time.Duration
+	// Secure speaks TLS to a wss:// relay; FromEnv leaves it to the
+	// caller (see [Secure]).
+	Secure Secure
 }
 
 // FromEnv reads the posture: nil when AEP_CONTROL is unset or false. A
@@ -122,7 +125,7 @@ type Hook struct {
 // control.attention.respond.
 func (h *Hook) Dial(ctx context.Context) (*Link, error) {
 	id := Identity{Agent: h.Vendor.AgentName(), Instance: h.Emitter.Host + "/" + strconv.Itoa(os.Getpid())}
-	return Dial(ctx, h.Config.URL, h.Config.Token, id, Offer{Accepts: []string{Respond}, AckWindow: AckWindow}, h.Config.ConnectWait())
+	return Dial(ctx, h.Config.URL, h.Config.Token, id, Offer{Accepts: []string{Respond}, AckWindow: AckWindow}, h.Config.ConnectWait(), h.Config.Secure)
 }
 
 // Wait offers the request (the attention.requested event the moment

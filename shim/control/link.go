@@ -50,8 +50,9 @@ type Msg struct {
 // Dial connects to the relay at url (ws:// or wss://) with token and
 // exchanges hellos within timeout: the relay's must select AEP 0.1, an
 // error frame instead (version-unsupported, unauthorized) fails the dial.
-func Dial(ctx context.Context, url, token string, id Identity, o Offer, timeout time.Duration) (*Link, error) {
-	ws, err := dialWS(ctx, url, token, timeout, maxMessage)
+// secure speaks TLS to a wss:// relay; nil refuses one ([ErrNoTLS]).
+func Dial(ctx context.Context, url, token string, id Identity, o Offer, timeout time.Duration, secure Secure) (*Link, error) {
+	ws, err := dialWS(ctx, url, token, timeout, maxMessage, secure)
 	if err != nil {
 		return nil, err
 	}

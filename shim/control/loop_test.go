@@ -97,7 +97,7 @@ func TestLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link, err := Dial(context.Background(), url, "tok", Identity{Agent: "claude-code"}, Offer{Accepts: []string{Respond}, AckWindow: AckWindow}, 5*time.Second)
+	link, err := Dial(context.Background(), url, "tok", Identity{Agent: "claude-code"}, Offer{Accepts: []string{Respond}, AckWindow: AckWindow}, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRelayRefusesRequest(t *testing.T) {
 	v, _ := mapping.Lookup("codex")
 	m := mapping.Moment{Raw: []byte(`{"hook_event_name":"PermissionRequest","session_id":"s1","turn_id":"t","tool_name":"Bash","tool_input":{"command":"ls"}}`), Nonce: "n", Control: true}
 	res, _ := em.Handle(v, m)
-	link, err := Dial(context.Background(), url, "tok", Identity{Agent: "codex"}, Offer{Accepts: []string{Respond}}, 5*time.Second)
+	link, err := Dial(context.Background(), url, "tok", Identity{Agent: "codex"}, Offer{Accepts: []string{Respond}}, 5*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

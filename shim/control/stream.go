@@ -80,7 +80,7 @@ func (s *Stream) Run(ctx context.Context) {
 	down := false
 	for ctx.Err() == nil {
 		link, err := Dial(ctx, s.Config.URL, s.Config.Token, s.Identity,
-			Offer{Accepts: s.Accepts, AckWindow: AckWindow}, s.Config.ConnectWait())
+			Offer{Accepts: s.Accepts, AckWindow: AckWindow}, s.Config.ConnectWait(), s.Config.Secure)
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha1"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -56,25 +55,38 @@ type wsConn struct {
 	max int
 }
 
+// Secure wraps a connection to a wss:// relay in TLS for serverName
+// (package wss's Client). The caller supplies it so that a build which
+// never speaks wss does not link crypto/tls, whose initialisation every
+// hook process would pay; without it a wss:// URL is refused.
+type Secure func(ctx context.Context, c net.Conn, serverName string) (net.Conn, error)
+
+// ErrNoTLS says a wss:// relay was dialled without a [Secure].
+var ErrNoTLS = errors.New("this build does not speak TLS to a wss:// relay")
+
 // dialWS connects to a ws:// or wss:// URL with the bearer token, within
-// timeout for the connection and the upgrade together.
-func dialWS(ctx context.Context, raw, token string, timeout time.Duration, max int) (*wsConn, error) {
+// timeout for the connection and the upgrade together; secure speaks TLS
+// for wss://.
+func dialWS(ctx context.Context, raw, token string, timeout time.Duration, max int, secure Secure) (*wsConn, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("relay URL: %w", err)
 	}
-	secure := false
+	useTLS := false
 	switch u.Scheme {
 	case "ws":
 	case "wss":
-		secure = true
+		if secure == nil {
+			return nil, ErrNoTLS
+		}
+		useTLS = true
 	default:
 		return nil, fmt.Errorf("relay URL: scheme %q is not ws or wss", u.Scheme)
 	}
 	host := u.Host
 	if u.Port() == "" {
 		port := "80"
-		if secure {
+		if useTLS {
 			port = "443"
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
@@ -86,9 +98,9 @@ func dialWS(ctx context.Context, raw, token string, timeout time.Duration, max i
 		return nil, err
 	}
 	c.SetDeadline(deadline)
-	if secure {
-		tc := tls.Client(c, &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12})
-		if err := tc.HandshakeContext(ctx); err != nil {
+	if useTLS {
+		tc, err := secure(ctx, c, u.Hostname())
+		if err != nil {
 			c.Close()
 			return nil, err
 		}

@@ -38,7 +38,7 @@ func server(t *testing.T, handle func(ctx context.Context, c *websocket.Conn, r 
 
 func dial(t *testing.T, url, token string) *wsConn {
 	t.Helper()
-	ws, err := dialWS(context.Background(), url, token, 5*time.Second, 1<<20)
+	ws, err := dialWS(context.Background(), url, token, 5*time.Second, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,15 +105,15 @@ func TestWSMessages(t *testing.T) {
 // TestWSRefused: a relay that answers the upgrade with a status refuses.
 func TestWSRefused(t *testing.T) {
 	url := server(t, func(context.Context, *websocket.Conn, *http.Request) {})
-	_, err := dialWS(context.Background(), url, "wrong", 5*time.Second, 1<<20)
+	_, err := dialWS(context.Background(), url, "wrong", 5*time.Second, 1<<20, nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("err %v", err)
 	}
-	_, err = dialWS(context.Background(), "ws://127.0.0.1:1/socket", "tok", 5*time.Second, 1<<20)
+	_, err = dialWS(context.Background(), "ws://127.0.0.1:1/socket", "tok", 5*time.Second, 1<<20, nil)
 	if !Absent(err) {
 		t.Fatalf("a port nothing listens on: %v, want absent", err)
 	}
-	if _, err := dialWS(context.Background(), "http://x/socket", "", time.Second, 1); err == nil {
+	if _, err := dialWS(context.Background(), "http://x/socket", "", time.Second, 1, nil); err == nil {
 		t.Fatal("an http URL dialled")
 	}
 }
@@ -198,7 +198,7 @@ func TestWSFrames(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			url := rawPeer(t, c.accept, c.frames...)
-			ws, err := dialWS(context.Background(), url, "", 5*time.Second, 1024)
+			ws, err := dialWS(context.Background(), url, "", 5*time.Second, 1024, nil)
 			if err == nil {
 				defer ws.conn.Close()
 				var msg []byte

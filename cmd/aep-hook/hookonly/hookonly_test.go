@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aep-hook/aep-hook/harness/pins"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -162,6 +164,60 @@ func TestHookOnlyHandsOver(t *testing.T) {
 	}
 }
 
+// TestHookOnlyHandsOverTLS: a control-enabled hook whose relay is wss://
+// is held by the full binary, since the hook-only build does not link
+// TLS: the relay sees a TLS handshake begin, and the agent still gets the
+// full binary's reply.
+func TestHookOnlyHandsOverTLS(t *testing.T) {
+	front, full := buildPair(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	hellos := make(chan byte, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b := make([]byte, 1)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if n, _ := c.Read(b); n == 1 {
+				hellos <- b[0]
+			}
+			c.Close()
+		}
+	}()
+	in := []byte(`{"session_id":"s-wss","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`)
+	run := func(bin string) []byte {
+		cmd := exec.Command(bin, "claude-code")
+		cmd.Env = append(os.Environ(), "AEP_HOME="+t.TempDir(), "AEP_HOOK_DEADLINE=20s", "AEP_CONTROL=1",
+			"AEP_RELAY=wss://"+l.Addr().String()+"/socket", "AEP_RELAY_TOKEN=t0123456789")
+		cmd.Stdin = bytes.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return out
+	}
+	a, b := run(full), run(front)
+	if !bytes.Equal(a, b) {
+		t.Errorf("hook-only build replied %q, the full binary %q", b, a)
+	}
+	for i, who := range []string{"full binary", "hook-only build"} {
+		select {
+		case c := <-hellos:
+			if c != 0x16 { // a TLS handshake record
+				t.Errorf("%s: the relay's first byte is %#x, not a TLS handshake", who, c)
+			}
+		default:
+			t.Errorf("%s (run %d): no connection reached the wss relay", who, i+1)
+		}
+	}
+}
+
 // TestHookOnlyLinksOnlyTheHookPath keeps what makes a process start slow
 // out of the hook-only build: every package linked initialises in every
 // hook process.
@@ -171,7 +227,7 @@ func TestHookOnlyLinksOnlyTheHookPath(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		for _, heavy := range []string{"net/http", "github.com/alecthomas/kong", "go.opentelemetry.io/", "github.com/json-iterator/",
+		for _, heavy := range []string{"net/http", "crypto/tls", "crypto/x509", "github.com/alecthomas/kong", "go.opentelemetry.io/", "github.com/json-iterator/",
 			"github.com/oklog/ulid", "github.com/fsnotify/", "google.golang.org/", "github.com/aep-hook/aep-hook/shim/deliver", "github.com/aep-hook/aep-hook/harness/"} {
 			if strings.HasPrefix(pkg, heavy) {
 				t.Errorf("the hook-only build links %s", pkg)

@@ -37,16 +37,22 @@ func main() {
 	}
 	if _, ok := hookmode.HookVendor(args); ok {
 		f, ok := hookmode.ParseArgs(args[1:], os.Getenv)
-		if ok && len(f.Out) == 0 {
+		// A wss:// relay needs TLS, which this build leaves out: the full
+		// binary holds such a moment (the handshake dwarfs the hand-over).
+		tls := hookmode.NeedsTLS(os.Getenv)
+		if ok && len(f.Out) == 0 && !tls {
 			os.Exit(runHook(args, f, nil))
 		}
 		// The full binary delivers, or parses what this one cannot; a hook
 		// must still never fail its agent, so without it the firing is
 		// recorded on the defaults with the reason.
 		err := execFull(os.Args)
-		if ok {
+		switch {
+		case ok && tls:
+			err = fmt.Errorf("control over the wss:// relay skipped: %w", err)
+		case ok:
 			err = fmt.Errorf("delivery to --out skipped: %w", err)
-		} else {
+		default:
 			// As the full binary does with flags it does not know.
 			f = hookmode.Flags{}
 			err = fmt.Errorf("hook flags not understood, recorded on the defaults: %w", err)

@@ -52,6 +52,18 @@ type Flags struct {
 	Insecure       bool
 	OtlpMaxCapture string
 	Hook           string
+	// Secure speaks TLS to a wss:// relay for a control-enabled hook. The
+	// full binary sets it; the hook-only build leaves it nil, so as not to
+	// link crypto/tls, and hands such a hook to the full binary (see
+	// [NeedsTLS]).
+	Secure control.Secure
+}
+
+// NeedsTLS reports whether a hook with this environment holds its moments
+// over a wss:// relay.
+func NeedsTLS(getenv func(string) string) bool {
+	c, err := control.FromEnv(getenv)
+	return err == nil && c != nil && strings.HasPrefix(c.URL, "wss://")
 }
 
 // AdapterFromArgv0 returns the adapter a link named aep-<adapter> stands
@@ -223,6 +235,9 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		// Recorded, and the hook stays observe-only.
 		setup = errors.Join(setup, err)
 	}
+	if ctl != nil {
+		ctl.Secure = f.Secure
+	}
 	d := deadline(getenv("AEP_HOOK_DEADLINE"))
 	if d == 0 {
 		d = hook.DefaultDeadline
@@ -241,8 +256,8 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 		// Without destinations nothing follows the reply that a signal
 		// should cancel (the sweep is harmless), so nothing need watch for
 		// signals: ignoring them saves the hook a goroutine and a thread.
-		// (The runner watches them anyway while control is on: a held
-		// moment's wait ends when the agent gives up on its hook.)
+		// (The runner catches them once a relay takes a held moment's
+		// connection: the wait ends when the agent gives up on its hook.)
 		IgnoreSignals: len(extra) == 0,
 	}
 	code := r.Run(f.Hook, in, out)
