@@ -57,7 +57,7 @@ func (f ListenFlags) guardFor(name, addr, auth, home string, errs shim.Recorder)
 	}
 	tok, file, err := f.token(home)
 	if err != nil {
-		return listener{}, fmt.Errorf("%s: bearer token: %w", name, err)
+		return listener{}, fmt.Errorf("%s: bearer token file: %w", name, err)
 	}
 	g.Auth = guard.Bearer(tok)
 	l.token, l.file = true, file

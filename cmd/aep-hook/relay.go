@@ -103,7 +103,7 @@ func (c *RelayCmd) identity(home string) (toks *auth.Tokens, open bool, err erro
 		return toks, false, nil
 	}
 	if !guard.Loopback(c.Listen) {
-		return nil, false, exitError{code: 2, msg: fmt.Sprintf("relay: %s is not a loopback address; off loopback every client needs its own token: give --tokens FILE", c.Listen)}
+		return nil, false, exitError{code: 2, msg: fmt.Sprintf("relay: %s is not a loopback address; off loopback give --tokens FILE, so that each client has a token of its own", c.Listen)}
 	}
 	if c.Open {
 		return nil, true, nil

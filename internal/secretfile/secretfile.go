@@ -35,12 +35,14 @@ func UserToken(home string) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
+	// The messages name the file, never its contents; and they put no
+	// value after a bare "token:", which redaction would take for one.
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return "", fmt.Errorf("token: %w", err)
+		return "", fmt.Errorf("making the token file %s: %w", path, err)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("token: %w", err)
+		return "", fmt.Errorf("making the token file %s: %w", path, err)
 	}
 	tok := base64.RawURLEncoding.EncodeToString(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
@@ -49,14 +51,14 @@ func UserToken(home string) (string, error) {
 		return Read(path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("token: %w", err)
+		return "", fmt.Errorf("making the token file: %w", err)
 	}
 	if _, err := f.WriteString(tok + "\n"); err != nil {
 		f.Close()
-		return "", fmt.Errorf("token: write %s: %w", path, err)
+		return "", fmt.Errorf("writing the token file: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("token: write %s: %w", path, err)
+		return "", fmt.Errorf("writing the token file: %w", err)
 	}
 	return tok, nil
 }
@@ -123,6 +125,12 @@ func LocalUser(home, rawURL string) (string, error) {
 	if !LoopbackURL(rawURL) {
 		return "", nil
 	}
+	return ReadUser(home)
+}
+
+// ReadUser reads the user's token from home without creating it: "" when
+// no listener has made it yet.
+func ReadUser(home string) (string, error) {
 	tok, err := Read(filepath.Join(home, TokenFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
