@@ -336,7 +336,7 @@ func TestDefaultIdentity(t *testing.T) {
 		}
 	}
 	s.send(command("c1", "control.attention.respond", "op", "t", ""))
-	if f := em.expect("event"); f.str("id") != "c1" {
+	if f := em.next(); f.str("id") != "c1" || f.str("type") != "control.attention.respond" {
 		t.Errorf("the target got %s", f.raw)
 	}
 	if !strings.Contains(p.output(), "one token, your own") {
