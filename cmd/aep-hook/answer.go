@@ -33,6 +33,9 @@ func (f SenderFlags) client(getenv func(string) string) (*answer.Client, error) 
 	if as == "" {
 		as = getenv("USER")
 	}
+	if as == "" {
+		as = userName()
+	}
 	tok := f.Token
 	if tok == "" {
 		var err error
