@@ -19,6 +19,9 @@ func ClaudeCode() Agent {
 			"TaskCreated", "TaskCompleted", "Notification", "TeammateIdle", "Setup", "InstructionsLoaded",
 			"ConfigChange", "CwdChanged", "FileChanged", "WorktreeRemove", "UserPromptExpansion",
 			"PostToolBatch"}, anyTools, 0),
+		// PermissionRequest (AskUserQuestion's form included) and an MCP
+		// Elicitation form wait for an answer under control.
+		Held: Held{Events: []string{"PermissionRequest", "Elicitation"}},
 		Probe: Probe{Event: "SessionStart",
 			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
 	}

@@ -40,6 +40,7 @@ func Codex() Agent {
 			return n
 		},
 		Trust: codexTrust,
+		Held:  Held{Events: []string{"PermissionRequest"}},
 		Probe: Probe{Event: "SessionStart",
 			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
 	}

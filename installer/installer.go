@@ -50,6 +50,9 @@ type Env struct {
 	// Made is the ledger of the folders install created, which uninstall
 	// removes again once they are empty ("": none recorded).
 	Made string
+	// Control, when set, is the control posture the held registrations
+	// carry (install --control); nil writes them observe-only.
+	Control *Control
 }
 
 func (e Env) getenv(k string) string {
@@ -127,6 +130,13 @@ type Agent struct {
 	Trust func(Env, Scope, string, []Found) Trust
 	// Probe is the synthetic moment doctor fires through the registration.
 	Probe Probe
+	// Held are the registrations whose moments the agent's table can hold
+	// for an answer over the control loop (none: observe-only).
+	Held Held
+	// Timeout is the vendor's hook timeout in seconds when a registration
+	// sets none, where its documentation or source states it (0: not
+	// stated here).
+	Timeout int
 }
 
 // Trust is a vendor's verdict on registered hooks.
@@ -148,6 +158,7 @@ type Found struct {
 	Event   string
 	Command string
 	Key     string // the vendor's position key (Codex: group and handler index)
+	Timeout int    // the registered timeout field (0: none, the vendor's default)
 }
 
 // Format is how one vendor's registrations are stored.
@@ -179,7 +190,9 @@ type Owner func(command string) bool
 // adapter name; or a link named aep-<agent>.
 func Owns(agent string, progs ...string) Owner {
 	return func(command string) bool {
-		words := SplitCommand(command)
+		// Leading NAME=value words are the hook's settings (install
+		// --control writes them), not its program.
+		_, words := CommandEnv(command)
 		if len(words) == 0 {
 			return false
 		}
@@ -315,8 +328,11 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 	if a.Notes != nil && !remove {
 		notes = a.Notes(e, s, path)
 	}
+	if !remove {
+		notes = append(notes, a.ControlNotes(e.Control)...)
+	}
 	if d, ok := a.Format.(FileSet); ok {
-		cs, err := d.Plan(e, s, path, a.Regs(e.program()), e.owner(a.Name), remove)
+		cs, err := d.Plan(e, s, path, a.regs(e), e.owner(a.Name), remove)
 		if len(cs) > 0 {
 			cs[0].Notes = append(notes, cs[0].Notes...)
 		}
@@ -342,7 +358,7 @@ func plan(a Agent, e Env, s Scope, remove bool) ([]Change, error) {
 		c.Mode = st.Mode().Perm()
 	}
 	c.Old = old
-	ours, regs := e.owner(a.Name), a.Regs(e.program())
+	ours, regs := e.owner(a.Name), a.regs(e)
 	switch {
 	case remove && old == nil:
 	case remove:
@@ -474,7 +490,7 @@ func Inspect(a Agent, e Env, s Scope) Status {
 	have := map[string]bool{}
 	for _, f := range found {
 		have[f.Event] = true
-		if w := SplitCommand(f.Command); e.Binary != "" && runs(w, e.program()) == 0 && runs(w, Quote(e.Binary)) == 0 {
+		if _, w := CommandEnv(f.Command); e.Binary != "" && runs(w, e.program()) == 0 && runs(w, Quote(e.Binary)) == 0 {
 			st.Foreign = append(st.Foreign, f.Event+": "+f.Command)
 		}
 	}

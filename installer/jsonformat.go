@@ -287,8 +287,14 @@ func (j JSONHooks) Scan(old []byte, ours Owner) ([]Found, error) {
 		for g := range ev.Elements {
 			for h, o := range j.handlers(&ev.Elements[g]) {
 				if c := member(o, "command"); c != nil && ours(literalString(c)) {
-					out = append(out, Found{Event: event, Command: literalString(c),
-						Key: fmt.Sprintf("%s:%d:%d", snake(event), g, h)})
+					f := Found{Event: event, Command: literalString(c),
+						Key: fmt.Sprintf("%s:%d:%d", snake(event), g, h)}
+					if t := member(o, "timeout"); t != nil {
+						if l, ok := t.Value.(hujson.Literal); ok && l.Kind() == '0' {
+							f.Timeout = int(l.Float())
+						}
+					}
+					out = append(out, f)
 				}
 			}
 		}

@@ -23,6 +23,10 @@ func KimiCode() Agent {
 		Notes: func(Env, Scope, string) []string {
 			return []string{"`kimi doctor` checks the edited config.toml."}
 		},
+		// PreToolUse is an opt-in gate: held only for the tools listed.
+		Held: Held{Events: []string{"PreToolUse"}, Gate: true},
+		// Its hook runner's default when a [[hooks]] table sets none.
+		Timeout: 30,
 		Probe: Probe{Event: "SessionStart",
 			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
 	}

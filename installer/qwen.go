@@ -23,6 +23,10 @@ func Qwen() Agent {
 			}
 			return nil
 		},
+		Held: Held{Events: []string{"PermissionRequest"}},
+		// Qwen Code's hook runner gives a command hook that sets no timeout
+		// 600 s.
+		Timeout: 600,
 		Probe: Probe{Event: "SessionStart",
 			Payload: `{"hook_event_name":"SessionStart","session_id":"SESSION","source":"startup"}`},
 	}

@@ -26,9 +26,11 @@ type TOMLHooks struct{}
 
 // tomlEntry is one element of the hooks array as the parser saw it.
 type tomlEntry struct {
-	start, end int // the inline table's bytes, or the [[hooks]] table's lines
-	event, cmd string
-	cmdRange   [2]int
+	start, end   int // the inline table's bytes, or the [[hooks]] table's lines
+	event, cmd   string
+	cmdRange     [2]int
+	timeout      int
+	timeoutRange [2]int
 }
 
 // tomlDoc is what the installer needs to know of the file.
@@ -122,6 +124,11 @@ func keyString(e *unstable.Node) string {
 }
 
 func readField(ent *tomlEntry, name string, v *unstable.Node) {
+	if v != nil && v.Kind == unstable.Integer && name == "timeout" {
+		ent.timeout, _ = strconv.Atoi(string(v.Data))
+		ent.timeoutRange = [2]int{int(v.Raw.Offset), int(v.Raw.Offset + v.Raw.Length)}
+		return
+	}
 	if v == nil || v.Kind != unstable.String {
 		return
 	}
@@ -192,6 +199,11 @@ func (TOMLHooks) Install(old []byte, regs []Reg, ours Owner) ([]byte, error) {
 				found = true
 				if ent.cmd != r.Command && ent.cmdRange[1] > 0 {
 					es = append(es, edit{ent.cmdRange[0], ent.cmdRange[1], string(jsonString(r.Command))})
+				}
+				// The timeout is ours too: a control install widens it
+				// to fit the wait, a plain one puts it back.
+				if r.Timeout > 0 && ent.timeout != r.Timeout && ent.timeoutRange[1] > 0 {
+					es = append(es, edit{ent.timeoutRange[0], ent.timeoutRange[1], strconv.Itoa(r.Timeout)})
 				}
 				break
 			}
@@ -401,7 +413,7 @@ func (TOMLHooks) Scan(old []byte, ours Owner) ([]Found, error) {
 	var out []Found
 	for _, e := range d.entries {
 		if ours(e.cmd) {
-			out = append(out, Found{Event: e.event, Command: e.cmd})
+			out = append(out, Found{Event: e.event, Command: e.cmd, Timeout: e.timeout})
 		}
 	}
 	return out, nil

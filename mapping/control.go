@@ -95,6 +95,10 @@ type Hold struct {
 	// Fresh says the table raises the request only when the loop holds the
 	// moment live (an opt-in gate): without a relay nothing is asked.
 	Fresh bool
+	// Enforced, when set, records what an applied answer made the vendor
+	// do that no later moment reports (a gate's refusal: the call never
+	// runs and nothing says so), cause-linked to the command cmdID.
+	Enforced func(st *State, a Answer, cmdID string) []Draft
 }
 
 // Option is one {id, label} of a request's options.
@@ -390,7 +394,11 @@ func (h *Hold) OutcomeDrafts(st *State, a Answer, by, cmdID string) []Draft {
 	}
 	resolved := settleAttention(st, h.Key, "answered", "")
 	resolved.CauseRef, resolved.Cause = "", cmdID
-	return []Draft{ack, answered, resolved}
+	ds := []Draft{ack, answered, resolved}
+	if h.Enforced != nil {
+		ds = append(ds, h.Enforced(st, a, cmdID)...)
+	}
+	return ds
 }
 
 // structural keeps the values that are structural at every ceiling: a

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -23,9 +24,10 @@ import (
 func KimiCode() Vendor {
 	return Vendor{
 		Name:     "kimi-code",
-		Summary:  "Kimi Code CLI external hooks (global config.toml), observe-only",
+		Summary:  "Kimi Code CLI external hooks (global config.toml); PreToolUse an opt-in control gate",
 		Identify: identifyBy("hook_event_name", "session_id"),
-		Map:      resumable("session_id", mapKimiCode),
+		Map:      resumable("session_id", kimiGated(mapKimiCode)),
+		Hold:     kimiHold,
 		// Kimi Code adds a hook's stdout to the model's input whenever it
 		// is not JSON with a "message": even "{}" becomes a
 		// <hook_result> user message. Only an empty stdout (exit 0) is
@@ -120,6 +122,9 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 		d.Run = kimiRun(st)
 		if d.Run != "" && call != "" {
 			st.Set(kimiCallRun+call, d.Run)
+		}
+		if m.Control {
+			return append([]Draft{d}, kimiGateRequest(raw, st, tool, call, d.Run)...), nil
 		}
 		return []Draft{d}, nil
 	case "PostToolUse":
@@ -480,4 +485,111 @@ func kimiPermissionResult(raw []byte, st *State, tool, call string) []Draft {
 		}}
 	}
 	return []Draft{fallback("kimi-code", "PermissionResult")}
+}
+
+// The opt-in PreToolUse gate. Kimi Code's PreToolUse hook can only object:
+// exit 0 with {"hookSpecificOutput": {"permissionDecision": "deny",
+// "permissionDecisionReason": ...}} blocks the call with the reason, and
+// anything else lets it go on to the vendor's own permission policy, which
+// may still ask in its approval panel. The gate's options are therefore the
+// adapter's, not a vendor menu: allow (no objection) and deny.
+
+// kimiGateKey is the reference key of the gate's request for one call.
+func kimiGateKey(raw []byte, tool, call string) string {
+	if call != "" {
+		return "attn:gate:" + clip(call, maxKeyName)
+	}
+	return "attn:gate:" + toolAttentionKey(tool, Raw(raw, "tool_input"))
+}
+
+// kimiGateOptions are the gate's two answers, labelled as the adapter's.
+func kimiGateOptions() []any {
+	return []any{
+		map[string]any{"id": "allow", "label": "No objection (Kimi Code's own approval may still ask)"},
+		map[string]any{"id": "deny", "label": "Deny"},
+	}
+}
+
+// kimiHold holds a PreToolUse whose tool the gate lists.
+func kimiHold(m Moment, g Gate) *Hold {
+	if HookField(m, "hook_event_name") != "PreToolUse" {
+		return nil
+	}
+	tool, call := Str(m.Raw, "tool_name"), Str(m.Raw, "tool_call_id")
+	if !g.Gates(tool) {
+		return nil
+	}
+	return &Hold{
+		Key: kimiGateKey(m.Raw, tool, call), Kind: "permission", Options: optionsOf(kimiGateOptions()),
+		Allow: "allow", Refuse: "deny", Fresh: true,
+		// A refused call never runs and Kimi fires nothing more for it:
+		// the refusal is its outcome (by policy: the operator's answer).
+		Enforced: func(st *State, a Answer, cmdID string) []Draft {
+			if a.Option != "deny" {
+				return nil
+			}
+			if call != "" {
+				// A PostToolUseFailure for it, should one come, repeats it.
+				st.Set(kimiDenied+call, "1")
+			}
+			return []Draft{{Type: "tool.denied", Subject: tool, Run: kimiCallDone(st, call), Cause: cmdID,
+				Data: map[string]any{"tool": ToolRef(tool, call), "by": "policy"}}}
+		},
+		// Inside the 60 s install --control gives the hook.
+		Reply: func(a Answer) ([]byte, error) {
+			if a.Option == "allow" {
+				return []byte{}, nil // no objection: the vendor's own reply
+			}
+			msg := strings.TrimSpace(a.Text)
+			if msg == "" {
+				msg = deniedMessage
+			}
+			return json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+				"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": msg,
+			}})
+		},
+	}
+}
+
+// kimiGateRequest is the gate's attention.requested, raised only when the
+// loop holds this very PreToolUse live (without a relay nothing is asked).
+func kimiGateRequest(raw []byte, st *State, tool, call, run string) []Draft {
+	key := kimiGateKey(raw, tool, call)
+	ds := raiseAttention(st, key, run)
+	d := Draft{Type: "attention.requested", Subject: tool, Run: run, Mark: key,
+		Data: map[string]any{
+			"kind":        "permission",
+			"prompt":      permissionPrompt(tool, Raw(raw, "tool_input")),
+			"options":     kimiGateOptions(),
+			"respond_via": respondVia(true),
+		}}
+	if call != "" {
+		d.CauseRef = "tool:" + call
+	}
+	return append(ds, d)
+}
+
+// kimiGated settles a gate request left open before the call's next
+// moment (its approval prompt, its outcome) is mapped.
+func kimiGated(mapFn func(Moment, *State) ([]Draft, error)) func(Moment, *State) ([]Draft, error) {
+	return func(m Moment, st *State) ([]Draft, error) {
+		var settled []Draft
+		switch HookField(m, "hook_event_name") {
+		case "PermissionRequest", "PostToolUse", "PostToolUseFailure":
+			settled = kimiGateSettle(m.Raw, st, Str(m.Raw, "tool_name"), Str(m.Raw, "tool_call_id"))
+		}
+		ds, err := mapFn(m, st)
+		return append(settled, ds...), err
+	}
+}
+
+// kimiGateSettle closes a gate request nobody answered over the loop (the
+// budget passed, the relay went away) at the call's next moment: the call
+// went on to the vendor's own policy.
+func kimiGateSettle(raw []byte, st *State, tool, call string) []Draft {
+	key := kimiGateKey(raw, tool, call)
+	if !Pending(st, key) {
+		return nil
+	}
+	return []Draft{settleAttention(st, key, "dismissed", "")}
 }

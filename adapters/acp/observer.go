@@ -210,14 +210,15 @@ type observer struct {
 	stopped, exited *atomic.Bool
 	closed          bool
 
-	conn    connection       // what the connection stated so far
-	frames  [2]framer        // per direction
-	linger  *time.Timer      // the wait between batches
-	wait    time.Duration    // its length after the last batch
-	dropped int64            // Stats.Dropped when the last batch ended
-	batch   []item           // the chunks being observed
-	lines   []line           // their lines
-	ms      []mapping.Moment // the lines' moments
+	conn    connection           // what the connection stated so far
+	frames  [2]framer            // per direction
+	linger  *time.Timer          // the wait between batches
+	clock   func() time.Duration // the observer's cost so far (observerClock)
+	wait    time.Duration        // its length after the last batch
+	dropped int64                // Stats.Dropped when the last batch ended
+	batch   []item               // the chunks being observed
+	lines   []line               // their lines
+	ms      []mapping.Moment     // the lines' moments
 }
 
 // framer holds one direction's line in progress across chunks.
@@ -240,7 +241,7 @@ type line struct {
 const maxBatch = 256
 
 // The observer never competes with the relay for the processor: after a
-// batch that took d, it lets chunks gather for at least minLinger and at
+// batch that took d of processor time, it lets chunks gather for at least minLinger and at
 // least lingerFactor·d before the next, so it uses at most 1/(1+lingerFactor)
 // of a processor however fast lines arrive, and is woken at most once per
 // minLinger at a steady rate, not once per line. Once the queue has
@@ -261,6 +262,11 @@ func (o *observer) record(f shim.Failure) {
 
 // run observes queued chunks until stop, then what is still queued.
 func (o *observer) run(stop <-chan struct{}) {
+	if o.clock == nil {
+		now, release := observerClock()
+		defer release()
+		o.clock = now
+	}
 	for {
 		select {
 		case it := <-o.q.ch:
@@ -293,7 +299,7 @@ func (o *observer) take(first item, stop <-chan struct{}) {
 	case <-stop:
 		o.linger.Stop()
 	}
-	start := time.Now()
+	start := o.clock()
 	o.batch = append(o.batch[:0], first)
 gather:
 	for len(o.batch) < maxBatch {
@@ -317,7 +323,7 @@ gather:
 	if dropped := o.stats.Dropped.Load(); dropped != o.dropped {
 		o.dropped, factor = dropped, burstFactor
 	}
-	o.wait = max(minLinger, factor*time.Since(start))
+	o.wait = max(minLinger, factor*(o.clock()-start))
 }
 
 // frame cuts a chunk into the lines it completes (at the direction's end,
@@ -338,7 +344,7 @@ func (o *observer) frame(it item) {
 		}
 		if f.skip {
 			f.skip = false
-			o.stats.Dropped.Add(1)
+			o.stats.drop(it.dir, 1)
 		} else {
 			o.end(it.dir, f, b[:i])
 		}
@@ -351,7 +357,7 @@ func (o *observer) frame(it item) {
 		switch {
 		case f.skip:
 			f.skip = false
-			o.stats.Dropped.Add(1)
+			o.stats.drop(it.dir, 1)
 		case len(f.partial) > 0 || f.over > 0:
 			o.end(it.dir, f, nil)
 		}
@@ -472,4 +478,10 @@ func (o *observer) ending(closed bool) string {
 		return endExited
 	}
 	return ""
+}
+
+// wallClock is observerClock's fallback: time since the first call.
+func wallClock() (now func() time.Duration, release func()) {
+	t0 := time.Now()
+	return func() time.Duration { return time.Since(t0) }, func() {}
 }

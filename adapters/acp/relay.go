@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"io"
+	"sync"
 	"sync/atomic"
 )
 
@@ -26,13 +27,27 @@ func (d Direction) String() string {
 // Stats counts what the tee saw. Fields are updated atomically while the
 // tee runs; read them after Run returns.
 type Stats struct {
-	Bytes    [2]atomic.Int64 // relayed, per Direction
-	Lines    atomic.Int64    // complete lines framed for observation
-	Dropped  atomic.Int64    // lines the full queue could not take (counted by newline)
-	TooLong  atomic.Int64    // lines over the bound, passed through unobserved
-	Invalid  atomic.Int64    // lines that are not JSON, passed through unobserved
-	Observed atomic.Int64    // messages handed to the handler
-	Failed   atomic.Int64    // handler errors
+	Bytes   [2]atomic.Int64 // relayed, per Direction
+	Lines   atomic.Int64    // complete lines framed for observation
+	Dropped atomic.Int64    // lines the full queue could not take (counted by newline), both directions
+	// DroppedBy splits Dropped per Direction: a message relayed both ways
+	// (an echoing agent) is two lines, one each way.
+	DroppedBy [2]atomic.Int64
+	// Undrained is the lines still queued when the drain bound gave them
+	// up (Result.Drained false).
+	Undrained atomic.Int64
+	TooLong   atomic.Int64 // lines over the bound, passed through unobserved
+	Invalid   atomic.Int64 // lines that are not JSON, passed through unobserved
+	Observed  atomic.Int64 // messages handed to the handler
+	Failed    atomic.Int64 // handler errors
+}
+
+// drop counts n lines of direction d the observer will never see.
+func (s *Stats) drop(d Direction, n int64) {
+	if n > 0 {
+		s.Dropped.Add(n)
+		s.DroppedBy[d].Add(n)
+	}
 }
 
 // item is one queued observation: a copy of a relayed chunk, framed into
@@ -71,9 +86,10 @@ func (q *queue) room(n, lines int) bool {
 	return len(q.ch) < cap(q.ch) && q.bytes.Load()+int64(n) <= q.maxBytes && q.lines.Load()+int64(lines) <= q.maxLines
 }
 
-// offer queues it unless the queue is full.
+// offer queues it unless the queue is full. A chunk costs its capacity:
+// a pooled buffer holds all of it however little it carries.
 func (q *queue) offer(it item) bool {
-	n, l := int64(len(it.chunk)), int64(it.lines)
+	n, l := int64(cap(it.chunk)), int64(it.lines)
 	if q.bytes.Add(n) > q.maxBytes || q.lines.Add(l) > q.maxLines {
 		q.bytes.Add(-n)
 		q.lines.Add(-l)
@@ -92,8 +108,36 @@ func (q *queue) offer(it item) bool {
 // taken releases an item's share of the bound once the observer is done
 // with it.
 func (q *queue) taken(it item) {
-	q.bytes.Add(-int64(len(it.chunk)))
+	q.bytes.Add(-int64(cap(it.chunk)))
 	q.lines.Add(-int64(it.lines))
+	if cap(it.chunk) == readSize {
+		putChunk(it.chunk)
+	}
+}
+
+// chunks recycles the relays' read-sized observation buffers: a burst
+// queues one per read, and allocating each anew (zeroed, faulted in, then
+// collected) costs the relay more than the copy itself.
+var chunks = sync.Pool{New: func() any { return new([readSize]byte) }}
+
+// getChunk returns a read-sized buffer (its contents are garbage).
+func getChunk() []byte { return chunks.Get().(*[readSize]byte)[:] }
+
+// putChunk returns a buffer from getChunk once nothing refers to it.
+func putChunk(b []byte) { chunks.Put((*[readSize]byte)(b[:readSize])) }
+
+// smallChunk is the size under which a queued copy is allocated to fit
+// rather than pooled: a paced stream's reads are a line or two each, and a
+// queue of such reads must not hold a read-sized buffer apiece.
+const smallChunk = 8 << 10
+
+// copyChunk is the observer's copy of a relayed chunk.
+func copyChunk(b []byte) []byte {
+	if len(b) < smallChunk {
+		return bytes.Clone(b)
+	}
+	c := getChunk()
+	return c[:copy(c, b)]
 }
 
 // relay copies src to dst chunk by chunk as it arrives, queueing a copy of
@@ -119,6 +163,9 @@ const readSize = 64 << 10
 // EOF). The end is queued too, so a last line without a newline is
 // observed.
 func (r *relay) run() error {
+	if ok, err := r.spliced(); ok {
+		return err
+	}
 	if r.buf == nil {
 		r.buf = make([]byte, readSize)
 	}
@@ -147,29 +194,51 @@ func (r *relay) run() error {
 // observe queues a copy of a relayed chunk, or counts the lines it ends
 // when the queue is full. The inside of a line already past the bound is
 // not queued at all: the observer has given up on that line.
-func (r *relay) observe(b []byte) {
+func (r *relay) observe(b []byte) { r.observeOwned(b, false) }
+
+// observeOwned is observe; owned says b is a getChunk buffer the queue
+// may keep as it is (it reports whether it did: if not, b is the
+// caller's still).
+func (r *relay) observeOwned(b []byte, owned bool) bool {
 	lines := bytes.Count(b, []byte{'\n'})
 	if lines == 0 {
 		past := r.lineLen > r.max
 		r.lineLen += len(b)
 		if past {
-			return
+			return false
 		}
 	} else {
 		r.lineLen = len(b) - 1 - bytes.LastIndexByte(b, '\n')
 	}
-	if r.q.room(len(b), lines) && r.q.offer(item{dir: r.dir, chunk: bytes.Clone(b), lines: lines, gap: r.gap, cut: r.cut}) {
-		r.gap = false
-		return
+	cost := len(b)
+	if !owned && len(b) >= smallChunk {
+		cost = readSize
+	}
+	if owned && len(b) < smallChunk {
+		owned = false
+	}
+	if r.q.room(cost, lines) {
+		c := b
+		if !owned {
+			c = copyChunk(b)
+		}
+		if r.q.offer(item{dir: r.dir, chunk: c, lines: lines, gap: r.gap, cut: r.cut}) {
+			r.gap = false
+			return owned
+		}
+		if !owned && cap(c) == readSize {
+			putChunk(c)
+		}
 	}
 	r.gap, r.cut = true, r.lineLen > 0
-	r.stats.Dropped.Add(int64(lines))
+	r.stats.drop(r.dir, int64(lines))
+	return false
 }
 
 // end queues the direction's end; when the queue cannot take it, a line in
 // progress is lost, and counted.
 func (r *relay) end() {
 	if !r.q.offer(item{dir: r.dir, gap: r.gap, cut: r.cut, eof: true}) && r.lineLen > 0 {
-		r.stats.Dropped.Add(1)
+		r.stats.drop(r.dir, 1)
 	}
 }

@@ -215,16 +215,32 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	case <-observed:
 	case <-timer.C:
 		res.Drained = false
+		// What is still queued is given up: counted, as the queue's own
+		// drops are (the observer may yet finish a line or two of it).
+		if n := q.lines.Load(); n > 0 {
+			st.Undrained.Store(n)
+			t.record(shim.Failure{Stage: "drain", Lost: int(n),
+				Error: fmt.Sprintf("agent exited with %d relayed lines not yet observed; the drain bound gave them up", n)})
+		}
 	}
-	if n := st.Dropped.Load(); n > 0 && t.Errors != nil {
-		t.Errors.Record(shim.Failure{Adapter: "acp", Stage: "queue", Lost: int(n),
-			Error: fmt.Sprintf("observer queue full: %d lines relayed but not observed", n)})
+	if n := st.Dropped.Load(); n > 0 {
+		t.record(shim.Failure{Stage: "queue", Lost: int(n),
+			Error: fmt.Sprintf("observer queue full: %d lines relayed but not observed (%d editor->agent, %d agent->editor)",
+				n, st.DroppedBy[ClientToAgent].Load(), st.DroppedBy[AgentToClient].Load())})
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) {
 		return res, fmt.Errorf("acp tee: wait for agent: %w", werr)
 	}
 	return res, nil
+}
+
+// record keeps a failure of the tee's own in its error log, if any.
+func (t *Tee) record(f shim.Failure) {
+	if t.Errors != nil {
+		f.Adapter = "acp"
+		t.Errors.Record(f)
+	}
 }
 
 // lingerFor waits at most d for the relays of the agent's stdout and

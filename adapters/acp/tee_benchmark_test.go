@@ -263,6 +263,7 @@ func BenchmarkAcpTeeLatency(b *testing.B) {
 	got := p50(all)
 	b.ReportMetric(got, "µs-p50/msg")
 	b.ReportMetric(got-base, "added-µs-p50/msg")
+	b.ReportMetric(base, "direct-µs-p50/msg")
 }
 
 // BenchmarkAcpTeeLatencyBaseline is the direct round trip (p50, µs).

@@ -81,7 +81,7 @@ func (c *DoctorCmd) Run(s *Streams) error {
 	c.settingsSection(w, cfg)
 
 	reports := doctor.Agents(doctor.Options{Env: e, Probe: !c.NoProbe, Starts: !c.NoProbe, ProbeEnv: os.Environ()})
-	d.agents(reports, e, doctor.Recorded(cfg.LogRoot()))
+	d.agents(reports, e, doctor.Recorded(cfg.LogRoot()), home)
 	fs := doctor.ReadFailures(home)
 	d.failures(fs, home)
 	c.agentsOwnSection(w, fs, cfg.LogRoot())
@@ -156,7 +156,7 @@ func shownSetting(name, v string) string {
 // agent at least, unless the logs show that something records without a
 // registration (a tee, a stream bridge, the OTLP sidecar), and per
 // registration whatever keeps it from recording.
-func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env, recorded []string) {
+func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env, recorded []string, home string) {
 	w := &d.detail
 	wired, unwired, absent := 0, 0, 0
 	var found []string
@@ -185,6 +185,59 @@ func (d *doctorRun) agents(reports []doctor.AgentReport, e installer.Env, record
 	}
 	for _, r := range reports {
 		d.agent(r, e)
+		if len(r.Scopes) > 0 {
+			d.control(r, home)
+		}
+	}
+}
+
+// control prints a wired agent's control posture: off, or on with the
+// relay (reachable or not), the token the held hooks present, what the
+// table holds and the budget against the vendor's hook timeout.
+func (d *doctorRun) control(r doctor.AgentReport, home string) {
+	w := &d.detail
+	a := r.Agent
+	var found []installer.Found
+	for _, sr := range r.Scopes {
+		found = append(found, sr.Status.Found...)
+	}
+	var dial func(string) error
+	if !d.c.NoProbe {
+		dial = doctor.DialTCP
+	}
+	p := doctor.Control(a, found, home, dial)
+	switch {
+	case len(p.Holdable) == 0:
+		fmt.Fprintln(w, "    control: none (its table holds no moment: observe-only)")
+		return
+	case p.Err != nil:
+		what := "control setting refused, so the hooks stay observe-only: " + p.Err.Error()
+		fmt.Fprintf(w, "    PROBLEM %s\n", printable.String(what))
+		d.problem(a.Name, what, "aep-hook install --control "+a.Name)
+		return
+	case len(p.On) == 0:
+		hold := strings.Join(p.Holdable, ", ")
+		if p.Gate {
+			hold += " as an opt-in gate (--gate-tools)"
+		}
+		fmt.Fprintf(w, "    control: off (observe-only; aep-hook install --control %s holds %s)\n", a.Name, hold)
+		return
+	}
+	fmt.Fprintf(w, "    control: on for %s, relay %s\n", printable.String(p.Surfaces()), printable.String(redact.Destination(p.Relay)))
+	reach := p.Reach
+	if reach == "" {
+		reach = "not checked (--no-probe)"
+	}
+	fmt.Fprintf(w, "      relay: %s\n", reach)
+	fmt.Fprintf(w, "      token: %s\n", printable.String(p.Token))
+	fmt.Fprintf(w, "      %s\n", p.TimeoutText())
+	if !p.Fits() {
+		what := fmt.Sprintf("the hook timeout (%d s) ends a held hook before its budget (%s): %s's own dialog takes over early", p.Timeout, p.Budget, a.Title)
+		fmt.Fprintf(w, "    PROBLEM %s\n", what)
+		d.problem(a.Name, what, "aep-hook install --control "+a.Name+" (it widens the timeout), or a smaller --budget")
+	}
+	if p.Gate && len(p.Tools) == 0 {
+		fmt.Fprintln(w, "      note: the gate lists no tool, so it holds nothing (aep-hook install --control --gate-tools TOOL,...)")
 	}
 }
 

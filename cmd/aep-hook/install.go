@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/internal/printable"
 	"github.com/aep-hook/aep-hook/shim"
@@ -24,11 +26,31 @@ type InstallCmd struct {
 	DryRun bool     `name:"dry-run" help:"Say what would change, with a diff of every existing settings file it would edit; write nothing."`
 	Binary string   `help:"The aep-hook binary to register (default: this one, by absolute path)." type:"path"`
 	OTel   bool     `name:"otel" help:"Also point the agent's OpenTelemetry log export at the sidecar (aep-hook otel) with its bearer token: Codex's config.toml [otel], VS Code's $AEP_HOME/otel.env."`
+	// The control posture: held hooks wait for an answer over the relay.
+	Control   bool          `help:"Register the hooks of the moments each agent's table can hold (permission prompts, questions, the opt-in gates) with AEP_CONTROL=1 and --relay, so they wait for an answer over the relay and fail open without one. Install again without it to go back to observe-only."`
+	Relay     string        `help:"The relay's WebSocket the held hooks dial (with --control; default ws://127.0.0.1:8787/socket)." default:"ws://127.0.0.1:8787/socket" placeholder:"URL"`
+	Budget    time.Duration `help:"How long a held hook waits for an answer (with --control; 0: each table's own, 55s)." default:"0s"`
+	GateTools []string      `name:"gate-tools" help:"The tools the opt-in gates hold (with --control: Kimi Code's PreToolUse); * for every tool." placeholder:"TOOL"`
 }
 
 // Run plans every change, then (unless --dry-run) applies them, backups first.
 func (c *InstallCmd) Run(s *Streams) error {
-	err := runInstall(s, c.Agents, c.All, c.Scope, c.DryRun, c.Binary, false)
+	var ctl *installer.Control
+	if c.Control && runtime.GOOS == "windows" {
+		// The settings ride the command line as POSIX shell assignments,
+		// which cmd.exe (what the vendors start hooks with there) does
+		// not read.
+		return exitError{code: 2, msg: "--control writes shell assignments that cmd.exe does not read: on Windows set AEP_CONTROL=1 and AEP_RELAY in the agent's environment instead"}
+	}
+	if c.Control {
+		ctl = &installer.Control{Relay: c.Relay, Budget: c.Budget, Tools: hookmode.CleanList(c.GateTools)}
+		if err := ctl.Check(); err != nil {
+			return exitError{code: 2, msg: "--control: " + err.Error()}
+		}
+	} else if len(c.GateTools) > 0 || c.Budget != 0 {
+		return exitError{code: 2, msg: "--gate-tools and --budget go with --control"}
+	}
+	err := runInstall(s, c.Agents, c.All, c.Scope, c.DryRun, c.Binary, false, ctl)
 	if c.OTel {
 		if oerr := installOTel(s, c.Agents, c.All, c.DryRun); err == nil {
 			err = oerr
@@ -51,7 +73,7 @@ func (c *UninstallCmd) Run(s *Streams) error {
 	if c.All && len(c.Agents) > 0 {
 		return exitError{code: 2, msg: "name agents or pass --all, not both"}
 	}
-	return runInstall(s, c.Agents, true, c.Scope, c.DryRun, "", true)
+	return runInstall(s, c.Agents, true, c.Scope, c.DryRun, "", true, nil)
 }
 
 // madeLedger is where install records the folders it creates, in the AEP
@@ -91,7 +113,7 @@ func goRunBinary(path string) bool {
 	return strings.Contains(filepath.ToSlash(path), "/go-build")
 }
 
-func runInstall(s *Streams, names []string, all bool, scope string, dry bool, binary string, remove bool) error {
+func runInstall(s *Streams, names []string, all bool, scope string, dry bool, binary string, remove bool, ctl *installer.Control) error {
 	sc, err := installer.ParseScope(scope)
 	if err != nil {
 		return exitError{code: 2, msg: err.Error()}
@@ -111,6 +133,7 @@ func runInstall(s *Streams, names []string, all bool, scope string, dry bool, bi
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
+	e.Control = ctl
 	if !remove && goRunBinary(e.Binary) {
 		fmt.Fprintf(s.Err, "warning: %s is a `go run` build, deleted when go run exits; build it (make install) or pass --binary\n", e.Binary)
 	}

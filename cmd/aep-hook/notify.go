@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -48,16 +50,23 @@ func (c *NotifyCmd) Run(s *Streams) error {
 			return exitError{code: 2, msg: fmt.Sprintf("notify config %s has no token, and the user token file cannot be used: %v", path, err)}
 		}
 	}
-	if set.Actions != nil {
-		// No listener serves the buttons yet: refuse rather than show
-		// buttons that do nothing.
-		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: actions: aep-hook notify does not serve answer buttons yet (answer with aep-hook answer or the console); remove \"actions\"", path)}
-	}
 	client := notifyClient()
 	if c.Test {
 		return c.test(s, set, client)
 	}
-	n, err := notify.New(set, notify.Options{Home: home, Host: shim.Config{Host: c.Host}.HostName(), Client: client, Log: s.Err})
+	host := shim.Config{Host: c.Host}.HostName()
+	opts := notify.Options{Home: home, Host: host, Client: client, Log: s.Err}
+	var buttons net.Listener
+	if set.Actions != nil {
+		if opts.Buttons, err = notify.NewButtons(set, notify.ButtonOptions{Home: home, Host: host, Log: s.Err}); err != nil {
+			return exitError{code: 1, msg: err.Error()}
+		}
+		if buttons, err = net.Listen("tcp", set.Actions.Listen); err != nil {
+			return exitError{code: 1, msg: fmt.Sprintf("notify: the answer buttons' listener: %v", err)}
+		}
+		defer buttons.Close()
+	}
+	n, err := notify.New(set, opts)
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
@@ -69,6 +78,20 @@ func (c *NotifyCmd) Run(s *Streams) error {
 		strings.Join(set.Kinds, ", "), set.Relay.Scheme, set.Relay.Host, strings.Join(routes, "; "))
 	ctx, stop := untilInterrupted()
 	defer stop()
+	if buttons != nil {
+		// The public URL's scheme and host only: its path may be a
+		// proxy's secret prefix, and the buttons' own paths are tokens.
+		fmt.Fprintf(s.Err, "aep-hook notify: answer buttons on http://%s (reached as %s://%s), answering over %s\n",
+			buttons.Addr(), set.Actions.URL.Scheme, set.Actions.URL.Host, redactSocket(set.Actions.Socket))
+		served := make(chan error, 1)
+		go func() { served <- opts.Buttons.Serve(ctx, buttons) }()
+		err := n.Run(ctx)
+		stop()
+		if serr := <-served; err == nil && serr != nil {
+			err = fmt.Errorf("notify: the answer buttons' listener: %w", serr)
+		}
+		return err
+	}
 	return n.Run(ctx)
 }
 
@@ -90,6 +113,15 @@ func (c *NotifyCmd) test(s *Streams, set *notify.Settings, client *http.Client) 
 		return exitError{code: 1}
 	}
 	return nil
+}
+
+// redactSocket is a WebSocket URL's scheme, host and path, for messages.
+func redactSocket(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the relay"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 // notifyClient is the HTTP client of the relay stream, the records and

@@ -14,8 +14,9 @@ import (
 
 // TestNotifyCommand: `aep-hook notify` through the binary: --test sends
 // one sample to each route and says how each went (exit 1 when one
-// fails); a configuration others can read, one with answer buttons (not
-// served yet) and one with no routes are refused with exit 2;
+// fails); a configuration with answer buttons is taken; one others can
+// read, one whose buttons have no public URL and one with no routes are
+// refused with exit 2;
 // no message quotes a credential.
 func TestNotifyCommand(t *testing.T) {
 	var mu sync.Mutex
@@ -60,8 +61,10 @@ func TestNotifyCommand(t *testing.T) {
 		{"a failing route fails the test", 0o600, map[string]any{"routes": []any{phone, team}}, 1,
 			[]string{"phone (ntfy", ": delivered", "team (webhook", ": failed: "}, ""},
 		{"readable by others", 0o644, map[string]any{"routes": []any{phone}}, 2, nil, "notify config"},
-		{"answer buttons", 0o600, map[string]any{"routes": []any{phone}, "actions": map[string]any{"listen": "127.0.0.1:0", "url": "https://phone.example"}}, 2,
-			nil, "does not serve answer buttons yet"},
+		{"answer buttons are taken", 0o600, map[string]any{"routes": []any{phone}, "actions": map[string]any{"listen": "127.0.0.1:0", "url": "https://phone.example"}}, 0,
+			[]string{"phone (ntfy", ": delivered"}, ""},
+		{"answer buttons need a public URL", 0o600, map[string]any{"routes": []any{phone}, "actions": map[string]any{"listen": "127.0.0.1:0"}}, 2,
+			nil, "actions: url:"},
 		{"no routes", 0o600, map[string]any{"routes": []any{}}, 2, nil, "routes: none configured"},
 	}
 	for _, c := range cases {
@@ -89,7 +92,7 @@ func TestNotifyCommand(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 2 || got[0]["title"] != "aep-hook: a test notification" || got[0]["topic"] != "secret-topic-1" {
+	if len(got) != 3 || got[0]["title"] != "aep-hook: a test notification" || got[0]["topic"] != "secret-topic-1" {
 		t.Fatalf("the push server got %v", got)
 	}
 }

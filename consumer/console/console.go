@@ -196,6 +196,10 @@ type config struct {
 	Tenant  string `json:"tenant,omitempty"`
 	// Control: the token may send control.attention.respond.
 	Control bool `json:"control"`
+	// Record: the token may emit events as Name, so the page records
+	// where it routed a request (attention.routed, the browser's
+	// notifications).
+	Record bool `json:"record,omitempty"`
 	// Filter is the widest attr-match filter the token's scopes allow
 	// (nil when they allow everything); FilterError says why none does.
 	Filter      map[string]any `json:"filter,omitempty"`
@@ -220,6 +224,7 @@ func pageConfig(g *auth.Grant, hadCookie bool) config {
 	if c.Name == "" {
 		c.Control = false
 	}
+	c.Record = c.Name != "" && g.Authenticated() && g.Emits(c.Name) == nil
 	c.Filter, c.FilterError = widest(g)
 	return c
 }

@@ -164,10 +164,10 @@ func TestPageConfig(t *testing.T) {
 		tok  string
 		want config
 	}{
-		{tokAlice, config{Identity: "consumer:alice", Name: "alice", Capture: "full", Control: true}},
-		{tokBob, config{Identity: "consumer:bob", Name: "bob", Capture: "metadata", Tenant: "acme",
+		{tokAlice, config{Identity: "consumer:alice", Name: "alice", Capture: "full", Control: true, Record: true}},
+		{tokBob, config{Identity: "consumer:bob", Name: "bob", Capture: "metadata", Tenant: "acme", Record: true,
 			Filter: map[string]any{"type": []any{"attention.*", "session.started"}}}},
-		{tokEve, config{Identity: "consumer:eve", Name: "eve", Capture: "full",
+		{tokEve, config{Identity: "consumer:eve", Name: "eve", Capture: "full", Record: true,
 			FilterError: "this token's read scopes cannot be subscribed to as a whole: give it read:* or read scopes of exact sources"}},
 	} {
 		_, body := get(t, srv.URL+"/", &http.Cookie{Name: relay.CookieName, Value: tc.tok})
@@ -181,7 +181,7 @@ func TestPageConfig(t *testing.T) {
 	// Without a tokens file: watch-only, full view, no control.
 	srv = serve(t, "")
 	_, body := get(t, srv.URL+"/", nil)
-	if got := pageCfg(t, body); !got.Local || got.Control || got.SignIn || got.Capture != "full" || got.Identity != "local" {
+	if got := pageCfg(t, body); !got.Local || got.Control || got.Record || got.SignIn || got.Capture != "full" || got.Identity != "local" {
 		t.Errorf("watch-only: %+v", got)
 	}
 }

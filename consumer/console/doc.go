@@ -4,14 +4,20 @@
 // agent and session the relay serves and answers the attention requests
 // waiting for a human.
 //
-// The page is a consumer of the relay like any other. It reads the record
-// over the relay's own WebSocket binding (/socket): one attr-match
-// subscription replayed from everything the relay holds, then live, and
-// after a dropped connection a new one resumed from the last position it
-// saw of every session. It answers a pending request by sending
-// control.attention.respond on the same connection, with the authority of
-// the signed-in token: the relay decides, the page only offers what the
-// token allows.
+// The page is a consumer of the relay like any other. Its first load is
+// one HTTP response, GET /stream with live=0 (everything the relay holds
+// under the page's attr-match filter, then the end), folded in and
+// rendered once: a browser hands each WebSocket frame to the page on its
+// own, and one frame per event made a large fleet's first render take
+// seconds. Then it subscribes on the relay's WebSocket binding (/socket)
+// resumed from the last position of every session, live from there, and
+// resumes the same way after a dropped connection. It answers a pending
+// request by sending control.attention.respond on that connection, with
+// the authority of the signed-in token: the relay decides, the page only
+// offers what the token allows. When asked to (a button, never on load)
+// it shows permission and form requests that start waiting as browser
+// notifications and, when its token may emit under its name, records each
+// as attention.routed in the request's session.
 //
 // What this package owns is the server side of that page:
 //

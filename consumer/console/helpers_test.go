@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/aep-hook/aep-hook/harness/realagents"
 	"github.com/aep-hook/aep-hook/harness/relaytest"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -199,44 +197,4 @@ func ev(session string, seq int, typ string, t time.Time, rest string) string {
 	}
 	return fmt.Sprintf(`{"aep":"0.1","id":%q,"type":%q,"time":%q,"source":%q,"agent":"claude-code","session":%q,"seq":%d,"epoch":0%s}`,
 		id, typ, t.UTC().Format("2006-01-02T15:04:05.000Z"), src, session, seq, rest)
-}
-
-// replayToGo is the baseline of the fleet's first render: how long the
-// relay takes to deliver everything it holds to a plain Go WebSocket
-// client (dial to the end of the replay), and how many events it sent.
-func (p *relayProc) replayToGo(tok string) (time.Duration, int) {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*wait)
-	defer cancel()
-	start := time.Now()
-	c, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/socket", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	defer c.CloseNow()
-	c.SetReadLimit(16 << 20)
-	for _, f := range []string{
-		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"instance":"baseline"}}`,
-		`{"type":"subscribe","id":"all","from":"all"}`,
-		`{"type":"roster","id":"end"}`,
-	} {
-		if err := c.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
-			p.t.Fatal(err)
-		}
-	}
-	n := 0
-	for {
-		_, b, err := c.Read(ctx)
-		if err != nil {
-			p.t.Fatalf("the baseline's replay: %v after %d events", err, n)
-		}
-		// A byte test, not a decode: the baseline is the delivery, and a
-		// decode under the race detector would swamp it.
-		switch {
-		case bytes.Contains(b, []byte(`"aep":"0.1"`)):
-			n++
-		case bytes.Contains(b, []byte(`"type":"roster"`)) && bytes.Contains(b, []byte(`"id":"end"`)):
-			return time.Since(start), n
-		}
-	}
 }

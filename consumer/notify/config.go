@@ -67,6 +67,9 @@ type ActionsFile struct {
 	// Relay is the relay's WebSocket (ws://HOST:PORT/socket) the answers
 	// are sent over; default: Relay's /socket.
 	Relay string `json:"relay"`
+	// Origins are browser origins allowed to press (an ntfy web app's,
+	// such as https://ntfy.sh); the phone apps send none.
+	Origins []string `json:"origins"`
 }
 
 // RouteFile is one route as written.
@@ -175,9 +178,10 @@ type Settings struct {
 
 // Actions is the checked ActionsFile.
 type Actions struct {
-	Listen string
-	URL    *url.URL
-	Socket string
+	Listen  string
+	URL     *url.URL
+	Socket  string
+	Origins []string
 }
 
 // DefaultMaxAge is how old a request may be when first seen and still be
@@ -273,7 +277,19 @@ func (a *ActionsFile) check(relay *url.URL) (*Actions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
 	}
-	out := &Actions{Listen: a.Listen, URL: u, Socket: a.Relay}
+	out := &Actions{Listen: a.Listen, URL: u, Socket: a.Relay, Origins: a.Origins}
+	if out.Socket != "" {
+		su, err := url.Parse(out.Socket)
+		if err != nil || (su.Scheme != "ws" && su.Scheme != "wss") || su.Host == "" || su.User != nil || su.RawQuery != "" {
+			return nil, errors.New("relay: the relay's WebSocket, ws://HOST:PORT/socket (the token in its own member)")
+		}
+	}
+	for i, o := range a.Origins {
+		ou, err := url.Parse(o)
+		if err != nil || (ou.Scheme != "http" && ou.Scheme != "https") || ou.Host == "" || (ou.Path != "" && ou.Path != "/") {
+			return nil, fmt.Errorf("origins[%d]: an origin, scheme://host[:port]", i)
+		}
+	}
 	if out.Socket == "" {
 		ws := *relay
 		ws.Scheme = map[string]string{"http": "ws", "https": "wss"}[relay.Scheme]

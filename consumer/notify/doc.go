@@ -49,10 +49,21 @@
 // osascript, toast). Records the relay has not yet taken are retried and
 // kept in the state across restarts.
 //
+// # Answering
+//
+// With actions configured, an ntfy notification of a permission request
+// that declares respond_via control carries answer buttons (Buttons): http
+// actions to the notifier's own listener, each URL signed for its request
+// and choice. A press sends control.attention.respond over the relay's
+// WebSocket as the notifier's agent, so the held hook's attention.answered
+// says via control, by that agent; a press for a request that has settled
+// answers nothing and says so.
+//
 // # Credentials
 //
 // The configuration file holds the relay token, webhook URLs and ntfy
 // tokens; it is refused when group or others may read it, and neither its
 // values nor a route's URL path (a webhook's credential) appear in an
-// error, the error log or a Route's description.
+// error, the error log or a Route's description. The buttons' signing key
+// lives in its own 0600 file, and a button's URL is never logged.
 package notify

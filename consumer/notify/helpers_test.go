@@ -267,3 +267,108 @@ func readErrors(t *testing.T, home string) string {
 	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
 	return string(b)
 }
+
+// fakeClock is a Clock moved by hand: its timers fire, in order, only
+// when Advance passes their time.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func newFakeClock(now time.Time) *fakeClock { return &fakeClock{now: now} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &fakeTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, tm)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !tm.stopped
+		tm.stopped = true
+		return was
+	}
+}
+
+// Advance moves the clock by d and runs the timers that fall due,
+// returning how many did.
+func (c *fakeClock) Advance(d time.Duration) int {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	keep := c.timers[:0]
+	for _, tm := range c.timers {
+		switch {
+		case tm.stopped:
+		case !tm.at.After(c.now):
+			tm.stopped = true
+			due = append(due, tm.f)
+		default:
+			keep = append(keep, tm)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+	return len(due)
+}
+
+// armed is how many timers are set and not stopped.
+func (c *fakeClock) armed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, tm := range c.timers {
+		if !tm.stopped {
+			n++
+		}
+	}
+	return n
+}
+
+// startClocked runs a notifier on clock; events are handed to its loop
+// directly (onLoop), not over a relay stream.
+func startClocked(t *testing.T, s *Settings, clock Clock) (*Notifier, chan string) {
+	t.Helper()
+	n, err := New(s, Options{Home: t.TempDir(), Host: "router-host", Client: &http.Client{}, Clock: clock,
+		Backoff: func(int) time.Duration { return time.Millisecond }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := make(chan string, 64)
+	n.onSettled = func(route string, err error) {
+		msg := route
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		settled <- msg
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { n.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return n, settled
+}
+
+// onLoop runs f on the notifier's loop and returns once it has run.
+func onLoop(n *Notifier, f func()) {
+	done := make(chan struct{})
+	n.probe <- func() { f(); close(done) }
+	<-done
+}

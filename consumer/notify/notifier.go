@@ -36,9 +36,12 @@ type Options struct {
 	// MaxAttempts is how many times a delivery is tried before the route
 	// gives up on the request (default 8).
 	MaxAttempts int
-	// Buttons, when set, makes the answer buttons of a request on a route
-	// with actions.
-	Buttons func(r Request, rt *Route) []Action
+	// Buttons, when set, are the answer buttons of the routes with
+	// actions: it is told of every request and its settling, and makes
+	// each notification's buttons.
+	Buttons *Buttons
+	// Clock is the notifier's time (nil: the wall clock).
+	Clock Clock
 }
 
 // Request is what a notifier knows of a pending attention request.
@@ -91,7 +94,7 @@ type delivery struct {
 	sent     int // deliveries made (the first, then reminders)
 	attempts int // failed attempts since the last success
 	inflight bool
-	timer    *time.Timer
+	stop     func() bool // the pending timer's, if any
 }
 
 type result struct {
@@ -118,6 +121,9 @@ func New(s *Settings, o Options) (*Notifier, error) {
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 8
 	}
+	if o.Clock == nil {
+		o.Clock = wallClock{}
+	}
 	n := &Notifier{s: s, o: o, errs: shim.NewErrorLog(o.Home), ids: shim.NewIDs(),
 		events: make(chan [][]byte, 1024), results: make(chan result, 64), due: make(chan dueItem, 64),
 		pending: map[string]*request{}, closed: newRecent(50000), sem: map[string]chan struct{}{}, probe: make(chan func())}
@@ -129,6 +135,9 @@ func New(s *Settings, o Options) (*Notifier, error) {
 		n.fail("state", err.Error())
 	}
 	n.st = st
+	if o.Buttons != nil && o.Buttons.fail == nil {
+		o.Buttons.fail = n.fail
+	}
 	ev := *s.Relay
 	ev.Path = strings.TrimSuffix(ev.Path, "/") + "/events"
 	n.rec = &recorder{queue: st.Outbox, wake: make(chan struct{}, 1),
@@ -349,6 +358,9 @@ func (n *Notifier) onEvent(b []byte) {
 		}
 		key := ev.Source + "\x00" + ev.Subject
 		n.closed.add(key)
+		if n.o.Buttons != nil {
+			n.o.Buttons.settle(ev.Source, ev.Subject)
+		}
 		if r, ok := n.pending[key]; ok {
 			n.drop(r)
 		}
@@ -360,7 +372,7 @@ func (n *Notifier) onRequest(b []byte, ev *lifecycle) {
 	if n.closed.has(key) || n.pending[key] != nil || ev.Session == "" {
 		return
 	}
-	now := time.Now()
+	now := n.o.Clock.Now()
 	at, err := time.Parse(time.RFC3339Nano, ev.Time)
 	if err != nil {
 		return
@@ -381,6 +393,11 @@ func (n *Notifier) onRequest(b []byte, ev *lifecycle) {
 	}
 	if json.Unmarshal(b, &r.ev) != nil {
 		return
+	}
+	if n.o.Buttons != nil {
+		// Before deciding what to deliver: a button sent before a restart
+		// answers as long as the request is pending.
+		n.o.Buttons.track(r.Request)
 	}
 	for _, rt := range n.s.Routes {
 		if !rt.Takes(r.Kind) {
@@ -408,12 +425,12 @@ func (n *Notifier) onRequest(b []byte, ev *lifecycle) {
 // schedule makes d due at t (at once when t has passed).
 func (n *Notifier) schedule(r *request, d *delivery, t time.Time) {
 	it := dueItem{key: r.key, route: d.route.Name}
-	wait := time.Until(t)
-	if d.timer != nil {
-		d.timer.Stop()
+	wait := t.Sub(n.o.Clock.Now())
+	if d.stop != nil {
+		d.stop()
+		d.stop = nil
 	}
 	if wait <= 0 {
-		d.timer = nil
 		select {
 		case n.due <- it:
 			return
@@ -422,7 +439,7 @@ func (n *Notifier) schedule(r *request, d *delivery, t time.Time) {
 		wait = 0
 	}
 	ctx := n.ctx
-	d.timer = time.AfterFunc(wait, func() {
+	d.stop = n.o.Clock.AfterFunc(wait, func() {
 		select {
 		case n.due <- it:
 		case <-ctx.Done():
@@ -442,8 +459,8 @@ func (n *Notifier) settle(r *request, route string) {
 // drop forgets a request: resolved, expired or settled everywhere.
 func (n *Notifier) drop(r *request) {
 	for _, d := range r.routes {
-		if d.timer != nil {
-			d.timer.Stop()
+		if d.stop != nil {
+			d.stop()
 		}
 	}
 	delete(n.pending, r.key)
@@ -458,7 +475,7 @@ func (n *Notifier) onDue(it dueItem) {
 	if d == nil || d.inflight {
 		return
 	}
-	now := time.Now()
+	now := n.o.Clock.Now()
 	if !r.expires.IsZero() && !r.expires.After(now) {
 		n.drop(r)
 		return
@@ -470,7 +487,7 @@ func (n *Notifier) onDue(it dueItem) {
 		return
 	}
 	if d.route.Actions && n.o.Buttons != nil {
-		m.Actions = n.o.Buttons(r.Request, d.route)
+		m.Actions = n.o.Buttons.actions(r.Request, m.Options)
 	}
 	d.inflight = true
 	sem := n.sem[d.route.Name]
@@ -485,7 +502,7 @@ func (n *Notifier) onDue(it dueItem) {
 		err := d.route.Send(ctx, n.o.Client, m)
 		<-sem
 		select {
-		case n.results <- result{r: r, route: d.route.Name, err: err, reminder: reminder, at: time.Now()}:
+		case n.results <- result{r: r, route: d.route.Name, err: err, reminder: reminder, at: n.o.Clock.Now()}:
 		case <-ctx.Done():
 		}
 	}()
@@ -547,7 +564,7 @@ func (n *Notifier) onResult(res result) {
 // recorder calls it from its own goroutine).
 func (n *Notifier) save() {
 	n.st.Outbox = n.rec.pending()
-	n.st.prune(time.Now())
+	n.st.prune(n.o.Clock.Now())
 	if err := n.st.save(); err != nil {
 		n.fail("state", err.Error())
 	}

@@ -265,3 +265,66 @@ func TestKindsFilter(t *testing.T) {
 		t.Fatalf("%d deliveries: a review and a request older than max_age are not routed", phone.requests())
 	}
 }
+
+// TestReminderOnClock: a reminder falls due N minutes after the delivery,
+// not before, and never for a request settled meanwhile; without remind,
+// none is armed. The clock is moved by hand: no test waits for it.
+func TestReminderOnClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name      string
+		remind    string
+		reminders int
+		settle    bool // the request is answered after the first delivery
+		want      int  // deliveries in all after an hour
+	}{
+		{"off by default", "", 0, false, 1},
+		{"one reminder after ten minutes", "10m", 0, false, 2},
+		{"two reminders", "10m", 2, false, 3},
+		{"never for a settled request", "10m", 2, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			relay := newFakeRelay(t)
+			phone := newSink(t)
+			clock := newFakeClock(t0)
+			cf := &File{Relay: relay.srv.URL, Remind: c.remind, Reminders: c.reminders,
+				Routes: []RouteFile{{Name: "phone", Type: "ntfy", URL: phone.srv.URL + "/t"}}}
+			s, err := cf.Check()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, settled := startClocked(t, s, clock)
+			onLoop(n, func() { n.onEvent([]byte(requested("01CLK", "cc-9", "permission", "p", t0))) })
+			waitSettled(t, settled, "phone")
+			b, _, _ := phone.next(t)
+			if strings.HasPrefix(b["title"].(string), "Reminder") {
+				t.Fatalf("first delivery %q", b["title"])
+			}
+			if c.settle {
+				onLoop(n, func() { n.onEvent([]byte(resolved("01CLK", "cc-9"))) })
+			}
+			got := 1
+			for minute := 1; minute <= 60; minute++ {
+				// A timer that fires queues a delivery; none firing, nothing
+				// can be sent (a settled request's timers are stopped).
+				if clock.Advance(time.Minute) == 0 {
+					continue
+				}
+				waitSettled(t, settled, "phone")
+				b, _, _ := phone.next(t)
+				got++
+				if !strings.HasPrefix(b["title"].(string), "Reminder: ") || minute%10 != 0 {
+					t.Fatalf("minute %d: %q", minute, b["title"])
+				}
+			}
+			if got != c.want {
+				t.Fatalf("%d deliveries, want %d", got, c.want)
+			}
+			onLoop(n, func() {})
+			if clock.armed() != 0 {
+				t.Fatalf("%d timers still armed", clock.armed())
+			}
+		})
+	}
+}

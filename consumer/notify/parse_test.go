@@ -105,6 +105,12 @@ func TestCheckErrorsNeverQuoteCredentials(t *testing.T) {
 		{"template", `{"routes":[{"type":"webhook","url":"https://x/` + secret + `","template":"custom","body":"{{.Title}}"}]}`, "did not make JSON"},
 		{"no routes", `{}`, "none configured"},
 		{"actions without listener", `{"routes":[{"type":"ntfy","url":"https://ntfy.sh/t","actions":true}]}`, "no actions listener"},
+		{"actions without public URL", `{"actions":{"listen":"127.0.0.1:0"},"routes":[{"type":"ntfy","url":"https://ntfy.sh/t"}]}`, "url: that listener"},
+		{"actions URL with a token", `{"actions":{"listen":"127.0.0.1:0","url":"https://p.example/?t=` + secret + `"},"routes":[{"type":"ntfy","url":"https://ntfy.sh/t"}]}`, "query"},
+		{"actions relay not a socket", `{"actions":{"listen":"127.0.0.1:0","url":"https://p.example","relay":"http://x/` + secret + `"},"routes":[{"type":"ntfy","url":"https://ntfy.sh/t"}]}`, "relay's WebSocket"},
+		{"actions relay with a token", `{"actions":{"listen":"127.0.0.1:0","url":"https://p.example","relay":"ws://x/socket?access_token=` + secret + `"},"routes":[{"type":"ntfy","url":"https://ntfy.sh/t"}]}`, "relay's WebSocket"},
+		{"actions origin with a path", `{"actions":{"listen":"127.0.0.1:0","url":"https://p.example","origins":["https://ntfy.sh/` + secret + `"]},"routes":[{"type":"ntfy","url":"https://ntfy.sh/t"}]}`, "origins[0]"},
+		{"actions on a webhook", `{"actions":{"listen":"127.0.0.1:0","url":"https://p.example"},"routes":[{"type":"webhook","url":"https://x/h","actions":true}]}`, "ntfy's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cf, err := ParseFile(strings.NewReader(tc.in))

@@ -62,11 +62,19 @@ func main() {
 	skipGo := flag.Bool("no-go-bench", false, "skip the go test benchmarks")
 	relayOnly := flag.Bool("relay", false, "only the relay figures")
 	notifyOnly := flag.Bool("notify", false, "only the notify figures")
+	consoleOnly := flag.Bool("console", false, "only the console's first-render figure")
 	only := flag.String("only", "", "measure only this part: hooks, acp, otlp or control (the goals' parts, for working on one)")
 	pairs := flag.Int("acp-pairs", 9, "ACP tee/pipe pairs")
 	flag.Parse()
 	if *notifyOnly {
 		if err := runNotify(*bin); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *consoleOnly {
+		if err := runConsole(*bin); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -182,6 +190,11 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return err
 	}
 	goals = append(goals, ng...)
+	cg, err := consoleFigures(bin, tmp)
+	if err != nil {
+		return err
+	}
+	goals = append(goals, cg...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
 		goals = append(goals, goalBenches()...)
@@ -277,6 +290,7 @@ type goal struct {
 	unit         string
 	missing      bool
 	stretch      float64 // a stretch limit, reported beside the goal when set
+	base         string  // the figure's two sides from the same run, printed under it when set
 }
 
 func (g goal) print() {
@@ -302,6 +316,9 @@ func (g goal) print() {
 		extra = fmt.Sprintf(" (stretch %s %g%s: %s)", op, g.stretch, g.unit, s)
 	}
 	fmt.Printf("%-66s %9.3g%s   goal %s %g%s: %s%s\n", g.name, g.value, g.unit, op, g.limit, g.unit, verdict, extra)
+	if g.base != "" {
+		fmt.Printf("    %s\n", g.base)
+	}
 }
 
 // goalBench is a goal benchmark: the package, the benchmark, its count and
@@ -310,6 +327,9 @@ type goalBench struct {
 	pkg, bench, count, metric string
 	goal                      goal
 	about                     string // the harness, as the output describes it
+	// sides are the reported metrics that are the figure's two sides (the
+	// measured and its baseline), printed beside the goal.
+	sides []string
 }
 
 var goalBenchList = []goalBench{
@@ -317,14 +337,16 @@ var goalBenchList = []goalBench{
 		goal{name: "OTLP receiver end to end / pdata decoding alone (CPU time)", limit: 0.5},
 		"64 distinct OTLP/HTTP protobuf export requests of 100 Codex records each, through the receiver's handler into the\n" +
 			"   on-disk emitter (lock, state, JSONL), alternating in blocks of 8 with pdata's ProtoUnmarshaler on the same bodies;\n" +
-			"   figure = decoder CPU time / receiver CPU time (the process's, GC included)"},
+			"   figure = decoder CPU time / receiver CPU time (the process's, GC included)",
+		[]string{"receiver-µs/req", "pdata-decode-µs/req"}},
 	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
 		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"},
-		"one session/update line at a time through the tee (in-process) around an echoing agent, against the agent alone"},
+		"one session/update line at a time through the tee (in-process) around an echoing agent, against the agent alone",
+		[]string{"µs-p50/msg", "direct-µs-p50/msg"}},
 	{"./adapters/hook/", "ControlNoRelayAdded", "500x", "added-µs-p50/op",
 		goal{name: "control on, no relay: added to a held hook, p50 (in process)", limit: 1000, below: true, unit: "µs"},
 		"a Claude Code PermissionRequest through the hook runner, observe-only and with control on against a closed port,\n" +
-			"   alternately; figure = the median of the pairs' differences"},
+			"   alternately; figure = the median of the pairs' differences", nil},
 }
 
 // goalBenches runs the goal benchmarks one at a time and reads their
@@ -355,6 +377,9 @@ func goalBenches(only ...string) []goal {
 					if v, err := strconv.ParseFloat(f[i-1], 64); err == nil {
 						g.value, g.missing = v, false
 					}
+				}
+				if slices.Contains(gb.sides, f[i]) {
+					g.base += fmt.Sprintf("%s %s  ", f[i], f[i-1])
 				}
 			}
 		}

@@ -7,13 +7,16 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -25,18 +28,36 @@ import (
 // installs it.
 func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
+	if ExecPath() == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("chromium is not installed (.ci/run installs it)")
 		}
 		t.Skip("chromium is not installed")
+	}
+	ctx, stop, err := Launch(t.TempDir(), timeout, extra...)
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(stop)
+	return ctx
+}
+
+// ExecPath is the Chromium the harness runs, "" when none is installed.
+func ExecPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Launch is Start outside a test (the bench): profile is the browser's
+// profile folder, and stop ends the browser.
+func Launch(profile string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop func(), err error) {
+	path := ExecPath()
+	if path == "" {
+		return nil, nil, errors.New("chromium is not installed")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
@@ -44,7 +65,7 @@ func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorO
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -54,11 +75,12 @@ func Start(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorO
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
+	stop = func() { cancelC(); cancelB(); cancelA() }
 	if err := chromedp.Do(ctx, unwatchNetwork); err != nil {
-		t.Fatalf("start chromium: %v", err)
+		stop()
+		return nil, nil, err
 	}
-	return ctx
+	return ctx, stop, nil
 }
 
 // unwatchNetwork turns off the Network domain chromedp enables on every
@@ -110,3 +132,47 @@ func Screenshot(t testing.TB, ctx context.Context) []byte {
 	}
 	return b
 }
+
+// GrantNotifications grants origin the Notification permission, as a
+// person would in the browser's prompt (the page still has to ask).
+func GrantNotifications(t testing.TB, ctx context.Context, origin string) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := cdp.Call(ctx, chromedp.FromContext(ctx).Browser, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: origin})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("grant notifications to %s: %v", origin, err)
+	}
+}
+
+// WatchNotifications makes every page the tab loads from now on note the
+// notifications it creates, in window.__notifications ({title, body, tag,
+// n: the Notification}), and count its permission requests in
+// window.__notificationAsks; the real Notification is still created.
+func WatchNotifications(t testing.TB, ctx context.Context) {
+	t.Helper()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchNotifications})
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("watch notifications: %v", err)
+	}
+}
+
+const watchNotifications = `(() => {
+  const Real = window.Notification;
+  if (!Real) return;
+  window.__notifications = [];
+  window.__notificationAsks = 0;
+  class Watched extends Real {
+    constructor(title, opts) {
+      super(title, opts);
+      window.__notifications.push({title, body: opts && opts.body, tag: opts && opts.tag, n: this});
+    }
+  }
+  Watched.requestPermission = (...a) => { window.__notificationAsks++; return Real.requestPermission(...a); };
+  window.Notification = Watched;
+})()`

@@ -591,6 +591,11 @@ func play(c Case, step func(i int, s Step, lines [][]byte, ids [][]string), bad 
 		}
 		m := ms[0]
 		m.Hook, m.Nonce, m.Mode, m.Deltas, m.Control = s.Hook, fmt.Sprintf("nonce-%d", i+1), c.Mode, c.Deltas, c.Control
+		if m.Control && v.Hold != nil && v.Hold(m, mapping.Gate{}) == nil {
+			// The hook holds live only what its table holds: an opt-in
+			// gate with no tool list (the default) holds nothing.
+			m.Control = false
+		}
 		hasJoin := len(s.Join) > 0 && string(s.Join) != "null"
 		if v.Seed != nil && (hasJoin || c.Seeded) {
 			_, session := v.Identify(m)

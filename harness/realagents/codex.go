@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
 )
@@ -116,6 +117,33 @@ func codex() *Agent {
 					Typed("/quit"), Fired("SessionEnd", 1),
 				),
 			},
+			codexControl("control-allow",
+				"the shell command's PermissionRequest is held and answered allow over the relay: Codex runs it with no dialog (PostToolUse; the file exists)",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				"allow", "made-by-control", &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("made-by-control")),
+			codexControl("control-deny",
+				"the shell command's PermissionRequest is answered deny over the relay: Codex does not run it (no PostToolUse; no file) and the hook's default deny message reaches the model",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1, OpenTools: 1},
+				"deny", "denied-by-control", &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny"}}}},
+				Fired("Stop", 1), NotMade("denied-by-control"), ModelSaw(controlDenied)),
+			codexControl("control-guidance",
+				"the shell command is answered with free text over the relay: a refusal whose text Codex hands the model as the deny message (the model's next request carries it; the command does not run)",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1, OpenTools: 1},
+				"guide", "not-this-file", &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Text: "Use the scratch folder instead."}}}},
+				Fired("Stop", 1), NotMade("not-this-file"), ModelSaw("Use the scratch folder instead.")),
+			codexControl("control-timeout",
+				"control on with a 3 s budget and nobody answering: the hook gives up, Codex's own approval dialog appears and is answered y there (PostToolUse; the file exists); the card is answered once, out of band",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
+				"late", "allowed-in-dialog", &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Screen("Yes, proceed (y)"), Pause(time.Second), Pressed("y"),
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("allowed-in-dialog")),
+			codexControl("control-down",
+				"control on but no relay listening: the hook replies at once (its elapsed time is recorded; the card says oob), Codex's own dialog appears and is answered y there",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
+				"down", "allowed-no-relay", &Control{Down: true},
+				Screen("Yes, proceed (y)"), Pause(time.Second), Pressed("y"),
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("allowed-no-relay")),
 			{
 				Name: "resume", Mode: "headless",
 				Description: "codex exec, then codex exec resume --last with a second prompt: the ended thread resumed",
@@ -238,4 +266,34 @@ stream_max_retries = 0
 enabled = false
 `, r.Model.URL)
 	return r.WriteFile(filepath.Join(home, "config.toml"), cfg+extra)
+}
+
+// codexReady is what the Codex TUI shows when it waits for a prompt.
+const codexReady = "Ask Codex to do anything"
+
+// codexControl is a Codex TUI scenario with the control loop (-a
+// on-request, read-only sandbox, so a command outside it asks): the model
+// asks to run `touch file` outside the sandbox once, under marker; steps
+// play once the PermissionRequest has fired, then /quit. The TUI, since a
+// hook that gives up hands the request to Codex's own dialog, which
+// `codex exec` does not have.
+func codexControl(name, desc string, facts truth.Facts, marker, file string, c *Control, steps ...Step) Scenario {
+	all := []Step{
+		Screen(codexReady),
+		Submitted("SCENARIO:"+marker+" make a file", "UserPromptSubmit"),
+		Fired("PermissionRequest", 1),
+	}
+	all = append(all, steps...)
+	all = append(all, Screen(codexReady), Typed("/quit"), Fired("SessionEnd", 1))
+	return Scenario{
+		Name: name, Mode: "tmux",
+		Description: "codex TUI (-a on-request, read-only sandbox), control on: " + desc,
+		Facts:       facts,
+		Model: fakemodel.Turns(map[string][]fakemodel.Reply{marker: {
+			calls(call("exec_command", obj{"cmd": "touch " + file, "yield_time_ms": 1000, "sandbox_permissions": "require_escalated", "justification": "Create " + file})),
+			say("Done with the file."),
+		}}),
+		Control: c,
+		Drive:   TUI([]string{"--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "read-only"}, all...),
+	}
 }

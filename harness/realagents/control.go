@@ -262,8 +262,13 @@ func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, 
 		if isHeld && n < len(c.Answers) {
 			step = &c.Answers[n]
 		}
-		if step == nil || step.Answer == nil {
+		switch {
+		case step == nil || step.Answer == nil:
 			budget = "300ms"
+		case step.Outcome != answer.Accepted && c.Budget != "":
+			// A refused answer leaves the hook waiting out its budget:
+			// the recording's, as its agent waited.
+			budget = c.Budget
 		}
 		fenv := append(append([]string(nil), env...), controlEnv(c, url, budget)...)
 		var wg sync.WaitGroup
@@ -359,3 +364,46 @@ func (r *Run) ModelSaw(text string) error {
 
 // ModelSaw is Run.ModelSaw as a TUI step.
 func ModelSaw(text string) Step { return func(t *Tmux) error { return t.r.ModelSaw(text) } }
+
+// downDelay is the most a held firing may take when no relay listens: the
+// hook must find none and reply at once (a few milliseconds on an idle
+// machine), never wait on its budget of tens of seconds. Generous, since a
+// recording shares a loaded machine.
+const downDelay = time.Second
+
+// heldElapsed keeps, in a control recording, the hook's elapsed time on
+// every firing (the observe-only firings are the held ones' yardstick on
+// the same loaded machine) and drops it elsewhere (timings there prove
+// nothing and would churn the fixtures). It notes each held firing's time,
+// and with the relay down fails the recording when one waited.
+func heldElapsed(r *Run, fs []Firing) error {
+	c := r.Scenario.Control
+	v, ok := mapping.Lookup(r.Agent.Name)
+	if c == nil || !ok {
+		for i := range fs {
+			fs[i].ElapsedMS = 0
+		}
+		return nil
+	}
+	var slow []string
+	for i := range heldFirings(v, fs, c.Tools) {
+		r.Notes = append(r.Notes, fmt.Sprintf("control: held firing %d (%s) took %d ms", fs[i].N, fs[i].Hook(), fs[i].ElapsedMS))
+		if c.Down && time.Duration(fs[i].ElapsedMS)*time.Millisecond >= downDelay {
+			slow = append(slow, fmt.Sprintf("firing %d took %d ms", fs[i].N, fs[i].ElapsedMS))
+		}
+	}
+	if len(slow) > 0 {
+		return fmt.Errorf("with no relay the hook waited: %s", strings.Join(slow, ", "))
+	}
+	return nil
+}
+
+// controlDenied begins the message aep-hook's refusal gives the model
+// when the answer carried no text of its own.
+const controlDenied = "Denied over the control loop"
+
+// Made is Run.Exists as a TUI step.
+func Made(name string) Step { return func(t *Tmux) error { return t.r.Exists(name) } }
+
+// NotMade is Run.Absent as a TUI step.
+func NotMade(name string) Step { return func(t *Tmux) error { return t.r.Absent(name) } }

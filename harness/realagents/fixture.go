@@ -41,6 +41,10 @@ type Firing struct {
 	// again once the hook has read its input.
 	Signal        string `json:"signal,omitempty"`
 	SignalAfterMS int64  `json:"signal_after_ms,omitempty"`
+	// ElapsedMS, kept in a control recording, is how long the hook took
+	// to answer the agent (with the relay down a held firing must take no
+	// longer than the observe-only ones).
+	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
 	// Exit and Stdout are what the hook command answered.
 	Exit   int    `json:"exit"`
 	Stdout string `json:"stdout,omitempty"`

@@ -257,6 +257,7 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 	if err != nil {
 		return Fixture{}, err
 	}
+	downErr := heldElapsed(r, fs)
 	ss, err := collectStream(dir, rw)
 	if err != nil {
 		return Fixture{}, err
@@ -281,6 +282,9 @@ func (h *Harness) Record(a *Agent, s *Scenario) (Fixture, error) {
 		os.RemoveAll(keep)
 		os.MkdirAll(filepath.Dir(keep), 0o755)
 		exec.Command("cp", "-a", dir, keep).Run()
+	}
+	if driveErr == nil {
+		driveErr = downErr
 	}
 	if driveErr != nil {
 		return Fixture{}, fmt.Errorf("%s/%s: %w", a.Name, s.Name, driveErr)

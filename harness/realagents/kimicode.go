@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
 	"github.com/tidwall/gjson"
@@ -31,6 +32,57 @@ func kimiCode() *Agent {
 		Scenarios: []Scenario{
 			toolsScenario("kimi -p", "a command that succeeds, one that fails, a missing file", truth.Facts{Turns: 1, Sessions: 1}, toolsTurn, registered,
 				kimiHeadless("SCENARIO:tools run the commands")...),
+			{
+				Name: "control-allow", Mode: "headless",
+				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command's PreToolUse is held and answered allow (no objection) over the relay, so the command runs (PostToolUse; the file exists)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
+					calls(call("Bash", obj{"command": "touch made-by-control"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:allow create a file")...); err != nil {
+						return err
+					}
+					return r.Exists("made-by-control")
+				},
+			},
+			{
+				Name: "control-deny", Mode: "headless",
+				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command is denied over the relay with a reason; Kimi blocks it (the file is never made, no further hook fires for the call: the refusal is recorded as its tool.denied by policy) and hands the model the reason",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"deny": {
+					calls(call("Bash", obj{"command": "touch not-this-file"})),
+					say("Understood."),
+				}}),
+				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:deny create a file")...); err != nil {
+						return err
+					}
+					if err := r.Absent("not-this-file"); err != nil {
+						return err
+					}
+					return r.ModelSaw("Use the scratch folder instead.")
+				},
+			},
+			{
+				Name: "control-down", Mode: "headless",
+				Description: "kimi -p, the PreToolUse gate on for Bash but no relay listening: the hook finds none, replies at once, asks nothing (no attention request), and the command runs",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
+					calls(call("Bash", obj{"command": "touch made-without-relay"})),
+					say("Created."),
+				}}),
+				Control: &Control{Down: true, Budget: "20s", Tools: []string{"Bash"}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:down create a file")...); err != nil {
+						return err
+					}
+					return r.Exists("made-without-relay")
+				},
+			},
 			{
 				Name: "subagent", Mode: "headless",
 				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",

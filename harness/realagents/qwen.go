@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
 )
@@ -180,6 +181,39 @@ func qwenCode() *Agent {
 					Fired("Stop", 1), Screen(qwenReady),
 					Typed("/quit"), Fired("SessionEnd", 1)),
 			},
+			qwenControl("control-allow",
+				"the shell command's PermissionRequest is held and answered proceed_once over the relay: Qwen runs it with no dialog (PostToolUse; the file exists)",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				"allow", "made-by-control", &Control{Budget: "50s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "proceed_once"}}}},
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("made-by-control")),
+			qwenControl("control-deny",
+				"the shell command's PermissionRequest is answered cancel over the relay: Qwen does not run it (no PreToolUse; no file) and hands the model the hook's deny message",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				"deny", "denied-by-control", &Control{Budget: "50s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "cancel"}}}},
+				Fired("Stop", 1), NotMade("denied-by-control"), ModelSaw(controlDenied)),
+			qwenControl("control-guidance",
+				"the shell command is answered with free text over the relay: a refusal whose text Qwen hands the model as the call's error (the model's next request carries it; the command does not run)",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				"guide", "not-this-file", &Control{Budget: "50s", Answers: []ControlAnswer{{Answer: &answer.Answer{Text: "Use the scratch folder instead."}}}},
+				Fired("Stop", 1), NotMade("not-this-file"), ModelSaw("Use the scratch folder instead.")),
+			qwenControl("control-timeout",
+				"control on with a 3 s budget and nobody answering: the hook gives up, Qwen's own confirmation dialog appears and is answered Yes, allow once there (PostToolUse; the file exists); the card is answered once, out of band",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
+				"late", "allowed-in-dialog", &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Screen("Yes, allow once"), Pause(time.Second), Pressed("Enter"),
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("allowed-in-dialog")),
+			qwenControl("control-always",
+				"the sender picks Always allow in this project over the relay: Qwen's hook can only allow once, so the command is rejected (refused) and the request stays pending; the budget passes, Qwen's own dialog appears and is answered Yes, allow once there: the card is answered once, out of band",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
+				"always", "allowed-after-refusal", &Control{Budget: "8s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "proceed_always_project"}}}},
+				Screen("Yes, allow once"), Pause(time.Second), Pressed("Enter"),
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("allowed-after-refusal")),
+			qwenControl("control-down",
+				"control on but no relay listening: the hook replies at once (its elapsed time is recorded; the card says oob), Qwen's own dialog appears and is answered Yes, allow once there",
+				truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1},
+				"down", "allowed-no-relay", &Control{Down: true},
+				Screen("Yes, allow once"), Pause(time.Second), Pressed("Enter"),
+				Fired("PostToolUse", 1), Fired("Stop", 1), Made("allowed-no-relay")),
 			{
 				Name: "resume", Mode: "headless",
 				Description: "qwen -p whose model API answers 400 (no StopFailure headless: the run is left open), then qwen --continue -p: the resumed process loads its instructions before SessionStart{resume}, and its turn finishes",
@@ -335,4 +369,29 @@ func qwenSetup(r *Run) error {
 		return err
 	}
 	return r.Register(true)
+}
+
+// qwenControl is a Qwen Code TUI scenario with the control loop
+// (--approval-mode default): the model runs `touch file` once, under
+// marker; steps play once the PermissionRequest has fired, then /quit.
+// Headless qwen refuses a call that needs confirmation before any hook.
+func qwenControl(name, desc string, facts truth.Facts, marker, file string, c *Control, steps ...Step) Scenario {
+	all := []Step{
+		Screen(qwenReady),
+		Typed("SCENARIO:" + marker + " make a file"),
+		Fired("PermissionRequest", 1),
+	}
+	all = append(all, steps...)
+	all = append(all, Screen(qwenReady), Typed("/quit"), Fired("SessionEnd", 1))
+	return Scenario{
+		Name: name, Mode: "tmux",
+		Description: "qwen TUI --approval-mode default, control on: " + desc,
+		Facts:       facts,
+		Model: latestTurns(map[string][]fakemodel.Reply{marker: {
+			calls(call("run_shell_command", obj{"command": "touch " + file, "description": "Create " + file})),
+			say("Done with the file."),
+		}}),
+		Control: c,
+		Drive:   TUI([]string{"--approval-mode", "default"}, all...),
+	}
 }

@@ -38,7 +38,10 @@ type rawFiring struct {
 	Stdout        string            `json:"stdout,omitempty"`
 	Signal        string            `json:"signal,omitempty"`
 	SignalAfterMS int64             `json:"signal_after_ms,omitempty"`
-	Done          bool              `json:"done"`
+	// ElapsedMS is how long aep-hook took, from the firing's start to its
+	// exit: what the hook added to the agent's wait.
+	ElapsedMS int64 `json:"elapsed_ms"`
+	Done      bool  `json:"done"`
 }
 
 // RecordHook is the hook command the harness registers: `realagents hook
@@ -107,6 +110,7 @@ func RecordHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		rf.Exit = -1
 	}
 	rf.Stdout, rf.Done = out.String(), true
+	rf.ElapsedMS = time.Since(start).Milliseconds()
 	if path != "" {
 		saveJSON(path, rf)
 	}
@@ -164,7 +168,7 @@ func collectFirings(dir string, rw *Rewriter) ([]Firing, error) {
 			// aborting a fire-and-forget hook on Esc): no moment to keep.
 			continue
 		}
-		f := Firing{N: len(out) + 1, Exit: rf.Exit, Stdout: rf.Stdout, Signal: rf.Signal, SignalAfterMS: rf.SignalAfterMS}
+		f := Firing{N: len(out) + 1, Exit: rf.Exit, Stdout: rf.Stdout, Signal: rf.Signal, SignalAfterMS: rf.SignalAfterMS, ElapsedMS: rf.ElapsedMS}
 		if !rf.Done {
 			f.Exit = -1 // the recorder itself was killed
 		}

@@ -1,5 +1,6 @@
-// The fleet console: a consumer of the relay's WebSocket binding
-// (AEP-0003 §3.5) that folds the record into the fleet, the sessions and
+// The fleet console: a consumer of the relay (its first load from GET
+// /stream, then its WebSocket binding, AEP-0003 §3.3 and §3.5) that folds
+// the record into the fleet, the sessions and
 // the queue of attention requests waiting for a human, and answers them
 // with control.attention.respond (AEP-0004 §5) when its token may.
 //
@@ -22,7 +23,8 @@
   const LOG_CAP = 300; // events listed per session
   const RUN_CAP = 300; // runs kept per session
   const ITEM_CAP = 1000; // items outside runs kept per session
-  const SEEN_CAP = 400000; // (source, id) pairs remembered for dedupe
+  const SEEN_CAP = 100000; // (source, id) pairs of unsequenced events remembered for dedupe
+  const SEEN_STREAM_CAP = 20000; // ids remembered per stream
   const RESUME_CHUNK = 200; // resume positions per subscription
   const SETTLED_CAP = 10;
 
@@ -128,19 +130,43 @@
   const byName = new Map(); // session name -> Set of owner sources
   const requests = new Map(); // attention.requested id -> request
   const commands = new Map(); // command id -> request id
-  const seen = new Map(); // source + ' ' + id -> true (dedupe, AEP-0001 §7.4)
+  const seen = new Map(); // source + ' ' + id -> true, unsequenced events (dedupe, AEP-0001 §7.4)
+  const seenIn = new Map(); // source -> Set of the ids of its sequenced events
   const settled = []; // recently settled requests, newest first
   let events = 0;
   let agentEvents = 0;
   let roster = [];
   let phase = 'replay'; // replay (the first load) | live | resumed (after a drop)
   let synced = false; // the first load's replay has been delivered whole
-  let dropped = false; // the connection has dropped at least once since
+  // dropped: the socket's subscription resumes from positions the page
+  // already holds (after a drop, or after the first load came over HTTP),
+  // so a session it first sees may have begun before and is backfilled.
+  let dropped = false;
+  let loading = false; // the first load's HTTP body is being folded in
+  let loadGen = 0; // bumped by a restart: an older load's chunks are dropped
   const stats = {resumes: 0, lastFrom: null, backfills: 0, connections: 0};
   const timing = {};
   const nav0 = performance.timeOrigin;
 
+  // dedupe says whether (source, id) was seen already. A stream's
+  // sequenced events are remembered in a set of their own, keyed by id
+  // alone: no key is built per event, and a large first load pays for
+  // small sets instead of one that holds every event.
   function dedupe(ev) {
+    if (typeof ev.seq === 'number') {
+      let ids = seenIn.get(ev.source);
+      if (!ids) seenIn.set(ev.source, (ids = new Set()));
+      if (ids.has(ev.id)) return true;
+      ids.add(ev.id);
+      if (ids.size > SEEN_STREAM_CAP) {
+        let drop = SEEN_STREAM_CAP / 8;
+        for (const id of ids) {
+          ids.delete(id);
+          if (--drop <= 0) break;
+        }
+      }
+      return false;
+    }
     const k = ev.source + ' ' + ev.id;
     if (seen.has(k)) return true;
     seen.set(k, true);
@@ -508,6 +534,99 @@
 
   function announce(req) {
     window.dispatchEvent(new CustomEvent('aep:attention-pending', {detail: publicRequest(req)}));
+    if (!req.replayed) notify(req);
+  }
+
+  // ---------- browser notifications ----------
+  // A request that starts waiting while the page is open, of a kind that
+  // stops an agent until a person acts (permission and form requests), is
+  // shown once as a notification, when this browser has been asked to
+  // (the button: permission is never asked on load). What it shows is what
+  // the relay delivered under the token's ceiling: the prompt only when the
+  // request came above metadata, otherwise the structural facts (agent,
+  // kind, tool, machine, session). Clicking it brings the page forward with
+  // the request's card focused. When the token may emit as its name, the
+  // delivery is recorded in the request's session as attention.routed.
+  const NOTIFY_KINDS = ['permission', 'form'];
+  const NOTIFY_KEY = 'aep-console-notify';
+  const notified = new Set(); // request ids shown
+  const notes = {shown: 0, recorded: 0, errors: []};
+
+  function notifyWanted() {
+    let on = '';
+    try {
+      on = localStorage.getItem(NOTIFY_KEY) || '';
+    } catch (e) { /* storage may be off */ }
+    return on === 'on' && 'Notification' in window && Notification.permission === 'granted';
+  }
+
+  function notifyButton() {
+    const b = $('notify');
+    if (!('Notification' in window) || cfg.signin) {
+      b.hidden = true;
+      return;
+    }
+    b.hidden = false;
+    const perm = Notification.permission;
+    const on = notifyWanted();
+    b.disabled = perm === 'denied';
+    b.setAttribute('aria-pressed', on ? 'true' : 'false');
+    b.textContent = perm === 'denied' ? 'Notifications blocked by the browser' : on ? 'Notifications on' : 'Turn on notifications';
+    b.title = on ? 'Permission and form requests that start waiting are shown as notifications; press to stop' :
+      'Show permission and form requests that start waiting as notifications of this browser';
+  }
+
+  function toggleNotify() {
+    const set = (v) => {
+      try {
+        localStorage.setItem(NOTIFY_KEY, v);
+      } catch (e) { /* storage may be off */ }
+      notifyButton();
+    };
+    if (notifyWanted()) {
+      set('off');
+      return;
+    }
+    Promise.resolve(Notification.requestPermission()).then((perm) => set(perm === 'granted' ? 'on' : 'off'), () => set('off'));
+  }
+
+  function notify(req) {
+    if (!NOTIFY_KINDS.includes(req.kind) || notified.has(req.id) || !notifyWanted()) return;
+    notified.add(req.id);
+    const what = req.kind === 'form' ? 'asks you to fill in a form' : 'requests permission';
+    const title = req.agent + ' ' + what + (req.subject ? ': ' + req.subject : '');
+    const free = req.capture !== 'metadata' && req.capture !== 'none';
+    const lines = [];
+    if (free && req.prompt) lines.push(short(req.prompt, 200));
+    lines.push('on ' + (req.host || 'an unnamed machine') + ' · session ' + short(req.session, 40));
+    let n;
+    try {
+      n = new Notification(title, {body: lines.join('\n'), tag: 'aep-attention-' + req.id});
+    } catch (e) {
+      notes.errors.push(String(e && e.message ? e.message : e));
+      return;
+    }
+    notes.shown++;
+    n.addEventListener('click', () => {
+      window.focus();
+      if (view.kind !== 'fleet' && view.key !== req.key) location.hash = '#/s/' + encodeURIComponent(req.key);
+      focusCard(req);
+      n.close();
+    });
+    routed(req, 'browser', 'notification');
+  }
+
+  // routed records where the page delivered req (AEP-0002 attention.routed:
+  // in the request's session, under the page's own name, no seq).
+  function routed(req, to, via) {
+    if (!cfg.record) return;
+    const ev = {aep: '0.1', id: ulid(), type: 'attention.routed', subject: req.id, cause: req.id, time: new Date().toISOString(),
+      source: 'aep://console/agent/' + encodeURIComponent(cfg.name) + '/session/' + encodeURIComponent(req.session),
+      agent: cfg.name, session: req.session, capture: 'metadata', data: {to, via}};
+    if (req.run) ev.run = req.run;
+    if (req.tenant) ev.tenant = req.tenant;
+    if (send(ev)) notes.recorded++;
+    else notes.errors.push('not connected: the delivery of ' + req.id + ' is not recorded');
   }
 
   // answerable says whether the page may offer answer controls for req,
@@ -556,6 +675,106 @@
     return f;
   }
 
+  // load is the first load: everything the relay holds under the filter,
+  // fetched as one HTTP response (GET /stream with live=0 ends after its
+  // replay), folded in as it arrives and rendered once at the end. The same
+  // replay over the socket is one frame per event, and a browser's
+  // per-frame cost is what made a large fleet's first render take seconds;
+  // one body costs a fraction of that. The socket then subscribes resumed
+  // from the last position of every session, as after a drop, for what
+  // came meanwhile and live. If the fetch fails the socket replays it all.
+  async function load() {
+    if (cfg.signin) return;
+    const gen = ++loadGen;
+    const f = filterFor();
+    let url = '/stream?live=0&from=all';
+    if (Object.keys(f).length) url += '&filter=' + encodeURIComponent(JSON.stringify(f));
+    setConn('loading what the relay holds…', '');
+    loading = true;
+    let ok = false;
+    try {
+      const resp = await fetch(url, {credentials: 'same-origin', cache: 'no-store', headers: {Accept: 'text/event-stream'}});
+      if (!resp.ok || !resp.body) throw new Error('status ' + resp.status);
+      ok = await readStream(resp.body, gen);
+    } catch (e) {
+      stats.loadError = String(e && e.message ? e.message : e);
+    }
+    if (gen !== loadGen) return;
+    loading = false;
+    if (ok) {
+      timing.synced = timing.loaded = performance.now();
+      performance.mark('aep:fleet-synced');
+      synced = true;
+      dropped = true;
+      phase = 'resumed';
+      stats.bulk = true;
+      fleetDirty = pendingDirty = true;
+      // The first render of the whole fleet, now, not a frame later.
+      clearTimeout(renderTimer);
+      renderTimer = 0;
+      render();
+    } else {
+      phase = 'replay';
+    }
+    connect();
+  }
+
+  // readStream folds the body of GET /stream into the state as its chunks
+  // arrive; it says whether the body arrived (a body the relay cut short,
+  // ": closing", still counts: the socket resumes from what it held).
+  // Only each event's data line is looked at: the relay writes an event
+  // as "event:", "id:" and "data:" lines, and a data line's JSON holds no
+  // raw line break, so "\ndata: " starts one and the next "\n" ends it.
+  // A replay from everything carries no replay-exhausted marks (only a
+  // resume from positions does), and its other comments are pings.
+  async function readStream(body, gen) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let rest = '\n';
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (gen !== loadGen) {
+        reader.cancel();
+        return false;
+      }
+      if (done) {
+        if (rest.includes('\n: closing ')) stats.loadCut = true;
+        return true;
+      }
+      const t0 = performance.now();
+      const text = rest + value;
+      let i = 0;
+      for (let k = text.indexOf('\ndata: '); k >= 0; k = text.indexOf('\ndata: ', i)) {
+        const e = text.indexOf('\n', k + 7);
+        if (e < 0) break;
+        streamData(text.slice(k + 7, e));
+        i = e;
+      }
+      rest = text.slice(i);
+      timing.busy = (timing.busy || 0) + performance.now() - t0;
+      timing.chunks = (timing.chunks || 0) + 1;
+      setConn('loading what the relay holds… ' + events.toLocaleString('en') + ' events', '');
+    }
+  }
+
+  // streamData is the data line of one event of GET /stream.
+  function streamData(d) {
+    let m;
+    try {
+      m = JSON.parse(d);
+    } catch (e) {
+      return;
+    }
+    if (m && typeof m.type === 'string' && m.type.includes('.')) ingest(m);
+  }
+
+  function exhausted(session, earliest) {
+    for (const k of byName.get(session) || []) {
+      const s = sessions.get(k);
+      s.gaps.push({exhausted: true, epoch: num(earliest.epoch), seq: num(earliest.seq)});
+      touch(s);
+    }
+  }
+
   function connect() {
     if (cfg.signin) return;
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/socket';
@@ -563,9 +782,10 @@
     const sock = new WebSocket(url);
     ws = sock;
     sock.onopen = () => {
-      const hello = {type: 'hello', versions: ['0.1'], role: cfg.control ? 'both' : 'consumer',
+      // The page emits when it answers (control) or records a delivery.
+      const hello = {type: 'hello', versions: ['0.1'], role: cfg.control || cfg.record ? 'both' : 'consumer',
         identity: {instance: 'console/' + ulid().slice(16)}, capabilities: {emits: cfg.control ? ['control'] : []}};
-      if (cfg.control) hello.identity.agent = cfg.name;
+      if (cfg.control || cfg.record) hello.identity.agent = cfg.name;
       sock.send(JSON.stringify(hello));
     };
     sock.onmessage = (m) => {
@@ -653,16 +873,9 @@
           f();
         }
         break;
-      case 'replay-exhausted': {
-        const keys = byName.get(str(m.session)) || [];
-        for (const k of keys) {
-          const s = sessions.get(k);
-          const e = obj(m.earliest) || {};
-          s.gaps.push({exhausted: true, epoch: num(e.epoch), seq: num(e.seq)});
-          touch(s);
-        }
+      case 'replay-exhausted':
+        exhausted(str(m.session), obj(m.earliest) || {});
         break;
-      }
       case 'ping':
         send({type: 'pong', t: m.t});
         break;
@@ -732,8 +945,11 @@
     }
     const list = [...names].sort((a, b) => b[1].last - a[1].last).map(([name, v]) => ({session: name, epoch: v.pos.epoch, seq: v.pos.seq}));
     const temps = [];
-    stats.resumes++;
-    stats.lastFrom = list;
+    // The resume that follows a first load over HTTP is not a drop's.
+    if (stats.connections > 1 || !stats.bulk) {
+      stats.resumes++;
+      stats.lastFrom = list;
+    }
     // The sessions that began while the page was cut off are found by
     // their session.started (each is then backfilled whole).
     const disc = 'discover-' + ++subSeq;
@@ -886,7 +1102,8 @@
     scheduleRender();
   }
   function scheduleRender() {
-    if (renderTimer) return;
+    // The first load renders once, when it has all arrived.
+    if (renderTimer || loading) return;
     const first = timing.firstRender === undefined;
     // While the first load replays, the fleet is laid out once a second
     // at most: each layout of a large table costs more than handling the
@@ -1017,7 +1234,7 @@
     }
     reconcile(body, rows);
     $('fleet-empty').hidden = order.length > 0;
-    $('fleet-count').textContent = '(' + order.length + ' sessions)';
+    $('fleet-count').textContent = '(' + order.length + (order.length === 1 ? ' session)' : ' sessions)');
     const parts = [];
     for (const k of ['waiting', 'running', 'failed', 'idle', 'ended']) if (counts[k]) parts.push(counts[k] + ' ' + LABEL[k]);
     $('fleet-summary').textContent = (parts.join(', ') || 'no sessions') + ' · ' + events.toLocaleString('en') + ' events · ' +
@@ -1396,6 +1613,8 @@
   }
 
   function focusCard(r) {
+    // A request that arrived since the last render has no card yet.
+    if (!r.card && !r.resolution) render();
     if (!r.card) return;
     const b = r.card.querySelector('button, input, a');
     if (b) b.focus();
@@ -1484,6 +1703,7 @@
     requests.clear();
     commands.clear();
     seen.clear();
+    seenIn.clear();
     settled.length = 0;
     filling.clear();
     filled.clear();
@@ -1498,10 +1718,11 @@
     fleetDirty = pendingDirty = true;
     const old = ws;
     ws = null;
+    connected = false;
     if (old) old.close(1000, 'new filter');
-    connect();
     if (view.kind === 'session') view.stale = true;
     scheduleRender();
+    load();
   }
 
   // ---------- start ----------
@@ -1543,16 +1764,19 @@
       $('filter').value = saved;
       try { userFilter = JSON.parse(saved); } catch (e) { userFilter = null; }
     }
+    $('notify').addEventListener('click', toggleNotify);
+    notifyButton();
     window.addEventListener('hashchange', route);
     route();
     renderPending();
-    connect();
+    load();
   }
 
   window.aepConsole = {
     config: cfg,
     timing,
     stats,
+    notifications: notes,
     navigationStart: nav0,
     pending: () => [...requests.values()].filter((r) => !r.resolution).map(publicRequest),
     answer: (id, a) => answer(id, a),

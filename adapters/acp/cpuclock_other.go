@@ -1,0 +1,9 @@
+//go:build !linux
+
+package acp
+
+import "time"
+
+// observerClock is the wall clock where a thread's processor time is not
+// read here.
+func observerClock() (now func() time.Duration, release func()) { return wallClock() }
