@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"runtime"
 	"sort"
 	"strconv"
@@ -35,10 +36,13 @@ type relayProc struct {
 }
 
 func startRelay(bin, home string, args ...string) (*relayProc, error) {
-	// --open: the figures measure the bindings, not the token check, and
-	// stay comparable with the runs before the user's token became the
-	// relay's default identity.
-	cmd := exec.Command(bin, append([]string{"relay", "--listen", "127.0.0.1:0", "--open"}, args...)...)
+	// Without a tokens file, --open: the figures measure the bindings, not
+	// the token check, and stay comparable with the runs before the user's
+	// token became the relay's default identity.
+	if !slices.Contains(args, "--tokens") {
+		args = append([]string{"--open"}, args...)
+	}
+	cmd := exec.Command(bin, append([]string{"relay", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "AEP_HOME="+home)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
