@@ -12,18 +12,20 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/internal/secretfile"
 	"github.com/aep-hook/aep-hook/redact"
+	"github.com/aep-hook/aep-hook/shim"
 )
 
 // SenderFlags reach the relay as a control sender.
 type SenderFlags struct {
 	Relay string `help:"The relay's WebSocket binding." default:"${relay_socket}" env:"AEP_RELAY" placeholder:"ws://HOST:PORT/socket"`
-	Token string `help:"Bearer token (a consumer token with subscribe:attention.*, read and control:control.attention.respond scopes)." env:"AEP_RELAY_TOKEN" placeholder:"TOKEN"`
+	Token string `help:"Bearer token (a consumer token with subscribe:attention.*, read and control:control.attention.respond scopes); default, for a relay on this machine, your own token ($AEP_HOME/token), which the relay accepts without a tokens file." env:"AEP_RELAY_TOKEN" placeholder:"TOKEN"`
 	As    string `help:"The sender's name: the consumer token's NAME (consumer:NAME); the commands' agent." env:"AEP_SENDER" placeholder:"NAME"`
 	JSON  bool   `name:"json" help:"Print JSON."`
 }
 
-func (f SenderFlags) client(getenv func(string) string) *answer.Client {
+func (f SenderFlags) client(getenv func(string) string) (*answer.Client, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -31,7 +33,17 @@ func (f SenderFlags) client(getenv func(string) string) *answer.Client {
 	if as == "" {
 		as = getenv("USER")
 	}
-	return &answer.Client{URL: f.Relay, Token: f.Token, Agent: as, Host: getenv("AEP_HOST"), Tenant: getenv("AEP_TENANT")}
+	if as == "" {
+		as = userName()
+	}
+	tok := f.Token
+	if tok == "" {
+		var err error
+		if tok, err = secretfile.LocalUser(shim.Config{Home: getenv("AEP_HOME")}.HomeDir(), f.Relay); err != nil {
+			return nil, exitError{code: 2, msg: fmt.Sprintf("no --token, and the user token file cannot be used: %v", err)}
+		}
+	}
+	return &answer.Client{URL: f.Relay, Token: tok, Agent: as, Host: getenv("AEP_HOST"), Tenant: getenv("AEP_TENANT")}, nil
 }
 
 // PendingCmd is `aep-hook pending`.
@@ -46,7 +58,11 @@ func (c *PendingCmd) Run(s *Streams) error {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cn, err := c.client(c.getenv).Dial(ctx)
+	cl, err := c.client(c.getenv)
+	if err != nil {
+		return err
+	}
+	cn, err := cl.Dial(ctx)
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
 	}
@@ -117,7 +133,10 @@ func (c *AnswerCmd) Run(s *Streams) error {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cl := c.client(c.getenv)
+	cl, err := c.client(c.getenv)
+	if err != nil {
+		return err
+	}
 	cl.Window = c.Window
 	cn, err := cl.Dial(ctx)
 	if err != nil {

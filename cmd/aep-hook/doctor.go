@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
 	"github.com/aep-hook/aep-hook/consumer/track"
 	"github.com/aep-hook/aep-hook/doctor"
 	"github.com/aep-hook/aep-hook/installer"
@@ -140,8 +141,13 @@ func (c *DoctorCmd) settingsSection(w io.Writer, cfg shim.Config) {
 // the credentials of every item removed whatever its shape, any other
 // value with whatever secret it holds removed, both printable.
 func shownSetting(name, v string) string {
-	if name == "AEP_OUT" {
+	switch name {
+	case "AEP_OUT":
 		return printable.String(redact.Destination(v))
+	case "AEP_HOOK_DEADLINE":
+		if _, note := hookmode.Deadline(v); note != "" {
+			return printable.String(redact.Diagnostic(v)) + " (" + note + ")"
+		}
 	}
 	return printable.String(redact.Diagnostic(v))
 }

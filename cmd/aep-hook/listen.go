@@ -16,9 +16,8 @@ import (
 // sidecar, the HTTP tees): which other names and browser origins may
 // address it, and where its bearer token is kept.
 type ListenFlags struct {
-	AllowHost   []string `name:"allow-host" help:"Another name clients address this listener by in Host, NAME or NAME:PORT (a reverse proxy's, or this machine's when listening off loopback); repeatable." env:"AEP_ALLOW_HOSTS" sep:"," placeholder:"NAME"`
-	AllowOrigin []string `name:"allow-origin" help:"A browser origin (scheme://host[:port]) allowed to call this listener; repeatable. Other origins are refused." env:"AEP_ALLOW_ORIGINS" sep:"," placeholder:"ORIGIN"`
-	TokenFile   string   `name:"token-file" help:"File holding the bearer token clients must present (0600, not a link); default $AEP_HOME/token, created on first use." env:"AEP_LISTEN_TOKEN_FILE" placeholder:"FILE"`
+	guard.AllowFlags `embed:""`
+	TokenFile        string `name:"token-file" help:"File holding the bearer token clients must present (0600, not a link); default $AEP_HOME/token, created on first use." env:"AEP_LISTEN_TOKEN_FILE" placeholder:"FILE"`
 }
 
 // Auth postures of a listener's --auth flag.
@@ -51,14 +50,14 @@ func (f ListenFlags) guardFor(name, addr, auth, home string, errs shim.Recorder)
 	if auth == authNone && !loop {
 		return listener{}, fmt.Errorf("%s: --auth none on %s: a listener off loopback needs the bearer token (AEP-0003 §8.1); listen on 127.0.0.1 or drop --auth none", name, addr)
 	}
-	g := &guard.Guard{Hosts: f.AllowHost, Origins: f.AllowOrigin, Refused: refusedRecorder(name, errs)}
+	g := &guard.Guard{Hosts: f.Hosts(), Origins: f.Origins(), Refused: refusedRecorder(name, errs)}
 	l := listener{guard: g}
 	if auth == authNone {
 		return l, nil
 	}
 	tok, file, err := f.token(home)
 	if err != nil {
-		return listener{}, fmt.Errorf("%s: bearer token: %w", name, err)
+		return listener{}, fmt.Errorf("%s: bearer token file: %w", name, err)
 	}
 	g.Auth = guard.Bearer(tok)
 	l.token, l.file = true, file

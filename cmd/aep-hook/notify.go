@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aep-hook/aep-hook/consumer/notify"
+	"github.com/aep-hook/aep-hook/internal/secretfile"
 	"github.com/aep-hook/aep-hook/shim"
 )
 
@@ -42,6 +43,12 @@ func (c *NotifyCmd) Run(s *Streams) error {
 	set, err := cf.Check()
 	if err != nil {
 		return exitError{code: 2, msg: fmt.Sprintf("notify config %s: %v", path, err)}
+	}
+	if set.Token == "" {
+		// The relay on this machine takes the user's own token by default.
+		if set.Token, err = secretfile.LocalUser(home, set.Relay.String()); err != nil {
+			return exitError{code: 2, msg: fmt.Sprintf("notify config %s has no token, and the user token file cannot be used: %v", path, err)}
+		}
 	}
 	client := notifyClient()
 	if c.Test {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"time"
 
@@ -20,26 +21,29 @@ import (
 // RelayCmd is `aep-hook relay`: serve the record over the AEP SSE and
 // WebSocket bindings and route control commands.
 type RelayCmd struct {
-	Listen      string        `help:"Listen address (HOST:PORT)." default:"127.0.0.1:8787" env:"AEP_RELAY_LISTEN"`
-	Tokens      string        `help:"Tokens file: one JSON object a line (token, identity, scopes, tenant, capture); mode 600. Without it the relay listens on loopback only, watch-only." env:"AEP_RELAY_TOKENS" placeholder:"FILE"`
-	Home        string        `help:"The AEP home (default $AEP_HOME or ~/.aep)." env:"AEP_HOME"`
-	Buffer      int           `help:"Replay buffer: events kept per session." default:"1000"`
-	MaxSessions int           `help:"Session buffers kept; past it the least recently written goes." default:"500"`
-	MaxBytes    int64         `help:"Bytes of events kept across the buffers." default:"536870912"`
-	MaxBody     int64         `help:"Largest POST /events body, in bytes." default:"16777216"`
-	MaxBatch    int           `help:"Most events in one POST /events batch." default:"10000"`
-	MaxFrame    int64         `help:"Largest WebSocket frame, in bytes." default:"4194304"`
-	MaxFrom     int           `help:"Most resume positions in one request (0: --max-sessions)."`
-	MaxSubs     int           `help:"Most subscriptions on one WebSocket connection." default:"64"`
-	MaxConns    int           `help:"Most SSE and WebSocket connections at once." default:"1024"`
-	Queue       int64         `help:"Bytes (events and frames) queued for one connection before it is cut as a slow consumer (0: 32 MiB, or twice --max-body when that is more)."`
-	Ping        time.Duration `help:"Heartbeat interval (SSE ': ping', WebSocket ping)." default:"15s"`
-	PongTimeout time.Duration `help:"How long a WebSocket peer may stay silent (no frame, no pong) before it is cut." default:"90s"`
-	WriteWait   time.Duration `help:"How long one write to a consumer may block before the connection is dropped." default:"10s"`
-	Host        []string      `help:"Another name clients use in Host (a reverse proxy's; repeatable)." placeholder:"NAME[:PORT]"`
-	Origin      []string      `help:"A browser origin allowed besides the relay's own (repeatable)." placeholder:"SCHEME://HOST[:PORT]"`
-	Sync        bool          `help:"Wait for the disk (fsync) before acknowledging network events."`
-	NoFollow    bool          `name:"no-follow" help:"Serve only what arrives over the network; do not follow $AEP_HOME/logs."`
+	Listen           string        `help:"Listen address (HOST:PORT)." default:"127.0.0.1:8787" env:"AEP_RELAY_LISTEN"`
+	Tokens           string        `help:"Tokens file: one JSON object a line (token, identity, scopes, tenant, capture); mode 600. Without it the relay listens on loopback only and accepts one token, yours ($AEP_HOME/token, created on first use), which your hooks and aep-hook's own commands present by themselves." env:"AEP_RELAY_TOKENS" placeholder:"FILE"`
+	Open             bool          `help:"Without --tokens, require no token at all: any local user may read and post (loopback only; control refused). Not for shared machines." env:"AEP_RELAY_OPEN"`
+	Home             string        `help:"The AEP home (default $AEP_HOME or ~/.aep)." env:"AEP_HOME"`
+	Buffer           int           `help:"Replay buffer: events kept per session." default:"1000"`
+	MaxSessions      int           `help:"Session buffers kept; past it the least recently written goes." default:"500"`
+	MaxBytes         int64         `help:"Bytes of events kept across the buffers." default:"536870912"`
+	MaxBody          int64         `help:"Largest POST /events body, in bytes." default:"16777216"`
+	MaxBatch         int           `help:"Most events in one POST /events batch." default:"10000"`
+	MaxFrame         int64         `help:"Largest WebSocket frame, in bytes." default:"4194304"`
+	MaxFrom          int           `help:"Most resume positions in one request (0: --max-sessions)."`
+	MaxSubs          int           `help:"Most subscriptions on one WebSocket connection." default:"64"`
+	MaxConns         int           `help:"Most SSE and WebSocket connections at once." default:"1024"`
+	Queue            int64         `help:"Bytes (events and frames) queued for one connection before it is cut as a slow consumer (0: 32 MiB, or twice --max-body when that is more)."`
+	Ping             time.Duration `help:"Heartbeat interval (SSE ': ping', WebSocket ping)." default:"15s"`
+	PongTimeout      time.Duration `help:"How long a WebSocket peer may stay silent (no frame, no pong) before it is cut." default:"90s"`
+	WriteWait        time.Duration `help:"How long one write to a consumer may block before the connection is dropped." default:"10s"`
+	guard.AllowFlags `embed:""`
+	// Host and Origin are the flags' earlier names, kept working.
+	Host     []string `hidden:"" help:"The former name of --allow-host."`
+	Origin   []string `hidden:"" help:"The former name of --allow-origin."`
+	Sync     bool     `help:"Wait for the disk (fsync) before acknowledging network events."`
+	NoFollow bool     `name:"no-follow" help:"Serve only what arrives over the network; do not follow $AEP_HOME/logs."`
 }
 
 // Run serves until interrupted; SIGTERM drains every stream within 5 s.
@@ -48,18 +52,14 @@ func (c *RelayCmd) Run(s *Streams) error {
 		Home: shim.Config{Home: c.Home}.HomeDir(), NoFollow: c.NoFollow,
 		Buffer: c.Buffer, MaxSessions: c.MaxSessions, MaxBytes: c.MaxBytes, MaxBody: c.MaxBody,
 		MaxBatch: c.MaxBatch, MaxFrame: c.MaxFrame, MaxFrom: c.MaxFrom, MaxSubs: c.MaxSubs,
-		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, PongTimeout: c.PongTimeout, WriteWait: c.WriteWait, Hosts: c.Host, Origins: c.Origin, Sync: c.Sync,
+		MaxConns: c.MaxConns, Queue: c.Queue, Ping: c.Ping, PongTimeout: c.PongTimeout, WriteWait: c.WriteWait, Hosts: append(c.Hosts(), c.Host...), Origins: append(c.Origins(), c.Origin...), Sync: c.Sync,
 		Console: console.Handler(console.Options{Version: version}),
 	}
-	if c.Tokens != "" {
-		toks, err := auth.Load(c.Tokens)
-		if err != nil {
-			return exitError{code: 2, msg: err.Error()}
-		}
-		opts.Tokens = toks
-	} else if !guard.Loopback(c.Listen) {
-		return exitError{code: 2, msg: fmt.Sprintf("relay: %s is not a loopback address; off loopback every request needs a token: give --tokens FILE", c.Listen)}
+	toks, open, err := c.identity(opts.Home)
+	if err != nil {
+		return err
 	}
+	opts.Tokens = toks
 	srv, err := relay.New(opts)
 	if err != nil {
 		return exitError{code: 1, msg: err.Error()}
@@ -68,6 +68,9 @@ func (c *RelayCmd) Run(s *Streams) error {
 	ln, err := net.Listen("tcp", c.Listen)
 	if err != nil {
 		return exitError{code: 1, msg: fmt.Sprintf("relay: %v", err)}
+	}
+	if open {
+		fmt.Fprintln(s.Err, "aep-hook relay: WARNING: --open: no token is asked; every local user can read this record and post into it")
 	}
 	files, events := srv.Loaded()
 	fmt.Fprintf(s.Err, "aep-hook relay: serving http://%s (%s); %d events loaded from %d session files; state in %s\n",
@@ -82,6 +85,47 @@ func (c *RelayCmd) Run(s *Streams) error {
 		return exitError{code: 1, msg: err.Error()}
 	}
 	return nil
+}
+
+// identity is who the relay lets in: the tokens file's grants; without
+// one, the user's own token as the only identity (the default); or, with
+// --open, nobody in particular (open reports it). Without a tokens file
+// the relay stays on loopback: the user's token is for this machine.
+func (c *RelayCmd) identity(home string) (toks *auth.Tokens, open bool, err error) {
+	if c.Tokens != "" {
+		if c.Open {
+			return nil, false, exitError{code: 2, msg: "relay: --open and --tokens: choose one"}
+		}
+		toks, err := auth.Load(c.Tokens)
+		if err != nil {
+			return nil, false, exitError{code: 2, msg: err.Error()}
+		}
+		return toks, false, nil
+	}
+	if !guard.Loopback(c.Listen) {
+		return nil, false, exitError{code: 2, msg: fmt.Sprintf("relay: %s is not a loopback address; off loopback give --tokens FILE, so that each client has a token of its own", c.Listen)}
+	}
+	if c.Open {
+		return nil, true, nil
+	}
+	tok, err := guard.UserToken(home)
+	if err != nil {
+		return nil, false, exitError{code: 2, msg: fmt.Sprintf("relay: the user token file: %v", err)}
+	}
+	toks, err = auth.User(tok, userName())
+	if err != nil {
+		return nil, false, exitError{code: 2, msg: fmt.Sprintf("relay: the user token file %s: %v", filepath.Join(home, guard.TokenFile), err)}
+	}
+	return toks, false, nil
+}
+
+// userName is the login name of the user running this process, for the
+// identity the user's own token speaks as.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }
 
 // consoleLine tells where the fleet console is. With a tokens file it

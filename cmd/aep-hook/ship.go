@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/secretfile"
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/aep-hook/aep-hook/shim"
 	"github.com/aep-hook/aep-hook/shim/deliver"
@@ -18,7 +20,7 @@ import (
 // is always written first and stays the record.
 type OutFlags struct {
 	Out            []string `help:"Also deliver to DEST (repeatable, or a comma list): http(s)://HOST[:PORT][/BASE] for an AEP collector, otlp+http(s)://HOST[:PORT][/BASE] for an OTLP/HTTP endpoint." env:"AEP_OUT" sep:"," placeholder:"DEST"`
-	Token          string   `help:"Bearer token sent to the destinations (never logged)." env:"AEP_TOKEN" placeholder:"TOKEN"`
+	Token          string   `help:"Bearer token sent to the destinations (never logged); without it a destination on this machine gets your own token ($AEP_HOME/token), which the relay and the sidecar accept by default." env:"AEP_TOKEN" placeholder:"TOKEN"`
 	Insecure       bool     `help:"Allow sending the token over plain http to a host other than this machine." env:"AEP_INSECURE"`
 	OtlpMaxCapture string   `name:"otlp-max-capture" help:"Highest capture level exported to OTLP; events above it export without data (AEP-0005 §3.3)." env:"AEP_OTLP_MAX_CAPTURE" placeholder:"LEVEL"`
 }
@@ -57,6 +59,15 @@ func (o OutFlags) shipper(cfg shim.Config) (*deliver.Shipper, []error) {
 		Token:      o.Token,
 		Errors:     shim.NewErrorLog(home),
 		MaxCapture: redact.Metadata,
+	}
+	if o.Token == "" && slices.ContainsFunc(dests, func(d deliver.Destination) bool { return deliver.Loopback(d.Host) }) {
+		// A listener of this user's on this machine (the relay, the
+		// sidecar) asks for their own token by default.
+		tok, err := secretfile.ReadUser(home)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the user token file: %w", err))
+		}
+		sh.LocalToken = tok
 	}
 	if o.OtlpMaxCapture != "" {
 		if l, err := redact.ParseLevel(o.OtlpMaxCapture); err != nil {

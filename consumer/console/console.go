@@ -190,7 +190,7 @@ type config struct {
 	// Name is the sender's name, the envelope agent of the commands the
 	// page sends (the consumer token's NAME).
 	Name string `json:"name,omitempty"`
-	// Local: the relay runs without a tokens file (watch-only).
+	// Local: the relay runs with no token at all (--open; watch-only).
 	Local bool `json:"local,omitempty"`
 	// Capture is the token's ceiling: the most content the relay
 	// delivers to it.

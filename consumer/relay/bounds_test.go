@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,7 +26,7 @@ func TestSlowConsumer(t *testing.T) {
 	fast := p.stream(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	slow, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/socket", nil)
+	slow, _, err := websocket.Dial(ctx, "ws://"+p.addr+"/socket", &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + p.token}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,8 @@
 // Every listener goes through internal/guard (Host, Origin, bearer token
 // in constant time; the access_token query parameter is accepted for
 // browsers and never logged). Without a tokens file the relay serves
-// loopback only and is watch-only: control is refused. The audit log
+// loopback only and one token, the user's own (auth.User); with Tokens nil
+// (--open) it asks none and is watch-only: control is refused. The audit log
 // ($AEP_HOME/relay/audit.jsonl) records connections and their identities,
 // subscriptions, every command routed or refused and every event
 // rejected, never event content or a token.

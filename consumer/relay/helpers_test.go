@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,10 @@ type relayProc struct {
 	addr string
 	proc *relaytest.Proc
 	cmd  *exec.Cmd
+	// token is the user's own token of a relay started without --tokens
+	// or --open (its default identity): the helpers present it when a
+	// test gives no token, as the user's tools do.
+	token string
 }
 
 // startRelay runs the relay on an ephemeral port over home (a fresh one
@@ -60,7 +65,19 @@ func startRelay(t *testing.T, home string, args ...string) *relayProc {
 		Args: args,
 		Wait: wait,
 	})
-	return &relayProc{t: t, home: home, base: "http://" + addr, addr: addr, proc: proc, cmd: proc.Cmd}
+	p := &relayProc{t: t, home: home, base: "http://" + addr, addr: addr, proc: proc, cmd: proc.Cmd}
+	if !slices.Contains(args, "--tokens") && !slices.Contains(args, "--open") {
+		p.token = relaytest.UserToken(t, home)
+	}
+	return p
+}
+
+// or is token, or the user's own token when the test gave none.
+func (p *relayProc) or(token string) string {
+	if token == "" {
+		return p.token
+	}
+	return token
 }
 
 func (p *relayProc) output() string { return p.proc.Output() }
@@ -102,7 +119,7 @@ func (p *relayProc) post(body, ctype, token string, hdr ...string) (int, map[str
 	req, _ := http.NewRequest("POST", p.base+"/events", strings.NewReader(body))
 	req.Header.Set("Content-Type", ctype)
 	req.Header.Set("AEP-Version", "0.1")
-	if token != "" {
+	if token = p.or(token); token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -121,7 +138,7 @@ func (p *relayProc) post(body, ctype, token string, hdr ...string) (int, map[str
 func (p *relayProc) get(path, token string) (int, []byte) {
 	p.t.Helper()
 	req, _ := http.NewRequest("GET", p.base+path, nil)
-	if token != "" {
+	if token = p.or(token); token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -160,6 +177,9 @@ func (p *relayProc) stream(q url.Values, hdr ...string) *sseStream {
 	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
 	req.Header.Set("Accept", "text/event-stream")
+	if p.token != "" && q.Get("access_token") == "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -291,7 +311,7 @@ func (f wsFrame) str(k string) string {
 func (p *relayProc) dial(token string, hdr ...string) (*wsClient, *http.Response, error) {
 	u := "ws://" + p.addr + "/socket"
 	h := http.Header{}
-	if token != "" {
+	if token = p.or(token); token != "" {
 		h.Set("Authorization", "Bearer "+token)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
@@ -447,6 +467,9 @@ func (p *relayProc) postQuiet(body string) (int, error) {
 	req, _ := http.NewRequest("POST", p.base+"/events", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("AEP-Version", "0.1")
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err

@@ -13,15 +13,21 @@ import (
 )
 
 // TestDiscovery: GET /events and /.well-known/aep serve the §3.4 document,
-// declaring what is implemented (control only with a tokens file).
+// declaring what is implemented: control wherever a token proves who
+// sends it (a tokens file, or the user's own token by default), never on
+// an --open relay.
 func TestDiscovery(t *testing.T) {
-	for _, withTokens := range []bool{false, true} {
+	for _, posture := range []string{"open", "user", "tokens"} {
 		var args []string
 		tok := ""
-		if withTokens {
+		switch posture {
+		case "open":
+			args = []string{"--open"}
+		case "tokens":
 			tok = "0123456789abcdef-op"
 			args = []string{"--tokens", tokensFile(t, `{"token":"0123456789abcdef-op","identity":"consumer:op","scopes":["subscribe:*","read:*"]}`), "--buffer", "7"}
 		}
+		withTokens := posture == "tokens"
 		p := startRelay(t, "", args...)
 		for _, path := range []string{"/events", "/.well-known/aep"} {
 			status, body := p.get(path, tok)
@@ -42,8 +48,8 @@ func TestDiscovery(t *testing.T) {
 			if _, ok := caps["roster"]; !ok {
 				t.Error("roster not declared")
 			}
-			if _, ok := caps["control"]; ok != withTokens {
-				t.Errorf("control declared %v with tokens %v", ok, withTokens)
+			if _, ok := caps["control"]; ok != (posture != "open") {
+				t.Errorf("%s: control declared %v", posture, ok)
 			}
 		}
 	}
@@ -151,7 +157,7 @@ func TestPostLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /events HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAEP-Version: 0.1\r\nTransfer-Encoding: chunked\r\n\r\n", p.addr)
+	fmt.Fprintf(conn, "POST /events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAEP-Version: 0.1\r\nTransfer-Encoding: chunked\r\n\r\n", p.addr, p.token)
 	for i := 0; i < 3; i++ {
 		fmt.Fprintf(conn, "%x\r\n%s\r\n", 2048, strings.Repeat("a", 2048))
 	}

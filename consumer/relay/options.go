@@ -31,7 +31,8 @@ type Options struct {
 	// state (store, cursors, audit log, lock) Home/relay.
 	Home string
 	// Tokens, when set, require a bearer token of every request except a
-	// bare /healthz; nil is the watch-only loopback posture.
+	// bare /healthz (auth.User: the user's own token alone, the relay's
+	// default); nil is the open loopback posture, watch and post only.
 	Tokens *auth.Tokens
 	// NoFollow serves only what arrives over the network, leaving the
 	// local logs alone.

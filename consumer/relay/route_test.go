@@ -148,10 +148,10 @@ func TestRouting(t *testing.T) {
 	}
 }
 
-// TestControlNeedsToken: without a tokens file the relay is watch-only: a
-// command is refused unauthorized and reaches no target (AEP-0004 §4.1).
+// TestControlNeedsToken: an --open relay (no token at all) is watch-only:
+// a command is refused unauthorized and reaches no target (AEP-0004 §4.1).
 func TestControlNeedsToken(t *testing.T) {
-	p := startRelay(t, "")
+	p := startRelay(t, "", "--open")
 	em := p.mustDial("", "emitter", "target", `{"control":{"accepts":["control.attention.respond"]}}`)
 	em.send(mkEvent("session.started", "target", "t", 0, ""))
 	s := p.mustDial("", "consumer", "op", "")

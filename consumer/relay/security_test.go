@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coder/websocket"
 )
 
 // TestTokensFileRefused: a tokens file others can read, and a listen
@@ -173,6 +176,7 @@ func TestHostOrigin(t *testing.T) {
 		req, _ := http.NewRequest(method, p.base+path, strings.NewReader(mkEvent("tool.completed", "a", "s", 0, "")))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("AEP-Version", "0.1")
+		req.Header.Set("Authorization", "Bearer "+p.token)
 		for i := 0; i+1 < len(hdr); i += 2 {
 			if hdr[i] == "Host" {
 				req.Host = hdr[i+1]
@@ -266,5 +270,122 @@ func TestHookTenant(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
 	if !strings.Contains(string(b), "AEP_TENANT") || strings.Contains(string(b), "Not Valid") {
 		t.Errorf("the error log: %s", b)
+	}
+}
+
+// TestDefaultIdentity: without a tokens file the relay takes one token,
+// the user's own ($AEP_HOME/token, made 0600 at start): a request without
+// it, or with another, is refused 401 on every binding and leaves nothing
+// behind; with it the user watches, posts and answers over control; --open
+// alone brings back the tokenless posture, and says so.
+func TestDefaultIdentity(t *testing.T) {
+	p := startRelay(t, "")
+	fi, err := os.Stat(filepath.Join(p.home, "token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the user token file: %v %v", fi, err)
+	}
+	bare := func(method, path, tok string) int {
+		req, _ := http.NewRequest(method, p.base+path, strings.NewReader(mkEvent("tool.completed", "a", "s", 0, "")))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("AEP-Version", "0.1")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tok := range []string{"", "0123456789abcdef-guess"} {
+		for _, c := range []struct{ method, path string }{{"POST", "/events"}, {"GET", "/events"}, {"GET", "/stream?live=0"}} {
+			if st := bare(c.method, c.path, tok); st != 401 {
+				t.Errorf("%s %s with token %q: %d, want 401", c.method, c.path, tok, st)
+			}
+		}
+		u := "ws://" + p.addr + "/socket"
+		h := http.Header{}
+		if tok != "" {
+			h.Set("Authorization", "Bearer "+tok)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		_, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h})
+		cancel()
+		if err == nil || resp == nil || resp.StatusCode != 401 {
+			t.Errorf("WebSocket with token %q: %v %v", tok, resp, err)
+		}
+	}
+	if st := bare("GET", "/healthz", ""); st != 200 {
+		t.Errorf("/healthz: %d", st)
+	}
+	if n := countEvents(p.stream(q("from", "all", "live", "0")).rest()); n != 0 {
+		t.Fatalf("%d events taken from refused requests", n)
+	}
+	// The user's token posts, reads and answers over control.
+	if st := bare("POST", "/events", p.token); st != 202 {
+		t.Errorf("POST with the user's token: %d", st)
+	}
+	em := p.mustDial(p.token, "emitter", "target", `{"control":{"accepts":["control.attention.respond"],"ack_window_ms":10000}}`)
+	em.send(mkEvent("session.started", "target", "t", 0, ""))
+	s := p.mustDial(p.token, "consumer", "op", "")
+	for {
+		s.send(`{"type":"roster","id":"wait"}`)
+		if f := s.expect("roster"); strings.Contains(string(f.raw), `"session":"t"`) {
+			break
+		}
+	}
+	s.send(command("c1", "control.attention.respond", "op", "t", ""))
+	if f := em.next(); f.str("id") != "c1" || f.str("type") != "control.attention.respond" {
+		t.Errorf("the target got %s", f.raw)
+	}
+	if !strings.Contains(p.output(), "one token, your own") {
+		t.Errorf("the start line does not say who may call:\n%s", p.output())
+	}
+	if strings.Contains(p.output(), p.token) {
+		t.Error("the user's token is in the relay's output (not a terminal)")
+	}
+	b, _ := os.ReadFile(filepath.Join(p.home, "relay", "audit.jsonl"))
+	if strings.Contains(string(b), p.token) {
+		t.Error("the user's token is in the audit log")
+	}
+
+	open := startRelay(t, "", "--open")
+	if st, _ := open.post(mkEvent("tool.completed", "a", "s", 0, ""), "application/json", ""); st != 202 {
+		t.Errorf("--open: POST without a token: %d", st)
+	}
+	if !strings.Contains(open.output(), "WARNING: --open") {
+		t.Errorf("--open is not announced:\n%s", open.output())
+	}
+	if _, err := os.Stat(filepath.Join(open.home, "token")); err == nil {
+		t.Error("--open made a user token it does not use")
+	}
+}
+
+// TestDefaultIdentityRefusals: the relay will not start open off
+// loopback, with --open and --tokens together, or on a user token file
+// others may read, and its errors name the file.
+func TestDefaultIdentityRefusals(t *testing.T) {
+	loose := t.TempDir()
+	os.WriteFile(filepath.Join(loose, "token"), []byte("0123456789abcdef-secret-value\n"), 0o644)
+	os.Chmod(filepath.Join(loose, "token"), 0o644)
+	for _, c := range []struct {
+		home string
+		args []string
+		want string
+	}{
+		{t.TempDir(), []string{"--listen", "0.0.0.0:0"}, "not a loopback address"},
+		{t.TempDir(), []string{"--listen", "127.0.0.1:0", "--open", "--tokens", tokensFile(t, `{"token":"0123456789abcdef-op","identity":"consumer:op"}`)}, "choose one"},
+		{loose, []string{"--listen", "127.0.0.1:0"}, filepath.Join(loose, "token") + ": mode 0644 lets others read it"},
+	} {
+		cmd := exec.Command(bin, append([]string{"relay"}, c.args...)...)
+		cmd.Env = append(os.Environ(), "AEP_HOME="+c.home)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+			t.Errorf("%v: %v %s, want exit 2 saying %q", c.args, err, out, c.want)
+		}
+		if strings.Contains(string(out), "REDACTED") || strings.Contains(string(out), "secret-value") {
+			t.Errorf("%v: %s", c.args, out)
+		}
 	}
 }

@@ -250,7 +250,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // posture describes the security posture for the start line.
 func (s *Server) posture() string {
 	if s.opts.Tokens == nil {
-		return "watch-only: no tokens file, loopback only, control refused"
+		return "OPEN: no token asked, any local user may read and post; loopback only, control refused"
+	}
+	if s.opts.Tokens.UserOnly() {
+		return "loopback only; one token, your own (" + filepath.Join(s.opts.Home, guard.TokenFile) + "): " + s.opts.Tokens.Grants()[0].Identity + " watches, posts and answers; every other request refused"
 	}
 	return fmt.Sprintf("%d tokens; control routed for tokens with control scopes", len(s.opts.Tokens.Grants()))
 }

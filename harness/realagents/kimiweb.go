@@ -323,7 +323,7 @@ func (k *kimiWeb) startServer() error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
@@ -350,16 +350,16 @@ func (k *kimiWeb) stopServer() error {
 		return nil
 	}
 	pid := k.server.Process.Pid
-	syscall.Kill(-pid, syscall.SIGTERM)
+	signalGroup(pid, false)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil {
+		if !alive(pid) {
 			k.server = nil
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	syscall.Kill(-pid, syscall.SIGKILL)
+	signalGroup(pid, true)
 	k.server = nil
 	return nil
 }

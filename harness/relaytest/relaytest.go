@@ -11,12 +11,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aep-hook/aep-hook/internal/secretfile"
 )
 
 // Race says whether the tests run under the race detector. The binaries
@@ -199,6 +202,19 @@ type Relay struct {
 	// MustStop fails the test when the relay outlasts Wait after SIGTERM
 	// at the end of the test (it is killed either way).
 	MustStop bool
+}
+
+// UserToken is the user's own token under home ($AEP_HOME/token), the
+// one a relay started without --tokens accepts (the relay makes it at
+// start): what a test's client presents as that user's tools do. It fails
+// t when the file is missing or unsafe.
+func UserToken(t testing.TB, home string) string {
+	t.Helper()
+	tok, err := secretfile.Read(filepath.Join(home, secretfile.TokenFile))
+	if err != nil {
+		t.Fatalf("the user token: %v", err)
+	}
+	return tok
 }
 
 // StartRelay starts the relay r describes and waits for its serving line,

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aep-hook/aep-hook/internal/secretfile"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/shim"
 )
@@ -49,7 +50,9 @@ type Config struct {
 
 // FromEnv reads the posture: nil when AEP_CONTROL is unset or false. A
 // value that cannot be read is an error (the hook stays observe-only and
-// records it).
+// records it). Without AEP_RELAY_TOKEN a relay on this machine is
+// reached with the user's own token ($AEP_HOME/token), which the relay
+// accepts by default: no secret need be written into an agent's settings.
 func FromEnv(getenv func(string) string) (*Config, error) {
 	on := strings.TrimSpace(getenv("AEP_CONTROL"))
 	if on == "" {
@@ -80,6 +83,13 @@ func FromEnv(getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("AEP_CONTROL_BUDGET=%q is not a duration up to %s; control stays off", v, MaxBudget)
 		}
 		c.Budget = d
+	}
+	if c.Token == "" {
+		tok, err := secretfile.LocalUser(shim.Config{Home: getenv("AEP_HOME")}.HomeDir(), c.URL)
+		if err != nil {
+			return nil, fmt.Errorf("AEP_RELAY_TOKEN is unset and the user token file cannot be used: %w; control stays off", err)
+		}
+		c.Token = tok
 	}
 	return c, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +167,17 @@ func TestRelayRefusesRequest(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
+	// A home with the user's token, one without any, one whose token
+	// others may read.
+	withTok, noTok, loose := t.TempDir(), t.TempDir(), t.TempDir()
+	const userTok = "user-token-0123456789abcdef"
+	if err := os.WriteFile(filepath.Join(withTok, "token"), []byte(userTok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(loose, "token"), []byte(userTok+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(loose, "token"), 0o644)
 	cases := []struct {
 		env  map[string]string
 		want *Config
@@ -172,7 +185,14 @@ func TestFromEnv(t *testing.T) {
 	}{
 		{map[string]string{}, nil, ""},
 		{map[string]string{"AEP_CONTROL": "0"}, nil, ""},
-		{map[string]string{"AEP_CONTROL": "1"}, &Config{URL: DefaultRelay}, ""},
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": noTok}, &Config{URL: DefaultRelay}, ""},
+		// The user's token is the default for a relay on this machine,
+		// never sent off it, and a given token wins.
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": withTok}, &Config{URL: DefaultRelay, Token: userTok}, ""},
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": withTok, "AEP_RELAY": "ws://localhost:9/socket"}, &Config{URL: "ws://localhost:9/socket", Token: userTok}, ""},
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": withTok, "AEP_RELAY": "wss://r.example/socket"}, &Config{URL: "wss://r.example/socket"}, ""},
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": withTok, "AEP_RELAY_TOKEN": "given"}, &Config{URL: DefaultRelay, Token: "given"}, ""},
+		{map[string]string{"AEP_CONTROL": "1", "AEP_HOME": loose}, nil, "chmod 600"},
 		{map[string]string{"AEP_CONTROL": "true", "AEP_RELAY": "wss://r.example/socket", "AEP_RELAY_TOKEN": " t ",
 			"AEP_CONTROL_TOOLS": "Bash, Write,", "AEP_CONTROL_BUDGET": "20s"},
 			&Config{URL: "wss://r.example/socket", Token: "t", Gate: mapping.Gate{Tools: []string{"Bash", "Write"}}, Budget: 20 * time.Second}, ""},

@@ -42,10 +42,13 @@ type Shipper struct {
 	Home    string // $AEP_HOME: cursors/, rejected/
 	LogRoot string // the JSONL log root ($AEP_HOME/logs)
 	Dests   []Destination
-	Token   string       // bearer token for every destination (never logged)
-	Client  *http.Client // nil: a client with RequestTimeout
-	Errors  *shim.ErrorLog
-	Now     func() time.Time // nil: time.Now
+	Token   string // bearer token for every destination (never logged)
+	// LocalToken, when Token is empty, is sent to destinations on this
+	// machine alone: the user's own token, which their listeners accept.
+	LocalToken string
+	Client     *http.Client // nil: a client with RequestTimeout
+	Errors     *shim.ErrorLog
+	Now        func() time.Time // nil: time.Now
 
 	BatchEvents int // lines per request; 0: DefaultBatchEvents
 	BatchBytes  int // bytes per request; 0: DefaultBatchBytes
@@ -154,7 +157,11 @@ func (s *Shipper) sender(d Destination) Sender {
 	if client == nil {
 		client = NewClient(orDefault(s.RequestTimeout, 30*time.Second))
 	}
-	c := NewSender(d, s.Token, client)
+	tok := s.Token
+	if tok == "" && Loopback(d.Host) {
+		tok = s.LocalToken
+	}
+	c := NewSender(d, tok, client)
 	if o, ok := c.(*OTLPClient); ok && s.MaxCapture != 0 {
 		o.MaxCapture = s.MaxCapture
 	}

@@ -224,3 +224,35 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The user's own token: one consumer grant with every scope over every
+// tenant, its sign-in token, nothing else accepted; a short or blank
+// token refused.
+func TestUser(t *testing.T) {
+	const tok = "0123456789abcdef-user"
+	toks, err := User(tok, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, ok := toks.Lookup(tok)
+	if !ok || g.Identity != "consumer:alice" || g.Kind != Consumer || g.Tenant != AllTenants || !toks.UserOnly() {
+		t.Fatalf("%+v %v", g, ok)
+	}
+	if !g.Controls("control.attention.respond") || g.Emits("claude-code") != nil || !g.SeesTenant("acme") {
+		t.Errorf("the user's grant is narrower than the user: %+v", g)
+	}
+	if _, ok := toks.Lookup("0123456789abcdef-other"); ok {
+		t.Error("another token was accepted")
+	}
+	if s, sg := toks.SignIn(); s != tok || sg != g {
+		t.Errorf("sign-in %q %v", s, sg)
+	}
+	if toks, _ := User(tok, `DOMAIN\alice`); toks.Grants()[0].Identity != "consumer:local" {
+		t.Errorf("an unusable login name: %s", toks.Grants()[0].Identity)
+	}
+	for _, bad := range []string{"tiny-tok", "0123456789abcdef user"} {
+		if _, err := User(bad, "alice"); err == nil || strings.Contains(err.Error(), bad) {
+			t.Errorf("User(%q): %v", bad, err)
+		}
+	}
+}

@@ -30,7 +30,12 @@ type Tokens struct {
 	// URL the relay prints at start: the one secret held in the clear.
 	signIn      string
 	signInGrant *Grant
+	// user marks the default identity (User), not a tokens file.
+	user bool
 }
+
+// UserOnly reports the default identity: the user's own token alone.
+func (t *Tokens) UserOnly() bool { return t.user }
 
 // Lookup returns the grant of a presented token.
 func (t *Tokens) Lookup(secret string) (*Grant, bool) { return t.set.Lookup(secret) }
@@ -202,4 +207,34 @@ func ValidName(s string) bool {
 		}
 	}
 	return true
+}
+
+// User is the relay's default identity when it has no tokens file: the
+// one token of the user who runs it (the per-user token every aep-hook
+// listener of theirs accepts, kept 0600 in $AEP_HOME/token), speaking as
+// consumer:NAME with every scope. Whoever can read that file already owns
+// the record the relay serves, so the token watches, writes as any of the
+// user's agents, and answers them over control; any other request is
+// refused. Its tenant is every tenant's: the user's own logs may carry any
+// AEP_TENANT their hooks were given. name is the user's login name
+// (anything outside ValidName becomes "local").
+func User(secret, name string) (*Tokens, error) {
+	if len(secret) < MinToken {
+		return nil, fmt.Errorf("the user token is shorter than %d characters", MinToken)
+	}
+	for i := 0; i < len(secret); i++ {
+		if c := secret[i]; c <= ' ' || c == 0x7f {
+			return nil, errors.New("the user token holds a blank or control character")
+		}
+	}
+	g := &Grant{Kind: Consumer, Capture: redact.Full}
+	if !ValidName(name) {
+		name = "local"
+	}
+	g.Identity, g.Name = "consumer:"+name, name
+	g.Subscribe, g.Read, g.Write, g.Control = []string{"*"}, []string{"*"}, []string{"*"}, []string{"*"}
+	g.Tenant = AllTenants
+	t := &Tokens{grants: []*Grant{g}, signIn: secret, signInGrant: g, user: true}
+	t.set.Add(secret, g)
+	return t, nil
 }

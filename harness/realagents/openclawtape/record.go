@@ -169,18 +169,18 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	gwLog, _ := os.Create(filepath.Join(tmp, "gateway.log"))
 	defer gwLog.Close()
 	gw.Stdout, gw.Stderr = gwLog, gwLog
-	gw.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(gw)
 	if err := gw.Start(); err != nil {
 		return nil, nil, err
 	}
 	defer func() {
-		syscall.Kill(-gw.Process.Pid, syscall.SIGTERM)
+		signalGroup(gw.Process.Pid, false)
 		done := make(chan struct{})
 		go func() { gw.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			syscall.Kill(-gw.Process.Pid, syscall.SIGKILL)
+			signalGroup(gw.Process.Pid, true)
 			<-done
 		}
 	}()

@@ -8,6 +8,7 @@ package hookmode
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -238,10 +239,7 @@ func Run(v mapping.Vendor, f Flags, setup error, in io.Reader, out io.Writer, ge
 	if ctl != nil {
 		ctl.Secure = f.Secure
 	}
-	d := deadline(getenv("AEP_HOOK_DEADLINE"))
-	if d == 0 {
-		d = hook.DefaultDeadline
-	}
+	d, _ := Deadline(getenv("AEP_HOOK_DEADLINE"))
 	// A session lock whose holders make no progress for a third of the
 	// deadline has a stuck holder: the hook then writes without it, in a
 	// fresh epoch, rather than lose the moment to the deadline.
@@ -283,11 +281,25 @@ func SweepOccasionally(em *shim.Emitter, agent string) {
 	fs.Sweep(agent, sweepAge, sweepMax)
 }
 
-// deadline parses AEP_HOOK_DEADLINE (a Go duration); 0 means the default.
-func deadline(s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 || d > 30*time.Second {
-		return 0
+// MaxDeadline caps AEP_HOOK_DEADLINE: the vendors' own hook timeouts
+// start near it, and a hook that outlived its agent's patience would
+// harm it.
+const MaxDeadline = 30 * time.Second
+
+// Deadline reads AEP_HOOK_DEADLINE (a Go duration): "" is the default,
+// a value above MaxDeadline is capped there, one that is not a positive
+// duration falls back to the default. note says what was done to a value
+// that was not taken as given ("" when it was), for doctor to show.
+func Deadline(s string) (d time.Duration, note string) {
+	if s == "" {
+		return hook.DefaultDeadline, ""
 	}
-	return d
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil || d <= 0:
+		return hook.DefaultDeadline, fmt.Sprintf("not a positive duration: hooks use the default %s", hook.DefaultDeadline)
+	case d > MaxDeadline:
+		return MaxDeadline, fmt.Sprintf("over the %s cap: hooks use %s", MaxDeadline, MaxDeadline)
+	}
+	return d, ""
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package guard
+package secretfile
 
 // noFollow is no flag here: O_EXCL refuses an existing link on create, and
 // the Lstat check before a secret is opened refuses one there.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package guard
+package secretfile
 
 import "syscall"
 

@@ -1,0 +1,22 @@
+//go:build !unix
+
+package realagents
+
+import (
+	"os"
+	"os/exec"
+)
+
+// ownGroup does nothing here: there are no process groups to start cmd in.
+func ownGroup(cmd *exec.Cmd) {}
+
+// signalGroup ends the process pid (its children are not reached here):
+// there is no gentler signal to send than ending it.
+func signalGroup(pid int, kill bool) {
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
+}
+
+// alive reports false: the kill signalGroup sends here is final.
+func alive(int) bool { return false }
