@@ -7,16 +7,16 @@ import (
 	"os/exec"
 )
 
-// ownGroup does nothing here: there are no process groups to start cmd in.
-func ownGroup(cmd *exec.Cmd) {}
+// OwnGroup does nothing here: there are no process groups to start cmd in.
+func OwnGroup(cmd *exec.Cmd) {}
 
-// signalGroup ends the process pid (its children are not reached here):
+// SignalGroup ends the process pid (its children are not reached here):
 // there is no gentler signal to send than ending it.
-func signalGroup(pid int, kill bool) {
+func SignalGroup(pid int, kill bool) {
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Kill()
 	}
 }
 
-// alive reports false: the kill signalGroup sends here is final.
+// alive reports false: the kill SignalGroup sends here is final.
 func alive(int) bool { return false }

@@ -323,7 +323,7 @@ func (k *kimiWeb) startServer() error {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	ownGroup(cmd)
+	OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return err
@@ -350,7 +350,7 @@ func (k *kimiWeb) stopServer() error {
 		return nil
 	}
 	pid := k.server.Process.Pid
-	signalGroup(pid, false)
+	SignalGroup(pid, false)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if !alive(pid) {
@@ -359,7 +359,7 @@ func (k *kimiWeb) stopServer() error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	signalGroup(pid, true)
+	SignalGroup(pid, true)
 	k.server = nil
 	return nil
 }

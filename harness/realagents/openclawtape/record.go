@@ -169,18 +169,18 @@ func (h *Recording) Record(s Scenario) (*Tape, []truth.Log, error) {
 	gwLog, _ := os.Create(filepath.Join(tmp, "gateway.log"))
 	defer gwLog.Close()
 	gw.Stdout, gw.Stderr = gwLog, gwLog
-	ownGroup(gw)
+	realagents.OwnGroup(gw)
 	if err := gw.Start(); err != nil {
 		return nil, nil, err
 	}
 	defer func() {
-		signalGroup(gw.Process.Pid, false)
+		realagents.SignalGroup(gw.Process.Pid, false)
 		done := make(chan struct{})
 		go func() { gw.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			signalGroup(gw.Process.Pid, true)
+			realagents.SignalGroup(gw.Process.Pid, true)
 			<-done
 		}
 	}()
