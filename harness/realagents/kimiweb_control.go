@@ -2,18 +2,14 @@ package realagents
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/tidwall/gjson"
 
 	"github.com/aep-hook/aep-hook/consumer/answer"
@@ -83,72 +79,12 @@ func kimiWebControlSession(r *Run, drive func(k *kimiWeb, sid string) error) err
 // answerOver answers the session's approval over the relay as alice and
 // wants the outcome via control.
 func (k *kimiWeb) answerOver(sid string, a answer.Answer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cn, err := (&answer.Client{URL: k.relay, Token: kwAliceToken, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cn.Close()
-	for ctx.Err() == nil {
-		rs, err := cn.Pending(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if r.Session != sid || !r.Answerable {
-				continue
-			}
-			out, err := cn.Respond(ctx, r, a)
-			if err != nil {
-				return err
-			}
-			var ans struct{ Data struct{ Via, By string } }
-			json.Unmarshal(out.Answered, &ans)
-			if out.Ack != answer.Accepted || ans.Data.Via != "control" || ans.Data.By != "alice" {
-				return fmt.Errorf("answer over control: %+v", out)
-			}
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no answerable approval in session %s", sid)
+	return AnswerOver(k.relay, kwAliceToken, sid, "", a)
 }
 
 // cancelOver sends control.cancel{scope run} for the session as alice.
 func (k *kimiWeb) cancelOver(sid string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, k.relay, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + kwAliceToken}}})
-	if err != nil {
-		return err
-	}
-	defer ws.CloseNow()
-	const id = "01KREALKWCANCEL0000000001"
-	for _, f := range []string{
-		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
-		`{"type":"subscribe","id":"s","filter":{}}`, // the ack is an event: it reaches subscribers
-		`{"aep":"0.1","id":"` + id + `","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
-			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + sid + `","data":{"scope":"run"}}`,
-	} {
-		if err := ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
-			return err
-		}
-	}
-	for {
-		_, b, err := ws.Read(ctx)
-		if err != nil {
-			return fmt.Errorf("no ack of the cancel: %w", err)
-		}
-		m := gjson.ParseBytes(b)
-		if m.Get("cause").String() != id {
-			continue
-		}
-		if m.Get("type").String() == "control.accepted" {
-			return nil
-		}
-		return fmt.Errorf("the cancel was refused: %s", b)
-	}
+	return CancelOver(k.relay, kwAliceToken, sid, "01KREALKWCANCEL0000000001")
 }
 
 func kimiWebControlApprove(bash func(string) fakemodel.Reply) Scenario {

@@ -3,10 +3,8 @@ package bus
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/consumer/answer"
+	"github.com/aep-hook/aep-hook/harness/realagents"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
 	"github.com/aep-hook/aep-hook/mapping"
@@ -144,80 +141,13 @@ func (d *Driver) Answer(subject string, a answer.Answer) error {
 	if d.relay == "" {
 		return errors.New("the scenario runs without a relay")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cn, err := (&answer.Client{URL: d.relay, Token: ctlAliceToken, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer cn.Close()
-	for ctx.Err() == nil {
-		rs, err := cn.Pending(ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if r.Session != d.sid || !r.Answerable || subject != "" && r.Subject != subject {
-				continue
-			}
-			out, err := cn.Respond(ctx, r, a)
-			if err != nil {
-				return err
-			}
-			if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
-				return fmt.Errorf("answer over control: %+v", out)
-			}
-			var ans struct {
-				Data struct{ Via, By string }
-			}
-			json.Unmarshal(out.Answered, &ans)
-			if ans.Data.Via != "control" || ans.Data.By != "alice" {
-				return fmt.Errorf("the outcome says via %q by %q", ans.Data.Via, ans.Data.By)
-			}
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no answerable request in session %s", d.sid)
+	return realagents.AnswerOver(d.relay, ctlAliceToken, d.sid, subject, a)
 }
 
 // CancelRun sends control.cancel{scope run} for the driver's session as
 // alice and wants it accepted.
 func (d *Driver) CancelRun() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, d.relay, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + ctlAliceToken}}})
-	if err != nil {
-		return err
-	}
-	defer ws.CloseNow()
-	for _, f := range []string{
-		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
-		`{"type":"subscribe","id":"s","filter":{}}`,
-		`{"aep":"0.1","id":"01KREALCANCEL000000000001","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
-			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + d.sid + `","data":{"scope":"run"}}`,
-	} {
-		if err := ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
-			return err
-		}
-	}
-	for {
-		_, b, err := ws.Read(ctx)
-		if err != nil {
-			return fmt.Errorf("no ack of the cancel: %w", err)
-		}
-		var m struct{ Type, Cause string }
-		json.Unmarshal(b, &m)
-		if m.Cause != "01KREALCANCEL000000000001" {
-			continue
-		}
-		switch m.Type {
-		case "control.accepted":
-			return nil
-		case "error", "control.rejected":
-			return fmt.Errorf("the cancel was refused: %s", b)
-		}
-	}
+	return realagents.CancelOver(d.relay, ctlAliceToken, d.sid, "01KREALCANCEL000000000001")
 }
 
 // toolOutcome waits for the driver's session's tool part of tool to end
