@@ -50,28 +50,29 @@ const (
 	controlSender    = "operator"
 )
 
-// controlRelay is a running `aep-hook relay` for a control run.
-type controlRelay struct {
-	cmd    *exec.Cmd
-	url    string
+// Relay is a running `aep-hook relay` for a scenario that answers over
+// control: the recorder's, the bus's and kimi web's runs share it.
+type Relay struct {
+	cmd *exec.Cmd
+	// URL is its WebSocket binding, ws://HOST:PORT/socket.
+	URL    string
 	stderr strings.Builder
 	mu     sync.Mutex
 }
 
 var relayServing = regexp.MustCompile(`serving http://(\S+) `)
 
-// startRelay runs bin's relay over home with tokens for the emitters of
-// host and the sender, on an ephemeral port.
-func startRelay(bin, dir, home, host string) (*controlRelay, error) {
-	tokens := filepath.Join(dir, "relay-tokens")
-	lines := `{"token":"` + controlEmitTok + `","identity":"emitter:` + host + `/*","scopes":["write:*"]}` + "\n" +
-		`{"token":"` + controlSenderTok + `","identity":"consumer:` + controlSender + `","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
-	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
+// StartRelay runs bin's relay on an ephemeral loopback port with env as
+// its whole environment and tokens (lines of the tokens file) written
+// under dir, and returns once it says where it serves.
+func StartRelay(bin, dir string, env []string, tokens string) (*Relay, error) {
+	file := filepath.Join(dir, "relay-tokens")
+	if err := os.WriteFile(file, []byte(tokens), 0o600); err != nil {
 		return nil, err
 	}
-	cr := &controlRelay{}
-	cr.cmd = exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	cr.cmd.Env = []string{"AEP_HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir}
+	cr := &Relay{}
+	cr.cmd = exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", file)
+	cr.cmd.Env = env
 	cr.cmd.Stderr = lockedWriter{&cr.mu, &cr.stderr}
 	if err := cr.cmd.Start(); err != nil {
 		return nil, err
@@ -82,13 +83,23 @@ func startRelay(bin, dir, home, host string) (*controlRelay, error) {
 		m := relayServing.FindStringSubmatch(cr.stderr.String())
 		cr.mu.Unlock()
 		if m != nil {
-			cr.url = "ws://" + m[1] + "/socket"
+			cr.URL = "ws://" + m[1] + "/socket"
 			return cr, nil
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // the relay's start line is its only signal
 	}
-	cr.stop()
+	cr.Stop()
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
 	return nil, fmt.Errorf("the relay did not start: %s", cr.stderr.String())
+}
+
+// startRelay runs bin's relay over home with tokens for the emitters of
+// host and the sender.
+func startRelay(bin, dir, home, host string) (*Relay, error) {
+	lines := `{"token":"` + controlEmitTok + `","identity":"emitter:` + host + `/*","scopes":["write:*"]}` + "\n" +
+		`{"token":"` + controlSenderTok + `","identity":"consumer:` + controlSender + `","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
+	return StartRelay(bin, dir, []string{"AEP_HOME=" + home, "PATH=" + os.Getenv("PATH"), "TMPDIR=" + dir}, lines)
 }
 
 type lockedWriter struct {
@@ -102,7 +113,8 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func (cr *controlRelay) stop() {
+// Stop interrupts the relay and waits for it, killing it after 10 s.
+func (cr *Relay) Stop() {
 	cr.cmd.Process.Signal(os.Interrupt)
 	done := make(chan struct{})
 	go func() { cr.cmd.Wait(); close(done) }()
@@ -149,7 +161,7 @@ func (r *Run) StartControl() error {
 	if err != nil {
 		return err
 	}
-	for _, kv := range controlEnv(c, cr.url, c.Budget) {
+	for _, kv := range controlEnv(c, cr.URL, c.Budget) {
 		k, v, _ := strings.Cut(kv, "=")
 		r.Setenv(k, v)
 	}
@@ -158,7 +170,7 @@ func (r *Run) StartControl() error {
 	var notes []string
 	go func() {
 		defer close(done)
-		r.answers(ctx, cr.url, c.Answers, func(i int, outcome string) {
+		r.answers(ctx, cr.URL, c.Answers, func(i int, outcome string) {
 			c.Answers[i].Outcome = outcome
 			notes = append(notes, fmt.Sprintf("control: request %d answered: %s", i+1, firstNonEmpty(outcome, "left to its budget")))
 		})
@@ -166,7 +178,7 @@ func (r *Run) StartControl() error {
 	r.OnDone(func() {
 		cancel()
 		<-done
-		cr.stop()
+		cr.Stop()
 		r.Notes = append(r.Notes, notes...)
 	})
 	return nil
@@ -251,8 +263,8 @@ func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, 
 		if err != nil {
 			return []string{err.Error()}
 		}
-		defer cr.stop()
-		url = cr.url
+		defer cr.Stop()
+		url = cr.URL
 	}
 	held := heldFirings(vendor, fx.Firings, c.Tools)
 	for i, f := range fx.Firings {

@@ -1,13 +1,10 @@
 package realagents
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -30,50 +27,17 @@ const (
 	kwHost       = "kimiweb-rec"
 )
 
-var kwServing = regexp.MustCompile(`serving http://(\S+) `)
-
 // kimiWebControlSession runs drive with a relay and the bridge linked to
 // it.
 func kimiWebControlSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
-	tokens := filepath.Join(r.Dir, "relay-tokens")
 	lines := `{"token":"` + kwEmitToken + `","identity":"emitter:` + kwHost + `/*","scopes":["write:*"]}` + "\n" +
 		`{"token":"` + kwAliceToken + `","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
-	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
-		return err
-	}
-	relay := exec.Command(r.H.AEPHook, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	relay.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(r.Dir, "relay-home"))
-	stderr, err := relay.StderrPipe()
+	relay, err := StartRelay(r.H.AEPHook, r.Dir, append(os.Environ(), "AEP_HOME="+filepath.Join(r.Dir, "relay-home")), lines)
 	if err != nil {
 		return err
 	}
-	if err := relay.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		relay.Process.Signal(os.Interrupt)
-		relay.Wait()
-	}()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := kwServing.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	var url string
-	select {
-	case addr := <-found:
-		url = "ws://" + addr + "/socket"
-	case <-time.After(30 * time.Second):
-		return errors.New("the relay never said where it serves")
-	}
-	return kimiWebSessionWith(r, url, drive)
+	defer relay.Stop()
+	return kimiWebSessionWith(r, relay.URL, drive)
 }
 
 // answerOver answers the session's approval over the relay as alice and

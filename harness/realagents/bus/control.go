@@ -1,14 +1,11 @@
 package bus
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -36,64 +33,12 @@ const (
 	ctlAliceToken = "alice-real-bus-token-0123456789"
 )
 
-// relayProc is one `aep-hook relay` with the scenario's tokens.
-type relayProc struct {
-	cmd *exec.Cmd
-	URL string // ws://HOST:PORT/socket
-}
-
-var servingLine = regexp.MustCompile(`serving http://(\S+) `)
-
 // startRelay runs bin's relay on a free loopback port with an emitter
 // token for host's bridge and a commanding consumer, alice.
-func startRelay(bin, dir, host string) (*relayProc, error) {
-	tokens := filepath.Join(dir, "relay-tokens")
+func startRelay(bin, dir, host string) (*realagents.Relay, error) {
 	lines := `{"token":"` + ctlEmitToken + `","identity":"emitter:` + host + `/*","scopes":["write:*"]}` + "\n" +
 		`{"token":"` + ctlAliceToken + `","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
-	if err := os.WriteFile(tokens, []byte(lines), 0o600); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "relay", "--listen", "127.0.0.1:0", "--tokens", tokens)
-	cmd.Env = append(os.Environ(), "AEP_HOME="+filepath.Join(dir, "relay-home"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		return &relayProc{cmd: cmd, URL: "ws://" + addr + "/socket"}, nil
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, errors.New("the relay never said where it serves")
-	}
-}
-
-func (r *relayProc) stop() {
-	r.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		<-done
-	}
+	return realagents.StartRelay(bin, dir, append(os.Environ(), "AEP_HOME="+filepath.Join(dir, "relay-home")), lines)
 }
 
 // controlLink starts the relay (none when down: a port nothing listens
@@ -111,7 +56,7 @@ func controlLink(ctx context.Context, bin, dir string, down bool, v mapping.Vend
 		if err != nil {
 			return nil, "", nil, err
 		}
-		url, stopRelay = r.URL, r.stop
+		url, stopRelay = r.URL, r.Stop
 	}
 	link := &control.Stream{
 		Config: &control.Config{URL: url, Token: ctlEmitToken}, Vendor: v, Emitter: em,
