@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -42,11 +43,17 @@ func TestBrowserNotifications(t *testing.T) {
 	// A permission request that starts waiting now (a recorded real
 	// session's PermissionRequest through a real hook process).
 	allow := fixture(t, "claude-code", "control-allow")
+	var first struct {
+		Session string `json:"session_id"`
+	}
+	if err := json.Unmarshal(allow.Firings[0].Input, &first); err != nil || first.Session == "" {
+		t.Fatalf("the recording's session id: %v", err)
+	}
 	fire(t, allow, env, 1, 4)
 	browser.WaitJS(t, ctx, `window.__notifications.length === 1`)
 	note := browser.EvalJS[map[string]string](t, ctx, `(() => { const n = window.__notifications[0]; return {title: n.title, body: n.body, tag: n.tag}; })()`)
 	want := map[string]string{"title": "claude-code requests permission: Bash",
-		"body": "Permission requested: Bash — touch made-by-control (Create a file)\non devbox · session ccb95caa-e28f-4883-9af7-049fe9435153"}
+		"body": "Permission requested: Bash — touch made-by-control (Create a file)\non devbox · session " + first.Session}
 	if note["title"] != want["title"] || note["body"] != want["body"] {
 		t.Errorf("the notification is %q / %q, want %q / %q", note["title"], note["body"], want["title"], want["body"])
 	}
@@ -59,7 +66,7 @@ func TestBrowserNotifications(t *testing.T) {
 	// The delivery is in the request's session, and the session going on
 	// shows nothing again.
 	fire(t, allow, env, 5, 0)
-	browser.EvalJS[bool](t, ctx, `location.hash = '#/s/' + encodeURIComponent('aep://devbox/agent/claude-code/session/ccb95caa-e28f-4883-9af7-049fe9435153'), true`)
+	browser.EvalJS[bool](t, ctx, `location.hash = '#/s/' + encodeURIComponent('aep://devbox/agent/claude-code/session/`+first.Session+`'), true`)
 	browser.WaitJS(t, ctx, `document.getElementById('session-events').innerText.includes('attention.routed (from alice)')`)
 	if text := browser.EvalJS[string](t, ctx, `document.getElementById('session-lanes').innerText`); !strings.Contains(text, "routed to browser via notification") {
 		t.Errorf("the session view does not show the delivery:\n%s", text)
