@@ -206,8 +206,17 @@ func settings(t *testing.T, relay string, routes ...RouteFile) *Settings {
 // settled delivery attempt.
 func start(t *testing.T, s *Settings, home string) (*Notifier, chan string) {
 	t.Helper()
-	n, err := New(s, Options{Home: home, Host: "router-host", Client: &http.Client{},
-		Backoff: func(int) time.Duration { return time.Millisecond }})
+	return run(t, s, Options{Home: home})
+}
+
+// run starts a notifier with o (a router-host, a plain client, a 1 ms
+// backoff) until the test ends; settled receives every settled delivery
+// attempt.
+func run(t *testing.T, s *Settings, o Options) (*Notifier, chan string) {
+	t.Helper()
+	o.Host, o.Client = "router-host", &http.Client{}
+	o.Backoff = func(int) time.Duration { return time.Millisecond }
+	n, err := New(s, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,24 +355,7 @@ func (c *fakeClock) armed() int {
 // directly (onLoop), not over a relay stream.
 func startClocked(t *testing.T, s *Settings, clock Clock) (*Notifier, chan string) {
 	t.Helper()
-	n, err := New(s, Options{Home: t.TempDir(), Host: "router-host", Client: &http.Client{}, Clock: clock,
-		Backoff: func(int) time.Duration { return time.Millisecond }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	settled := make(chan string, 64)
-	n.onSettled = func(route string, err error) {
-		msg := route
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		settled <- msg
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { n.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return n, settled
+	return run(t, s, Options{Home: t.TempDir(), Clock: clock})
 }
 
 // onLoop runs f on the notifier's loop and returns once it has run.
