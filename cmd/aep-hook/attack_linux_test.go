@@ -126,19 +126,7 @@ func TestAttackSidecarOtherUser(t *testing.T) {
 	if l := logsUnder(t, home); len(l) != 0 {
 		t.Fatalf("an unauthenticated post wrote %v", l)
 	}
-	fi, err := os.Stat(filepath.Join(home, "token"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v %v", fi, err)
-	}
-	if os.Getuid() == 0 {
-		// As another uid, the token file cannot be read.
-		os.Chmod(home, 0o755)
-		cat := exec.Command("cat", filepath.Join(home, "token"))
-		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		if out, err := cat.CombinedOutput(); err == nil {
-			t.Errorf("another user read the token: %q", out)
-		}
-	}
+	tokenPrivate(t, home)
 	// The refusal is recorded where doctor shows it.
 	if fs := failuresIn(t, filepath.Join(home, "internal", "errors.jsonl")); len(fs) == 0 || fs[0].Stage != "refused" {
 		t.Errorf("refusals recorded: %+v", fs)
@@ -402,5 +390,24 @@ func TestAttackInstallOTelToken(t *testing.T) {
 	body := codexJSON(t, codexExport(1, 1, 0))
 	if got, _ := request(t, "POST", s.url+"/v1/logs", "", map[string]string{"Content-Type": "application/json", "authorization": "Bearer " + tok}, body); got != 200 {
 		t.Errorf("the configured header: %d", got)
+	}
+}
+
+// tokenPrivate checks the user's token file under home is 0600 and, when
+// the test runs as root, that another uid cannot read it.
+func tokenPrivate(t *testing.T, home string) {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(home, "token"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v %v", fi, err)
+	}
+	if os.Getuid() == 0 {
+		// As another uid, the token file cannot be read.
+		os.Chmod(home, 0o755)
+		cat := exec.Command("cat", filepath.Join(home, "token"))
+		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		if out, err := cat.CombinedOutput(); err == nil {
+			t.Errorf("another user read the token: %q", out)
+		}
 	}
 }

@@ -57,18 +57,7 @@ func TestAttackRelayOtherUser(t *testing.T) {
 			}
 		}
 	}
-	fi, err := os.Stat(filepath.Join(home, "token"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("token file: %v %v", fi, err)
-	}
-	if os.Getuid() == 0 {
-		os.Chmod(home, 0o755)
-		cat := exec.Command("cat", filepath.Join(home, "token"))
-		cat.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		if out, err := cat.CombinedOutput(); err == nil {
-			t.Errorf("another user read the token: %q", out)
-		}
-	}
+	tokenPrivate(t, home)
 
 	// The user's tools: a hook's log shipped to the relay, then listed.
 	run := func(args ...string) (string, error) {
