@@ -32,11 +32,12 @@ func (r *refusal) frame(cmd *event.Event) []byte {
 	return b
 }
 
-// route delivers a command from sender to the one live emitter connection
-// that claims its session (AEP-0004 §4.5), or refuses it. Only claims of
-// the command's own tenant count: another tenant's sessions are not there
-// for it. The command's bytes go to the target unchanged (§4.4). It
-// returns the target on success.
+// route picks the one live emitter connection that claims a command's
+// session (AEP-0004 §4.5), or refuses the command. Only claims of the
+// command's own tenant count: another tenant's sessions are not there for
+// it. It does not deliver: the caller stores the command first and then
+// hands it to deliver, so that no ack the target sends can reach the
+// session's history, or a watcher, before the command it answers.
 func (h *hub) route(cmd *event.Event, sender *conn) (*conn, *refusal) {
 	if !sender.grant.Authenticated() {
 		return nil, &refusal{codeUnauthorized, "control flows only on an authenticated connection (AEP-0004 §4.1): start the relay with --tokens and connect with a token"}
@@ -62,10 +63,16 @@ func (h *hub) route(cmd *event.Event, sender *conn) (*conn, *refusal) {
 	if !slices.Contains(t.accepts, cmd.Type) {
 		return nil, &refusal{codeUnsupported, "the target's declared control.accepts does not list " + cmd.Type}
 	}
-	if !t.push(item{frame: cmd.Raw}) {
-		return nil, &refusal{codeNoRoute, "the target connection is not reading; it was cut"}
-	}
 	return t, nil
+}
+
+// handOver hands a routed command to its target, its bytes unchanged
+// (§4.4), or refuses it when the target has stopped reading.
+func handOver(cmd *event.Event, t *conn) *refusal {
+	if !t.push(item{frame: cmd.Raw}) {
+		return &refusal{codeNoRoute, "the target connection is not reading; it was cut"}
+	}
+	return nil
 }
 
 // quoteID quotes an identifier for a detail string, bounded.

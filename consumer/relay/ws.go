@@ -209,17 +209,27 @@ func (s *Server) wsEvent(c *conn, ev *event.Event) {
 // one (it belongs to the session history the relay serves, §4.4), and
 // answers a refusal with the cause-correlated error frame, which is never
 // stored or fanned out (§8).
+//
+// The command is stored before it is delivered: the target may ack at
+// once, and its ack must not be served ahead of the command it answers.
 func (s *Server) command(c *conn, cmd *event.Event) {
-	target, ref := s.hub.route(cmd, c)
-	if ref != nil {
+	refuse := func(ref *refusal) {
 		s.audit.record(eventAudit(Audit{Kind: auditCommandRefused, Conn: c.id, Binding: "ws", Identity: c.grant.Identity, Code: ref.code, Reason: ref.detail}, cmd))
 		c.push(item{frame: ref.frame(cmd)})
+	}
+	target, ref := s.hub.route(cmd, c)
+	if ref != nil {
+		refuse(ref)
 		return
 	}
-	s.audit.record(eventAudit(Audit{Kind: auditCommandRouted, Conn: c.id, Binding: "ws", Identity: c.grant.Identity, Target: target.id}, cmd))
 	if _, _, err := s.hub.ingest([]*event.Event{cmd}, fromWS); err != nil {
 		s.errs.Record(shimFailure(err))
 	}
+	if ref := handOver(cmd, target); ref != nil {
+		refuse(ref)
+		return
+	}
+	s.audit.record(eventAudit(Audit{Kind: auditCommandRouted, Conn: c.id, Binding: "ws", Identity: c.grant.Identity, Target: target.id}, cmd))
 }
 
 // wsFrame handles a frame after the hello; unknown types are ignored
