@@ -1,0 +1,153 @@
+package realagents
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+)
+
+// mcpSession runs ServeMCP over pipes and exchanges lines with it.
+type mcpSession struct {
+	t   *testing.T
+	in  *io.PipeWriter
+	out *bufio.Scanner
+}
+
+func startMCP(t *testing.T) *mcpSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		ServeMCP(inR, outW)
+		outW.Close()
+	}()
+	t.Cleanup(func() { inW.Close() })
+	return &mcpSession{t: t, in: inW, out: bufio.NewScanner(outR)}
+}
+
+func (s *mcpSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *mcpSession) read() map[string]any {
+	s.t.Helper()
+	if !s.out.Scan() {
+		s.t.Fatal("the server wrote nothing")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(s.out.Bytes(), &m); err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+func toolNames(m map[string]any) []string {
+	var names []string
+	tools, _ := m["result"].(map[string]any)["tools"].([]any)
+	for _, t := range tools {
+		names = append(names, t.(map[string]any)["name"].(string))
+	}
+	return names
+}
+
+func resultText(t *testing.T, m map[string]any) string {
+	t.Helper()
+	r, _ := m["result"].(map[string]any)
+	c, _ := r["content"].([]any)
+	if len(c) != 1 {
+		t.Fatalf("result %v: want one content block", m)
+	}
+	return c[0].(map[string]any)["text"].(string)
+}
+
+// TestMCPElicitOffered: the deploy tool is offered only to a client that
+// declared the elicitation capability, and the server declares only tools.
+func TestMCPElicitOffered(t *testing.T) {
+	for _, tt := range []struct {
+		caps string
+		want string
+	}{
+		{`{}`, "echo"},
+		{`{"elicitation":{}}`, "echo deploy"},
+		{`{"elicitation":{"form":{},"url":{}}}`, "echo deploy"},
+		{`{"elicitation":{"url":{}}}`, "echo"},
+	} {
+		s := startMCP(t)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":` + tt.caps + `}}`)
+		init := s.read()
+		caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+		if len(caps) != 1 || caps["tools"] == nil {
+			t.Errorf("%s: server capabilities %v, want tools only", tt.caps, caps)
+		}
+		s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if got := strings.Join(toolNames(s.read()), " "); got != tt.want {
+			t.Errorf("%s: tools %q, want %q", tt.caps, got, tt.want)
+		}
+	}
+}
+
+// TestMCPElicitRoundTrip: calling the deploy tool sends one
+// elicitation/create with a flat primitive schema; the client's answer,
+// after a ping in between, becomes the call's result.
+func TestMCPElicitRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		answer, want string
+	}{
+		{`{"action":"accept","content":{"replicas":3,"env":"production","confirm":true}}`,
+			`elicitation accept: {"confirm":true,"env":"production","replicas":3}`},
+		{`{"action":"decline"}`, "elicitation decline: nothing deployed"},
+		{`{"action":"cancel"}`, "elicitation cancel: nothing deployed"},
+	} {
+		s := startMCP(t)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}`)
+		s.read()
+		s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`)
+		req := s.read()
+		if req["method"] != "elicitation/create" {
+			t.Fatalf("got %v, want an elicitation/create request", req)
+		}
+		p := req["params"].(map[string]any)
+		if p["message"] != MCPElicitMessage {
+			t.Errorf("message %v", p["message"])
+		}
+		props := p["requestedSchema"].(map[string]any)["properties"].(map[string]any)
+		for k, v := range props {
+			switch v.(map[string]any)["type"] {
+			case "string", "integer", "number", "boolean":
+			default:
+				t.Errorf("field %s is not primitive: %v", k, v)
+			}
+		}
+		s.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+		if pong := s.read(); pong["id"] != float64(8) {
+			t.Fatalf("got %v, want the ping's answer", pong)
+		}
+		id, _ := json.Marshal(req["id"])
+		s.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + tt.answer + `}`)
+		res := s.read()
+		if res["id"] != float64(7) {
+			t.Fatalf("got %v, want the tool call's answer", res)
+		}
+		if got := resultText(t, res); got != tt.want {
+			t.Errorf("answer %s: result %q, want %q", tt.answer, got, tt.want)
+		}
+	}
+}
+
+// TestMCPElicitRefusedWithoutCapability: a client that never declared
+// elicitation is not asked; the deploy tool is unknown to it.
+func TestMCPElicitRefusedWithoutCapability(t *testing.T) {
+	s := startMCP(t)
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}`)
+	s.read()
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"deploy","arguments":{}}}`)
+	res := s.read()
+	if res["method"] != nil || res["result"].(map[string]any)["isError"] != true {
+		t.Errorf("got %v, want an error result", res)
+	}
+}
