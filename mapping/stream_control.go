@@ -24,6 +24,8 @@ import (
 //     reject, message?} (the message reaches the model with a rejection),
 //     POST /question/{id}/reply {answers: [[label, ...], ...]} (one list
 //     of chosen labels, or the typed text, per question), POST
+//     /question/{id}/reject (no body: the question dismissed, the tool
+//     call fails with the server's "dismissed" error), POST
 //     /session/{id}/abort;
 //   - Kimi web: POST /api/v1/sessions/{sid}/approvals/{approval_id}
 //     {decision: approved|rejected, feedback?}, POST
@@ -44,7 +46,8 @@ func NoteCancel(st *State, cmdID string) { st.Set(ctlCancel, cmdID) }
 // busHold holds a permission or question ask of the OpenCode / Kilo stream
 // in primary mode. A permission is answered in the server's own reply
 // vocabulary (once, always, reject; free text is a rejection whose text
-// the model reads); a question form's values become the chosen labels.
+// the model reads); a question form's values become the chosen labels,
+// and its option reject refuses it through the server's reject call.
 func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	if !p.stream || m.Mode == Companion {
 		return nil
@@ -86,7 +89,11 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	questions := gjson.ParseBytes(qs).Array()
 	return &Hold{
 		Key: busAttnKey(id), Kind: "form", Fields: fieldsOf(fields, nil), Observed: true,
+		Actions: []string{busQuestionReject},
 		Reply: func(a Answer) ([]byte, error) {
+			if a.Values == nil && a.Option == busQuestionReject {
+				return BusQuestionRejected, nil
+			}
 			answers := make([][]string, len(questions))
 			for i, q := range questions {
 				answers[i] = []string{}
@@ -99,6 +106,25 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 			return json.Marshal(map[string]any{"answers": answers})
 		},
 	}
+}
+
+// busQuestionReject is the option that refuses a question form: the
+// servers' own word for the dismissal their TUI offers.
+const busQuestionReject = "reject"
+
+// BusQuestionRejected is a question hold's reply for a refusal. It is no
+// body for the reply route: the adapter delivers it as the servers' own
+// reject call (POST /question/{id}/reject, which takes no body), whose
+// report (question.rejected) settles the request.
+var BusQuestionRejected = []byte(`{"reject":true}`)
+
+// busRejectedByControl says whether the command noted on the question
+// request key refused it: the server's question.rejected is then that
+// command's outcome, not a dismissal in the agent's own UI.
+func busRejectedByControl(st *State, key string) bool {
+	note, ok := st.Get(attnNotePrefix + key)
+	parts := strings.SplitN(note, "\x00", 3)
+	return ok && len(parts) == 3 && parts[2] == busQuestionReject
 }
 
 // chosenLabels are a question's chosen labels (1-based choice ids) or the

@@ -104,6 +104,8 @@ func TestStreamHoldReplies(t *testing.T) {
 		{"text rejects with a message", perm, Answer{Text: "use staging"}, `{"message":"use staging","reply":"reject"}`},
 		{"question labels", q, Answer{Values: map[string]any{"1": "2", "2": []any{"1", "2"}}}, `{"answers":[["SQLite"],["cache","queue"]]}`},
 		{"question other text", q, Answer{Values: map[string]any{"1": "MySQL", "2": []any{"2"}}}, `{"answers":[["MySQL"],["queue"]]}`},
+		{"question refused", q, Answer{Option: "reject"}, string(BusQuestionRejected)},
+		{"question refused in words", q, Answer{Text: "Reject"}, string(BusQuestionRejected)},
 		{"approved", ap, Answer{Option: "approved"}, `{"decision":"approved"}`},
 		{"rejected with feedback", ap, Answer{Text: "not on prod"}, `{"decision":"rejected","feedback":"not on prod"}`},
 	} {
@@ -193,4 +195,58 @@ func FuzzStreamHoldReply(f *testing.F) {
 			t.Fatalf("reply %s: %v", b, err)
 		}
 	})
+}
+
+// TestQuestionRejected: a question the server reports rejected is the
+// command's answer (option reject, via control, caused by it) only when a
+// command refusing it was noted; rejected in the TUI, or after a command
+// that answered it with values, it is dismissed with nothing answered.
+// One terminal either way.
+func TestQuestionRejected(t *testing.T) {
+	v, _ := Lookup("opencode-sse")
+	for _, tc := range []struct {
+		name   string
+		noted  *Answer
+		answer bool
+	}{
+		{"refused over control", &Answer{Option: "reject"}, true},
+		{"rejected in the TUI", nil, false},
+		{"rejected in the TUI after values were sent", &Answer{Values: map[string]any{"1": "1"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState()
+			m := busEvent("question.asked", ocQ, true)
+			if _, err := v.Map(m, st); err != nil {
+				t.Fatal(err)
+			}
+			if tc.noted != nil {
+				v.Hold(m, Gate{}).NoteDrafts(st, *tc.noted, "alice", "cmd1")
+			}
+			ds, _ := v.Map(busEvent("question.rejected", `{"sessionID":"s","requestID":"que_1"}`, false), st)
+			var types []string
+			for _, d := range ds {
+				types = append(types, d.Type)
+			}
+			last := ds[len(ds)-1]
+			if tc.answer {
+				if strings.Join(types, " ") != "attention.answered attention.resolved" {
+					t.Fatalf("drafts %v", types)
+				}
+				if d := ds[0].Data; d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != "map[option:reject]" || ds[0].Cause != "cmd1" {
+					t.Errorf("answered %v cause %q", d, ds[0].Cause)
+				}
+				if last.Data["resolution"] != "answered" || last.Cause != "cmd1" {
+					t.Errorf("resolved %v cause %q", last.Data, last.Cause)
+				}
+			} else if strings.Join(types, " ") != "attention.resolved" || last.Data["resolution"] != "dismissed" {
+				t.Fatalf("drafts %v %v", types, last.Data)
+			}
+			if again, _ := v.Map(busEvent("question.rejected", `{"sessionID":"s","requestID":"que_1"}`, false), st); len(again) != 0 {
+				t.Errorf("a second terminal: %v", again)
+			}
+			if _, left := st.Get(attnNotePrefix + busAttnKey("que_1")); left {
+				t.Error("the command's note outlived the request")
+			}
+		})
+	}
 }

@@ -191,8 +191,9 @@ func respondTo(t *testing.T, cn *answer.Conn, r answer.Request, a answer.Answer)
 // fakeOpenCode is an OpenCode server as far as the bridge reads and
 // writes it: the event stream the test feeds, empty REST lists, and the
 // reply and abort routes, which record their bodies and broadcast what
-// the real server does (permission.replied, question.replied; an abort
-// ends the turn: the message aborted, then idle).
+// the real server does (permission.replied, question.replied,
+// question.rejected; an abort ends the turn: the message aborted, then
+// idle).
 type fakeOpenCode struct {
 	*httptest.Server
 	events chan string
@@ -239,6 +240,12 @@ func newFakeOpenCode(t *testing.T) *fakeOpenCode {
 			var b struct{ Answers json.RawMessage }
 			json.Unmarshal(body, &b)
 			f.send("question.replied", `{"sessionID":"ses_ctl","requestID":"`+parts[1]+`","answers":`+string(b.Answers)+`}`)
+		case len(parts) == 3 && parts[0] == "question" && parts[2] == "reject":
+			if len(body) != 0 || r.Header.Get("Content-Type") != "" {
+				http.Error(w, "the reject route takes no body", http.StatusBadRequest)
+				return
+			}
+			f.send("question.rejected", `{"sessionID":"ses_ctl","requestID":"`+parts[1]+`"}`)
 		case len(parts) == 3 && parts[0] == "session" && parts[2] == "abort":
 			f.send("message.updated", `{"info":{"id":"msg_0000000000a2","sessionID":"`+parts[1]+`","role":"assistant","parentID":"msg_0000000000a1","error":{"name":"MessageAbortedError"},"time":{"created":1,"completed":2}}}`)
 			f.send("session.idle", `{"sessionID":"`+parts[1]+`"}`)
@@ -280,7 +287,8 @@ func (f *fakeOpenCode) permission(id string) {
 
 // TestFollowOpenCodeControl: OpenCode's permission and question asks
 // answered over the relay become the server's own reply calls (once,
-// reject with the text as the model's message, the chosen labels), the
+// reject with the text as the model's message, the chosen labels, a
+// question's reject route), the
 // outcome recorded from the server's broadcast via control, by the
 // sender, cause-linked to the command, one terminal each; an ask the TUI
 // answered first settles out of band and a command after it is refused;
@@ -346,6 +354,20 @@ func TestFollowOpenCodeControl(t *testing.T) {
 		t.Fatalf("question outcome %+v", out)
 	}
 
+	// A question refused: the server's own reject call, whose report is
+	// the command's answer, via control.
+	srv.send("question.asked", `{"id":"que_2","sessionID":"ses_ctl","questions":[{"question":"Which cache?","header":"Cache","options":[{"label":"Redis","description":"server"},{"label":"None","description":"skip"}]}]}`)
+	r = f.pending(cn, "ses_ctl", "que_2")
+	out = respondTo(t, cn, r, answer.Answer{Option: "reject"})
+	if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+		t.Fatalf("reject outcome %+v", out)
+	}
+	got = about(f.events("opencode", "ses_ctl"), r.ID)
+	if len(got) != 3 || fmt.Sprint(dataOf(got[1])["answer"]) != "map[option:reject]" || dataOf(got[1])["via"] != "control" ||
+		got[1]["cause"] != out.Command || dataOf(got[2])["resolution"] != "answered" || got[2]["cause"] != out.Command {
+		t.Fatalf("the refused question: %v", got)
+	}
+
 	// Cancel: the server's abort; the turn's end caused by the command.
 	cancelID := sendCancel(t, f, "ses_ctl")
 	evs = f.waitLog("opencode", "ses_ctl", ofType("run.cancelled"))
@@ -359,6 +381,7 @@ func TestFollowOpenCodeControl(t *testing.T) {
 		`/permission/per_1/reply {"reply":"once"}`,
 		`/permission/per_2/reply {"message":"use the staging registry","reply":"reject"}`,
 		`/question/que_1/reply {"answers":[["SQLite"]]}`,
+		`/question/que_2/reject `,
 		`/session/ses_ctl/abort {}`,
 	}
 	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {
