@@ -113,6 +113,26 @@ func (d *Driver) toolOutcome(tool string) (string, error) {
 	}
 }
 
+// cursor is how far the driver's waits have read the stream.
+func (d *Driver) cursor() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.next
+}
+
+// seenSince says whether the stream carried an event of typ for the
+// driver's session at or after position from, whatever a wait consumed.
+func (d *Driver) seenSince(from int, typ string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ev := range d.events[from:] {
+		if ev.Get("type").String() == typ && ev.Get("properties.sessionID").String() == d.sid {
+			return true
+		}
+	}
+	return false
+}
+
 // controlScenarios are the sessions answered over the relay.
 func controlScenarios() []Scenario {
 	permOver := func(a answer.Answer, want string) func(d *Driver) error {
@@ -164,6 +184,38 @@ func controlScenarios() []Scenario {
 				}
 				if got := r.Get("properties.answers").Raw; !strings.Contains(got, "SQLite") {
 					return fmt.Errorf("the server took the answers %s", got)
+				}
+				return d.Idle()
+			}},
+		// Live, the refusal is the command's answer via control (the
+		// sender reads it back); the tape holds only the server's
+		// question.rejected, which a replay with no command noted (and the
+		// read-only plugin) records as a dismissal: no answer.
+		{Name: "control_question_reject", Description: "the question tool asks one select question; refused over the relay (option reject), which the bridge sends to the server's own reject route: the server reports question.rejected and the question call fails; the sender reads the refusal back via control, the tape's replay sees a dismissal",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1},
+			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
+				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("understood")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				q, err := d.Wait("question.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				from := d.cursor()
+				if err := d.Answer(q.Get("properties.id").String(), answer.Answer{Option: "reject"}); err != nil {
+					return err
+				}
+				got, err := d.toolOutcome("question")
+				if err != nil {
+					return err
+				}
+				if got != "error" {
+					return fmt.Errorf("the refused question call ended %s, want error", got)
+				}
+				if !d.seenSince(from, "question.rejected") {
+					return errors.New("the server never reported the question rejected")
 				}
 				return d.Idle()
 			}},
