@@ -468,9 +468,10 @@ func TestFollowControlRelayDown(t *testing.T) {
 
 // fakeKimiWeb is a kimi web server as far as the bridge reads and writes
 // it: one session listed, the WebSocket stream (hello, subscribe acked,
-// the frames the test feeds), and the approval and abort routes, which
-// record their bodies and broadcast what the real server does
-// (event.approval.resolved; turn.ended cancelled).
+// the frames the test feeds), and the approval, question and abort
+// routes, which record their bodies and broadcast what the real server
+// does (event.approval.resolved; event.question.answered or dismissed;
+// turn.ended cancelled).
 type fakeKimiWeb struct {
 	*httptest.Server
 	frames chan string
@@ -548,6 +549,25 @@ func newFakeKimiWeb(t *testing.T, token string) *fakeKimiWeb {
 			f.send("event.approval.resolved", `"approval_id":"`+id+`","decision":"`+b.Decision+`"`+fb)
 		case "prompts":
 			f.send("turn.ended", `"turnId":0,"reason":"cancelled"`)
+		case "questions":
+			if qid, ok := strings.CutSuffix(id, ":dismiss"); ok {
+				if len(body) != 0 || r.Header.Get("Content-Type") != "" {
+					http.Error(w, "the dismiss route takes no body", http.StatusBadRequest)
+					return
+				}
+				f.send("event.question.dismissed", `"question_id":"`+qid+`"`)
+				break
+			}
+			// The server reports the answers keyed by the question's text,
+			// as the chosen labels (the test's one question).
+			var b struct {
+				Answers map[string]struct {
+					OptionID string `json:"option_id"`
+				}
+			}
+			json.Unmarshal(body, &b)
+			labels := map[string]string{"opt_0_0": "dev", "opt_0_1": "prod"}
+			f.send("event.question.answered", `"question_id":"`+id+`","answers":{"Which env?":`+jsonString(labels[b.Answers["q_0"].OptionID])+`}`)
 		default:
 			http.NotFound(w, r)
 			return
@@ -577,9 +597,11 @@ func (f *fakeKimiWeb) posted() []string {
 
 // TestFollowKimiWebControl: kimi web approvals answered over the relay
 // become the server's decision call (approved; free text a rejection
-// carrying the text as feedback), the outcome recorded from the server's
-// broadcast via control and cause-linked; control.cancel aborts the open
-// turn's prompt, and the turn's end is the cancel's outcome.
+// carrying the text as feedback), question cards its answer call (the
+// choice ids as the server's option ids) or its dismiss call, the outcome
+// recorded from the server's broadcast via control and cause-linked;
+// control.cancel aborts the open turn's prompt, and the turn's end is the
+// cancel's outcome.
 func TestFollowKimiWebControl(t *testing.T) {
 	f := newCtlFleet(t)
 	const token = "kimi-web-token-0123456789"
@@ -622,6 +644,38 @@ func TestFollowKimiWebControl(t *testing.T) {
 		t.Errorf("answered %v", d)
 	}
 
+	// A question card answered with a choice id, then one dismissed: the
+	// server's own answer and dismiss calls, each reported outcome the
+	// command's, via control.
+	question := func(id string) {
+		srv.send("event.question.requested", `"question_id":"`+id+`","questions":[{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"},{"id":"opt_0_1","label":"prod"}],"multi_select":false,"allow_other":true}],"tool_call_id":"call_`+id+`"`)
+	}
+	for _, tc := range []struct {
+		id     string
+		a      answer.Answer
+		answer string
+	}{
+		{"question_1", answer.Answer{Values: map[string]any{"q_0": "opt_0_1"}}, "map[values:map[q_0:prod]]"},
+		{"question_2", answer.Answer{Option: "dismiss"}, "map[option:dismiss]"},
+	} {
+		question(tc.id)
+		r := f.pending(cn, kwSession, tc.id)
+		if fmt.Sprint(r.RespondVia) != "[control]" {
+			t.Fatalf("question %+v", r)
+		}
+		out := respondTo(t, cn, r, tc.a)
+		if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+			t.Fatalf("%s: outcome %+v", tc.id, out)
+		}
+		got := about(f.events("kimi-code", kwSession), r.ID)
+		if len(got) != 3 || got[1]["cause"] != out.Command || got[2]["cause"] != out.Command || dataOf(got[2])["resolution"] != "answered" {
+			t.Fatalf("%s: attention events %v", tc.id, got)
+		}
+		if d := dataOf(got[1]); d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != tc.answer {
+			t.Errorf("%s: answered %v", tc.id, d)
+		}
+	}
+
 	cancelID := sendCancel(t, f, kwSession)
 	evs = f.waitLog("kimi-code", kwSession, ofType("run.cancelled"))
 	for _, e := range evs {
@@ -632,6 +686,8 @@ func TestFollowKimiWebControl(t *testing.T) {
 	want := []string{
 		`/api/v1/sessions/session_ctl/approvals/approval_1 {"decision":"approved"}`,
 		`/api/v1/sessions/session_ctl/approvals/approval_2 {"decision":"rejected","feedback":"not on prod, use staging"}`,
+		`/api/v1/sessions/session_ctl/questions/question_1 {"answers":{"q_0":{"kind":"single","option_id":"opt_0_1"}}}`,
+		`/api/v1/sessions/session_ctl/questions/question_2:dismiss `,
 		`/api/v1/sessions/session_ctl/prompts/msg_p1:abort {}`,
 	}
 	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {
