@@ -44,15 +44,19 @@ func FuzzAccepted(f *testing.F) {
 // TestDeliverQuestionRoutes: a question card's answers go to its answer
 // route with the JSON body, its dismissal to its dismiss route with no
 // body and no content type, as the web UI calls them; both with the
-// server's token. A dismissal the server refuses (the card already
-// settled) is an error.
+// server's token. The server's code 40909 with data.dismissed is the
+// dismissal applied (kimi-code 2.1.0 answers so); without it, a refusal.
 func TestDeliverQuestionRoutes(t *testing.T) {
 	type call struct{ path, auth, ctype, body string }
 	var got []call
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got = append(got, call{r.URL.EscapedPath(), r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(b)})
-		if len(got) == 3 {
+		switch len(got) {
+		case 2: // kimi-code 2.1.0's answer to a dismissal it applied
+			io.WriteString(w, `{"code":40909,"msg":"question question_1 dismissed","data":{"dismissed":true,"dismissed_at":"2026-12-02T07:46:46.164Z"}}`)
+			return
+		case 3:
 			io.WriteString(w, `{"code":40909,"msg":"question already resolved"}`)
 			return
 		}

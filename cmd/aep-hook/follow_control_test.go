@@ -556,7 +556,9 @@ func newFakeKimiWeb(t *testing.T, token string) *fakeKimiWeb {
 					return
 				}
 				f.send("event.question.dismissed", `"question_id":"`+qid+`"`)
-				break
+				// kimi-code 2.1.0 answers a dismissal it applied so.
+				io.WriteString(w, `{"code":40909,"msg":"question `+qid+` dismissed","data":{"dismissed":true}}`)
+				return
 			}
 			// The server reports the answers keyed by the question's text,
 			// as the chosen labels (the test's one question).
