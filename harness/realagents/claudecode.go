@@ -200,7 +200,7 @@ func claudeCode() *Agent {
 			},
 			{
 				Name: "control-elicit-accept", Mode: "headless",
-				Description: "claude -p, control on: the model calls the harness's MCP deploy tool, whose server asks Claude Code for a form (elicitation/create); the Elicitation hook is held and answered over the relay with the form's values, which Claude Code hands the server as the accepted content (its own dialog never shows, and no ElicitationResult fires); the tool result the model reads next carries them",
+				Description: "claude -p, control on: the model calls the harness's MCP deploy tool, whose server asks Claude Code for a form (elicitation/create); the Elicitation hook is held and answered over the relay with the form's values, which Claude Code hands the server as the accepted content in place of its own dialog (no ElicitationResult fires: a hook's answer is final); the tool result the model reads next carries them",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
 					calls(call(claudeElicitTool, obj{})),
