@@ -3,6 +3,7 @@ package realagents
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"strings"
@@ -220,5 +221,66 @@ func TestRecordedElicitationReachesServer(t *testing.T) {
 	}
 	if checked["accept"] == 0 || checked["decline"] == 0 {
 		t.Errorf("elicitations answered over control, by action: %v; want an accept and a decline recorded", checked)
+	}
+}
+
+// TestRecordedElicitationChecked: the form Claude Code 2.1.332 really
+// raised is checked as AEP-0006 has it before anything reaches the agent:
+// a value out of a field's range, a choice the enum lacks, a wrong type,
+// a missing required field or an unknown one is invalid (the request
+// stays pending); the recorded values and the MCP actions are taken.
+func TestRecordedElicitationChecked(t *testing.T) {
+	fxs, err := LoadFixtures(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := mapping.Lookup("claude-code")
+	var hold *mapping.Hold
+	for _, fx := range fxs {
+		if fx.Scenario.Agent != "claude-code" || fx.Scenario.Name != "control-elicit-accept" {
+			continue
+		}
+		for _, f := range fx.Firings {
+			if f.Hook() == "Elicitation" {
+				hold = v.Hold(mapping.Moment{Raw: f.Stdin()}, mapping.Gate{})
+			}
+		}
+	}
+	if hold == nil {
+		t.Fatal("no held Elicitation in the control-elicit-accept recording")
+	}
+	ok := map[string]any{"env": "production", "replicas": 3.0, "confirm": true, "note": "hotfix"}
+	with := func(k string, val any) map[string]any {
+		m := map[string]any{}
+		for k, v := range ok {
+			m[k] = v
+		}
+		if val == nil {
+			delete(m, k)
+		} else {
+			m[k] = val
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		a     mapping.Answer
+		valid bool
+	}{
+		{"the recorded values", mapping.Answer{Values: ok}, true},
+		{"an optional field left out", mapping.Answer{Values: with("note", nil)}, true},
+		{"decline", mapping.Answer{Option: "decline"}, true},
+		{"cancel", mapping.Answer{Option: "cancel"}, true},
+		{"out of range", mapping.Answer{Values: with("replicas", 9.0)}, false},
+		{"not a choice", mapping.Answer{Values: with("env", "dev")}, false},
+		{"a wrong type", mapping.Answer{Values: with("confirm", "yes")}, false},
+		{"a required field missing", mapping.Answer{Values: with("env", nil)}, false},
+		{"an unknown field", mapping.Answer{Values: with("region", "eu")}, false},
+		{"an option the form lacks", mapping.Answer{Option: "accept"}, false},
+	} {
+		_, err := hold.Resolve(tc.a)
+		if (err == nil) != tc.valid || err != nil && !errors.Is(err, mapping.ErrInvalid) {
+			t.Errorf("%s: %v, want valid %v", tc.name, err, tc.valid)
+		}
 	}
 }
