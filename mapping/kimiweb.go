@@ -522,12 +522,12 @@ func kwAnswered(st *State, id string, answer Draft, option string) []Draft {
 func kwQuestionDismissed(raw []byte, st *State) []Draft {
 	id := Str(raw, "payload.question_id")
 	key := kwAttn(id)
-	if note, ok := st.Get(attnNotePrefix + key); ok && strings.HasSuffix(note, "\x00"+kwQuestionDismiss) {
+	if option := noteRefused(st, key, kwQuestionDismiss); option != "" {
 		answer := Draft{
 			Type: "attention.answered", Subject: id, SubjectRef: key, Mark: key + ":answer",
-			Data: map[string]any{"answer": map[string]any{"option": kwQuestionDismiss}},
+			Data: map[string]any{"answer": map[string]any{"option": option}},
 		}
-		return kwAnswered(st, id, answer, kwQuestionDismiss)
+		return kwAnswered(st, id, answer, option)
 	}
 	st.Del(attnNotePrefix + key)
 	return kwSettle(st, id, "dismissed", "")

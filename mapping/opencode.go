@@ -904,9 +904,11 @@ func (p busProfile) questionReplied(props []byte, st *State) []Draft {
 func (p busProfile) questionRejected(props []byte, st *State) []Draft {
 	id := Str(props, "requestID")
 	key := busAttnKey(id)
-	if _, pending := st.Get(attnPendingPrefix + key); pending && busRejectedByControl(st, key) {
-		st.Del(busFormKey(id))
-		return ControlAnswered(st, key, busQuestionReject, Data("option", busQuestionReject), nil)
+	if _, pending := st.Get(attnPendingPrefix + key); pending {
+		if option := noteRefused(st, key, busQuestionReject); option != "" {
+			st.Del(busFormKey(id))
+			return ControlAnswered(st, key, option, Data("option", option), nil)
+		}
 	}
 	st.Del(attnNotePrefix + key)
 	return p.settle(st, id, "dismissed")

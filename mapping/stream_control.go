@@ -50,7 +50,8 @@ func NoteCancel(st *State, cmdID string) { st.Set(ctlCancel, cmdID) }
 // in primary mode. A permission is answered in the server's own reply
 // vocabulary (once, always, reject; free text is a rejection whose text
 // the model reads); a question form's values become the chosen labels,
-// and its option reject refuses it through the server's reject call.
+// and its option reject (or decline) refuses it through the server's
+// reject call.
 func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	if !p.stream || m.Mode == Companion {
 		return nil
@@ -92,9 +93,9 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	questions := gjson.ParseBytes(qs).Array()
 	return &Hold{
 		Key: busAttnKey(id), Kind: "form", Fields: fieldsOf(fields, nil), Observed: true,
-		Actions: []string{busQuestionReject},
+		Actions: []string{busQuestionReject, formDecline},
 		Reply: func(a Answer) ([]byte, error) {
-			if a.Values == nil && a.Option == busQuestionReject {
+			if a.Values == nil && refusesForm(a.Option, busQuestionReject) {
 				return BusQuestionRejected, nil
 			}
 			answers := make([][]string, len(questions))
@@ -115,20 +116,32 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 // servers' own word for the dismissal their TUI offers.
 const busQuestionReject = "reject"
 
+// formDecline is MCP's word for refusing a form, which senders use for
+// any form (`aep-hook answer --deny`): the stream servers' question holds
+// take it as their own refusal.
+const formDecline = "decline"
+
+// refusesForm says whether option refuses a form whose own refusal is
+// word.
+func refusesForm(option, word string) bool { return option == word || option == formDecline }
+
+// noteRefused is the refusing option (word, or formDecline) of the
+// command noted on request key, "" when none refused it: the server's
+// report of the refusal is then that command's outcome.
+func noteRefused(st *State, key, word string) string {
+	note, ok := st.Get(attnNotePrefix + key)
+	parts := strings.SplitN(note, "\x00", 3)
+	if ok && len(parts) == 3 && refusesForm(parts[2], word) {
+		return parts[2]
+	}
+	return ""
+}
+
 // BusQuestionRejected is a question hold's reply for a refusal. It is no
 // body for the reply route: the adapter delivers it as the servers' own
 // reject call (POST /question/{id}/reject, which takes no body), whose
 // report (question.rejected) settles the request.
 var BusQuestionRejected = []byte(`{"reject":true}`)
-
-// busRejectedByControl says whether the command noted on the question
-// request key refused it: the server's question.rejected is then that
-// command's outcome, not a dismissal in the agent's own UI.
-func busRejectedByControl(st *State, key string) bool {
-	note, ok := st.Get(attnNotePrefix + key)
-	parts := strings.SplitN(note, "\x00", 3)
-	return ok && len(parts) == 3 && parts[2] == busQuestionReject
-}
 
 // chosenLabels are a question's chosen labels (1-based choice ids) or the
 // typed text, one entry per pick.
@@ -199,8 +212,8 @@ var KimiWebQuestionDismissed = []byte(`{"dismiss":true}`)
 // become the server's answers, one per question keyed by its id (a
 // choice id is kind single, typed text kind other, several choices kind
 // multi, with typed text kind multi_with_other; a question left without
-// a value is skipped), as the web UI posts them; the option dismiss
-// dismisses the card.
+// a value is skipped), as the web UI posts them; the option dismiss (or
+// decline) dismisses the card.
 func kimiWebQuestionHold(m Moment) *Hold {
 	id := Str(m.Raw, "payload.question_id")
 	if id == "" || Str(m.Raw, "session_id") == "" {
@@ -209,9 +222,9 @@ func kimiWebQuestionHold(m Moment) *Hold {
 	fields := fieldsOf(kwQuestionFields(gjson.GetBytes(m.Raw, "payload.questions").Array()), nil)
 	return &Hold{
 		Key: kwAttn(id), Kind: "form", Fields: fields, Observed: true,
-		Actions: []string{kwQuestionDismiss},
+		Actions: []string{kwQuestionDismiss, formDecline},
 		Reply: func(a Answer) ([]byte, error) {
-			if a.Values == nil && a.Option == kwQuestionDismiss {
+			if a.Values == nil && refusesForm(a.Option, kwQuestionDismiss) {
 				return KimiWebQuestionDismissed, nil
 			}
 			answers := map[string]any{}

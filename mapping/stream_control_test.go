@@ -112,6 +112,7 @@ func TestStreamHoldReplies(t *testing.T) {
 		{"question other text", q, Answer{Values: map[string]any{"1": "MySQL", "2": []any{"2"}}}, `{"answers":[["MySQL"],["queue"]]}`},
 		{"question refused", q, Answer{Option: "reject"}, string(BusQuestionRejected)},
 		{"question refused in words", q, Answer{Text: "Reject"}, string(BusQuestionRejected)},
+		{"question declined, a sender's word for any form", q, Answer{Option: "decline"}, string(BusQuestionRejected)},
 		{"approved", ap, Answer{Option: "approved"}, `{"decision":"approved"}`},
 		{"rejected with feedback", ap, Answer{Text: "not on prod"}, `{"decision":"rejected","feedback":"not on prod"}`},
 		{"kimi web choices", kq, Answer{Values: map[string]any{"q_0": "opt_0_1", "q_1": []any{"opt_1_0", "opt_1_1"}}},
@@ -121,6 +122,7 @@ func TestStreamHoldReplies(t *testing.T) {
 		{"kimi web choices with typed text", kq, Answer{Values: map[string]any{"q_0": "opt_0_0", "q_1": []any{"opt_1_1", "a log"}}},
 			`{"answers":{"q_0":{"kind":"single","option_id":"opt_0_0"},"q_1":{"kind":"multi_with_other","option_ids":["opt_1_1"],"other_text":"a log"}}}`},
 		{"kimi web dismissed", kq, Answer{Option: "dismiss"}, string(KimiWebQuestionDismissed)},
+		{"kimi web declined", kq, Answer{Option: "decline"}, string(KimiWebQuestionDismissed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := tc.h.Resolve(tc.a)
@@ -223,6 +225,7 @@ func TestQuestionRejected(t *testing.T) {
 		answer bool
 	}{
 		{"refused over control", &Answer{Option: "reject"}, true},
+		{"declined over control", &Answer{Option: "decline"}, true},
 		{"rejected in the TUI", nil, false},
 		{"rejected in the TUI after values were sent", &Answer{Values: map[string]any{"1": "1"}}, false},
 	} {
@@ -245,7 +248,7 @@ func TestQuestionRejected(t *testing.T) {
 				if strings.Join(types, " ") != "attention.answered attention.resolved" {
 					t.Fatalf("drafts %v", types)
 				}
-				if d := ds[0].Data; d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != "map[option:reject]" || ds[0].Cause != "cmd1" {
+				if d := ds[0].Data; d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != "map[option:"+tc.noted.Option+"]" || ds[0].Cause != "cmd1" {
 					t.Errorf("answered %v cause %q", d, ds[0].Cause)
 				}
 				if last.Data["resolution"] != "answered" || last.Cause != "cmd1" {
@@ -282,6 +285,7 @@ func TestKimiWebQuestionSettled(t *testing.T) {
 		{"answered over control", &Answer{Values: map[string]any{"q_0": "opt_0_1"}}, answered, "control map[values:map[q_0:prod]]"},
 		{"answered in the web UI", nil, answered, "oob map[values:map[q_0:prod]]"},
 		{"dismissed over control", &Answer{Option: "dismiss"}, dismissed, "control map[option:dismiss]"},
+		{"declined over control", &Answer{Option: "decline"}, dismissed, "control map[option:decline]"},
 		{"dismissed in the web UI", nil, dismissed, ""},
 		{"dismissed in the web UI after values were sent", &Answer{Values: map[string]any{"q_0": "opt_0_1"}}, dismissed, ""},
 		{"answered in the web UI after a dismissal was sent", &Answer{Option: "dismiss"}, answered, "oob map[values:map[q_0:prod]]"},

@@ -659,11 +659,18 @@ func TestFollowKimiWebControl(t *testing.T) {
 	}{
 		{"question_1", answer.Answer{Values: map[string]any{"q_0": "opt_0_1"}}, "map[values:map[q_0:prod]]"},
 		{"question_2", answer.Answer{Option: "dismiss"}, "map[option:dismiss]"},
+		{"question_3", answer.Answer{}, "map[option:decline]"}, // the sender's --deny
 	} {
 		question(tc.id)
 		r := f.pending(cn, kwSession, tc.id)
 		if fmt.Sprint(r.RespondVia) != "[control]" {
 			t.Fatalf("question %+v", r)
+		}
+		if tc.a.Option == "" && tc.a.Values == nil {
+			var err error
+			if tc.a, err = answer.Deny(r, ""); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out := respondTo(t, cn, r, tc.a)
 		if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
@@ -690,6 +697,7 @@ func TestFollowKimiWebControl(t *testing.T) {
 		`/api/v1/sessions/session_ctl/approvals/approval_2 {"decision":"rejected","feedback":"not on prod, use staging"}`,
 		`/api/v1/sessions/session_ctl/questions/question_1 {"answers":{"q_0":{"kind":"single","option_id":"opt_0_1"}}}`,
 		`/api/v1/sessions/session_ctl/questions/question_2:dismiss `,
+		`/api/v1/sessions/session_ctl/questions/question_3:dismiss `,
 		`/api/v1/sessions/session_ctl/prompts/msg_p1:abort {}`,
 	}
 	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {
