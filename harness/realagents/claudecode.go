@@ -224,6 +224,29 @@ func claudeCode() *Agent {
 				Drive:   claudeElicit("SCENARIO:decline deploy it", "elicitation decline: nothing deployed"),
 			},
 			{
+				Name: "control-elicit-tui", Mode: "tmux",
+				Description: "claude TUI, control on: the MCP deploy tool's form (elicitation/create) is held at the Elicitation hook and answered over the relay with the form's values; the turn ends with no key pressed, so Claude Code's own form dialog never waited, and the tool result the model reads next carries the values",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Deployed."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{
+					"env": "staging", "replicas": 1, "confirm": true,
+				}}}}},
+				Drive: func(r *Run) error {
+					cfg, err := claudeMCPConfig(r)
+					if err != nil {
+						return err
+					}
+					return TUI([]string{"--permission-mode", "default", "--allowedTools", claudeElicitTool, "--strict-mcp-config", "--mcp-config", cfg},
+						Screen(claudeReady),
+						Typed("SCENARIO:elicit deploy it"),
+						Fired("Stop", 1), ModelSaw(`elicitation accept: {\"confirm\":true,\"env\":\"staging\",\"replicas\":1}`),
+						Typed("/exit"), Fired("SessionEnd", 1))(r)
+				},
+			},
+			{
 				Name: "control-timeout", Mode: "tmux",
 				Description: "claude TUI, control on with a 3 s budget and nobody answering: the hook gives up, Claude Code's own permission dialog appears and is answered Yes there; the card is answered once, out of band",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
@@ -324,8 +347,8 @@ const claudeElicitTool = "mcp__probe__" + MCPElicitTool
 // and checks the model's next request carried saw (the tool's result).
 func claudeElicit(prompt, saw string) func(r *Run) error {
 	return func(r *Run) error {
-		cfg := filepath.Join(r.Home, "mcp.json")
-		if err := r.WriteJSON(cfg, obj{"mcpServers": obj{"probe": obj{"type": "stdio", "command": r.H.Self, "args": []string{"mcp"}}}}); err != nil {
+		cfg, err := claudeMCPConfig(r)
+		if err != nil {
 			return err
 		}
 		if _, err := r.Exec(3*time.Minute, "", claudeHeadless(prompt, "--allowedTools", claudeElicitTool,
@@ -334,6 +357,13 @@ func claudeElicit(prompt, saw string) func(r *Run) error {
 		}
 		return r.ModelSaw(saw)
 	}
+}
+
+// claudeMCPConfig writes the --mcp-config file naming the harness's MCP
+// server (realagents mcp, as server "probe") and returns its path.
+func claudeMCPConfig(r *Run) (string, error) {
+	cfg := filepath.Join(r.Home, "mcp.json")
+	return cfg, r.WriteJSON(cfg, obj{"mcpServers": obj{"probe": obj{"type": "stdio", "command": r.H.Self, "args": []string{"mcp"}}}})
 }
 
 // claudeReady is what the TUI shows when it waits for a prompt.
