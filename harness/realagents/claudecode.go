@@ -247,6 +247,28 @@ func claudeCode() *Agent {
 				},
 			},
 			{
+				Name: "control-elicit-timeout", Mode: "tmux",
+				Description: "claude TUI, control on with a 3 s budget and nobody answering: the Elicitation hook gives up, Claude Code's own form dialog appears and is dismissed there with Esc; ElicitationResult reports the cancel, the card is dismissed out of band, and the model reads the cancel",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Not deployed."),
+				}}),
+				Control: &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					cfg, err := claudeMCPConfig(r)
+					if err != nil {
+						return err
+					}
+					return TUI([]string{"--permission-mode", "default", "--allowedTools", claudeElicitTool, "--strict-mcp-config", "--mcp-config", cfg},
+						Screen(claudeReady),
+						Typed("SCENARIO:late deploy it"),
+						Fired("Elicitation", 1), Screen(MCPElicitMessage), Pause(time.Second), Pressed("Escape"),
+						Fired("ElicitationResult", 1), Fired("Stop", 1), ModelSaw("elicitation cancel: nothing deployed"),
+						Typed("/exit"), Fired("SessionEnd", 1))(r)
+				},
+			},
+			{
 				Name: "control-timeout", Mode: "tmux",
 				Description: "claude TUI, control on with a 3 s budget and nobody answering: the hook gives up, Claude Code's own permission dialog appears and is answered Yes there; the card is answered once, out of band",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
