@@ -24,7 +24,8 @@ import (
 // tool.result the tool pair (the result names no tool: the name recorded at
 // the start is joined by call id; an unpairable result emits nothing),
 // approvals and questions the attention lifecycle with no options and no
-// respond_via (the channel is read-only), turn steps the run steps, error
+// respond_via (the channel is read-only; a follower's live control link
+// holds them, and only then do they say respond_via control), turn steps the run steps, error
 // frames error.raised, everything else x.kimi-code.web.{type}. No session
 // lifecycle is fabricated: kap sessions outlive connections. In both modes
 // volatile frames (the vendor's do-not-persist marker: deltas, status
@@ -217,7 +218,7 @@ func kwPrimary(m Moment, st *State) []Draft {
 	case "event.approval.resolved":
 		return in(kwApprovalResolved(raw, st)...)
 	case "event.question.requested":
-		return in(kwQuestionRequested(raw, st, run)...)
+		return in(kwQuestionRequested(raw, st, run, m.Control)...)
 	case "event.question.answered":
 		if kwSettled(st, Str(raw, "payload.question_id")) {
 			return nil
@@ -227,8 +228,7 @@ func kwPrimary(m Moment, st *State) []Draft {
 		if kwSettled(st, Str(raw, "payload.question_id")) {
 			return nil
 		}
-		id := Str(raw, "payload.question_id")
-		return in(kwSettle(st, id, "dismissed", "")...)
+		return in(kwQuestionDismissed(raw, st)...)
 	case "event.session.work_changed":
 		return []Draft{{
 			Type: kwVendorType(typ), Severity: debug,
@@ -407,20 +407,45 @@ func kwSettle(st *State, id, resolution, cause string) []Draft {
 }
 
 // kwQuestionRequested maps the vendor's question card onto an AEP-0006
-// form: one select field per question (its vendor id, the question as the
-// label, the vendor's option ids and labels, allow_other as other), the
-// question itself as the prompt when there is one.
-func kwQuestionRequested(raw []byte, st *State, run string) []Draft {
+// form (kwQuestionFields), the question itself as the prompt when there
+// is one; held over a live control link it says respond_via control.
+func kwQuestionRequested(raw []byte, st *State, run string, live bool) []Draft {
 	id := Str(raw, "payload.question_id")
 	qs := gjson.GetBytes(raw, "payload.questions").Array()
+	fields := kwQuestionFields(qs)
+	for i, q := range qs {
+		if label := q.Get("question").String(); id != "" && label != "" {
+			st.Set(kwQ+id+"\x00"+clip(label, maxKeyName), fields[i].(map[string]any)["id"].(string))
+		}
+	}
+	prompt := fmt.Sprintf("kimi-code asks %d question%s", len(qs), plural(len(qs)))
+	if len(qs) == 1 && qs[0].Get("question").String() != "" {
+		prompt = qs[0].Get("question").String()
+	}
+	d := Draft{Type: "attention.requested", Subject: id, Data: map[string]any{"kind": "form", "prompt": prompt, "fields": fields}}
+	if id == "" {
+		return []Draft{d}
+	}
+	if live {
+		d.Data["respond_via"] = respondVia(true)
+	}
+	key := kwAttn(id)
+	ds := raiseAttention(st, key, run)
+	d.Mark = key
+	return append(ds, d)
+}
+
+// kwQuestionFields are a question card's form fields: one select field
+// per question (its vendor id, the question as the label, the vendor's
+// option ids and labels, allow_other as other).
+func kwQuestionFields(qs []gjson.Result) []any {
 	fields := make([]any, 0, len(qs))
 	for i, q := range qs {
 		fid := q.Get("id").String()
 		if fid == "" {
 			fid = fmt.Sprintf("q_%d", i)
 		}
-		label := q.Get("question").String()
-		f := map[string]any{"id": fid, "type": "select", "label": label}
+		f := map[string]any{"id": fid, "type": "select", "label": q.Get("question").String()}
 		choices := []any{}
 		for _, o := range q.Get("options").Array() {
 			choices = append(choices, map[string]any{"id": o.Get("id").String(), "label": o.Get("label").String()})
@@ -433,22 +458,8 @@ func kwQuestionRequested(raw []byte, st *State, run string) []Draft {
 			f["multi"] = true
 		}
 		fields = append(fields, f)
-		if id != "" && label != "" {
-			st.Set(kwQ+id+"\x00"+clip(label, maxKeyName), fid)
-		}
 	}
-	prompt := fmt.Sprintf("kimi-code asks %d question%s", len(qs), plural(len(qs)))
-	if len(qs) == 1 && qs[0].Get("question").String() != "" {
-		prompt = qs[0].Get("question").String()
-	}
-	d := Draft{Type: "attention.requested", Subject: id, Data: map[string]any{"kind": "form", "prompt": prompt, "fields": fields}}
-	if id == "" {
-		return []Draft{d}
-	}
-	key := kwAttn(id)
-	ds := raiseAttention(st, key, run)
-	d.Mark = key
-	return append(ds, d)
+	return fields
 }
 
 // kwQuestionAnswered maps the answers: values keyed by the field ids (2.1.0
@@ -476,8 +487,48 @@ func kwQuestionAnswered(raw []byte, st *State) []Draft {
 		Type: "attention.answered", Subject: id, SubjectRef: key, CauseRef: key, Mark: key + ":answer",
 		Data: map[string]any{"answer": map[string]any{"values": values}, "via": "oob"},
 	}
+	return kwAnswered(st, id, answer, "")
+}
+
+// kwAnswered completes the answer to question id the server reported
+// (option: the one it applied, "" for values): via control, by the
+// sender and caused by the command when a command applying that option
+// was noted on the request, else out of band; then the request's
+// resolution when it was seen.
+func kwAnswered(st *State, id string, answer Draft, option string) []Draft {
+	key := kwAttn(id)
+	cmd, by, viaControl := controlNote(st, key, option)
+	if viaControl {
+		answer.CauseRef, answer.Cause = "", cmd
+		answer.Data["via"] = "control"
+		if by != "" {
+			answer.Data["by"] = by
+		}
+	}
 	if _, seen := st.Get(attnPendingPrefix + key); !seen || id == "" {
 		return []Draft{answer}
 	}
-	return []Draft{answer, settleAttention(st, key, "answered", key+":answer")}
+	resolved := settleAttention(st, key, "answered", key+":answer")
+	if viaControl {
+		resolved.CauseRef, resolved.Cause = "", cmd
+	}
+	return []Draft{answer, resolved}
+}
+
+// kwQuestionDismissed settles a dismissed question: dismissed over control
+// (a command noted the dismissal on it), the dismissal is the command's
+// answer; dismissed in the web UI (or by the server), nothing was
+// answered.
+func kwQuestionDismissed(raw []byte, st *State) []Draft {
+	id := Str(raw, "payload.question_id")
+	key := kwAttn(id)
+	if option := noteRefused(st, key, kwQuestionDismiss); option != "" {
+		answer := Draft{
+			Type: "attention.answered", Subject: id, SubjectRef: key, Mark: key + ":answer",
+			Data: map[string]any{"answer": map[string]any{"option": option}},
+		}
+		return kwAnswered(st, id, answer, option)
+	}
+	st.Del(attnNotePrefix + key)
+	return kwSettle(st, id, "dismissed", "")
 }

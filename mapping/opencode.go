@@ -355,7 +355,7 @@ func (p busProfile) primary(m Moment, st *State) []Draft {
 	case "question.replied":
 		return p.questionReplied(props, st)
 	case "question.rejected":
-		return p.settle(st, Str(props, "requestID"), "dismissed")
+		return p.questionRejected(props, st)
 	case "todo.updated":
 		return inRun(st, diffTodos(st, gjson.GetBytes(props, "todos").Array())...)
 	case "file.edited":
@@ -895,6 +895,23 @@ func (p busProfile) questionReplied(props []byte, st *State) []Draft {
 	st.Del(busFormKey(id))
 	values, structural := questionValues(gjson.GetBytes(props, "answers").Array(), labels)
 	return ControlAnswered(st, key, "", map[string]any{"values": values}, map[string]any{"values": structural})
+}
+
+// questionRejected settles a rejected question: refused over control (a
+// command noted the reject on it), the refusal is the command's answer,
+// via control and caused by it; rejected in the agent's own UI, it is
+// dismissed (nothing was answered).
+func (p busProfile) questionRejected(props []byte, st *State) []Draft {
+	id := Str(props, "requestID")
+	key := busAttnKey(id)
+	if _, pending := st.Get(attnPendingPrefix + key); pending {
+		if option := noteRefused(st, key, busQuestionReject); option != "" {
+			st.Del(busFormKey(id))
+			return ControlAnswered(st, key, option, Data("option", option), nil)
+		}
+	}
+	st.Del(attnNotePrefix + key)
+	return p.settle(st, id, "dismissed")
 }
 
 // settle resolves a pending ask with resolution (a rejected question is

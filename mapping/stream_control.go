@@ -24,10 +24,15 @@ import (
 //     reject, message?} (the message reaches the model with a rejection),
 //     POST /question/{id}/reply {answers: [[label, ...], ...]} (one list
 //     of chosen labels, or the typed text, per question), POST
+//     /question/{id}/reject (no body: the question dismissed, the tool
+//     call fails with the server's "dismissed" error), POST
 //     /session/{id}/abort;
 //   - Kimi web: POST /api/v1/sessions/{sid}/approvals/{approval_id}
 //     {decision: approved|rejected, feedback?}, POST
-//     /api/v1/sessions/{sid}/prompts/{prompt_id}:abort.
+//     /api/v1/sessions/{sid}/questions/{question_id} {answers: {question
+//     id: {kind: single|other|multi|multi_with_other|skipped, ...}}} and
+//     POST .../questions/{question_id}:dismiss (no body), as its web UI
+//     calls them, POST /api/v1/sessions/{sid}/prompts/{prompt_id}:abort.
 
 // ctlCancel notes the control.cancel a session's open run was aborted by:
 // the run's close is caused by it.
@@ -44,7 +49,9 @@ func NoteCancel(st *State, cmdID string) { st.Set(ctlCancel, cmdID) }
 // busHold holds a permission or question ask of the OpenCode / Kilo stream
 // in primary mode. A permission is answered in the server's own reply
 // vocabulary (once, always, reject; free text is a rejection whose text
-// the model reads); a question form's values become the chosen labels.
+// the model reads); a question form's values become the chosen labels,
+// and its option reject (or decline) refuses it through the server's
+// reject call.
 func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	if !p.stream || m.Mode == Companion {
 		return nil
@@ -86,7 +93,11 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 	questions := gjson.ParseBytes(qs).Array()
 	return &Hold{
 		Key: busAttnKey(id), Kind: "form", Fields: fieldsOf(fields, nil), Observed: true,
+		Actions: []string{busQuestionReject, formDecline},
 		Reply: func(a Answer) ([]byte, error) {
+			if a.Values == nil && refusesForm(a.Option, busQuestionReject) {
+				return BusQuestionRejected, nil
+			}
 			answers := make([][]string, len(questions))
 			for i, q := range questions {
 				answers[i] = []string{}
@@ -100,6 +111,37 @@ func (p busProfile) busHold(m Moment, _ Gate) *Hold {
 		},
 	}
 }
+
+// busQuestionReject is the option that refuses a question form: the
+// servers' own word for the dismissal their TUI offers.
+const busQuestionReject = "reject"
+
+// formDecline is MCP's word for refusing a form, which senders use for
+// any form (`aep-hook answer --deny`): the stream servers' question holds
+// take it as their own refusal.
+const formDecline = "decline"
+
+// refusesForm says whether option refuses a form whose own refusal is
+// word.
+func refusesForm(option, word string) bool { return option == word || option == formDecline }
+
+// noteRefused is the refusing option (word, or formDecline) of the
+// command noted on request key, "" when none refused it: the server's
+// report of the refusal is then that command's outcome.
+func noteRefused(st *State, key, word string) string {
+	note, ok := st.Get(attnNotePrefix + key)
+	parts := strings.SplitN(note, "\x00", 3)
+	if ok && len(parts) == 3 && refusesForm(parts[2], word) {
+		return parts[2]
+	}
+	return ""
+}
+
+// BusQuestionRejected is a question hold's reply for a refusal. It is no
+// body for the reply route: the adapter delivers it as the servers' own
+// reject call (POST /question/{id}/reject, which takes no body), whose
+// report (question.rejected) settles the request.
+var BusQuestionRejected = []byte(`{"reject":true}`)
 
 // chosenLabels are a question's chosen labels (1-based choice ids) or the
 // typed text, one entry per pick.
@@ -127,9 +169,16 @@ var kimiWebOptions = []Option{{ID: "approved", Label: "Approve"}, {ID: "rejected
 
 // kimiWebHold holds an approval of the Kimi web stream in primary mode:
 // approved, or rejected with the answer's text as the vendor's feedback
-// (AEP-0008: other text is a rejection carrying it).
+// (AEP-0008: other text is a rejection carrying it); and a question card,
+// answered with the form's values or dismissed (kimiWebQuestionHold).
 func kimiWebHold(m Moment, _ Gate) *Hold {
-	if m.Mode != Primary || m.Facts.Name != "event.approval.requested" {
+	if m.Mode != Primary {
+		return nil
+	}
+	if m.Facts.Name == "event.question.requested" {
+		return kimiWebQuestionHold(m)
+	}
+	if m.Facts.Name != "event.approval.requested" {
 		return nil
 	}
 	id := Str(m.Raw, "payload.approval_id")
@@ -147,6 +196,71 @@ func kimiWebHold(m Moment, _ Gate) *Hold {
 			return json.Marshal(body)
 		},
 	}
+}
+
+// kwQuestionDismiss is the option that dismisses a Kimi web question
+// card, as its web UI's dismiss button does.
+const kwQuestionDismiss = "dismiss"
+
+// KimiWebQuestionDismissed is a question hold's reply for a dismissal. It
+// is no body for the answer route: the adapter delivers it as the
+// server's own dismiss call (POST .../questions/{id}:dismiss, which takes
+// no body), whose report (event.question.dismissed) settles the request.
+var KimiWebQuestionDismissed = []byte(`{"dismiss":true}`)
+
+// kimiWebQuestionHold holds a Kimi web question card: the form's values
+// become the server's answers, one per question keyed by its id (a
+// choice id is kind single, typed text kind other, several choices kind
+// multi, with typed text kind multi_with_other; a question left without
+// a value is skipped), as the web UI posts them; the option dismiss (or
+// decline) dismisses the card.
+func kimiWebQuestionHold(m Moment) *Hold {
+	id := Str(m.Raw, "payload.question_id")
+	if id == "" || Str(m.Raw, "session_id") == "" {
+		return nil
+	}
+	fields := fieldsOf(kwQuestionFields(gjson.GetBytes(m.Raw, "payload.questions").Array()), nil)
+	return &Hold{
+		Key: kwAttn(id), Kind: "form", Fields: fields, Observed: true,
+		Actions: []string{kwQuestionDismiss, formDecline},
+		Reply: func(a Answer) ([]byte, error) {
+			if a.Values == nil && refusesForm(a.Option, kwQuestionDismiss) {
+				return KimiWebQuestionDismissed, nil
+			}
+			answers := map[string]any{}
+			for _, f := range fields {
+				answers[f.ID] = kwAnswerOf(f, a.Values[f.ID])
+			}
+			return json.Marshal(map[string]any{"answers": answers})
+		},
+	}
+}
+
+// kwAnswerOf is one question's answer in the server's wire shape for the
+// field's value v (checked against the field already).
+func kwAnswerOf(f Field, v any) map[string]any {
+	switch x := v.(type) {
+	case string:
+		if f.isChoice(x) {
+			return map[string]any{"kind": "single", "option_id": x}
+		}
+		return map[string]any{"kind": "other", "text": x}
+	case []any:
+		ids, other := []string{}, []string{}
+		for _, y := range x {
+			s, _ := y.(string)
+			if f.isChoice(s) {
+				ids = append(ids, s)
+			} else {
+				other = append(other, s)
+			}
+		}
+		if len(other) == 0 {
+			return map[string]any{"kind": "multi", "option_ids": ids}
+		}
+		return map[string]any{"kind": "multi_with_other", "option_ids": ids, "other_text": strings.Join(other, ", ")}
+	}
+	return map[string]any{"kind": "skipped"}
 }
 
 // kimiWebOptionsData is the approval card's options as data.

@@ -25,6 +25,9 @@ const (
 	ocAsk = `{"id":"per_1","sessionID":"s","permission":"bash","patterns":["ls /"]}`
 	ocQ   = `{"id":"que_1","sessionID":"s","questions":[{"question":"Which db?","header":"DB","options":[{"label":"PG"},{"label":"SQLite"}]},{"question":"Extras?","header":"X","multiple":true,"options":[{"label":"cache"},{"label":"queue"}]}]}`
 	kwAsk = `"approval_id":"ap_1","tool_call_id":"c1","tool_name":"Bash","action":"Running: ls"`
+	kwQ2  = `"question_id":"question_1","questions":[` +
+		`{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"},{"id":"opt_0_1","label":"prod"}],"multi_select":false,"allow_other":true},` +
+		`{"id":"q_1","question":"Extras?","options":[{"id":"opt_1_0","label":"cache"},{"id":"opt_1_1","label":"queue"}],"multi_select":true,"allow_other":true}]`
 )
 
 // TestStreamRespondVia: a stream's ask carries the server's options and
@@ -44,6 +47,8 @@ func TestStreamRespondVia(t *testing.T) {
 		{"kilo question live", "kilocode-sse", busEvent("question.asked", ocQ, true), true, ""},
 		{"kimi web live", "kimi-web", kwFrame("event.approval.requested", kwAsk, true), true, "[approved rejected]"},
 		{"kimi web no link", "kimi-web", kwFrame("event.approval.requested", kwAsk, false), true, ""},
+		{"kimi web question live", "kimi-web", kwFrame("event.question.requested", kwQ2, true), true, ""},
+		{"kimi web question no link", "kimi-web", kwFrame("event.question.requested", kwQ2, false), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, _ := Lookup(tc.vendor)
@@ -92,6 +97,7 @@ func TestStreamHoldReplies(t *testing.T) {
 	perm := oc.Hold(busEvent("permission.asked", ocAsk, true), Gate{})
 	q := oc.Hold(busEvent("question.asked", ocQ, true), Gate{})
 	ap := kw.Hold(kwFrame("event.approval.requested", kwAsk, true), Gate{})
+	kq := kw.Hold(kwFrame("event.question.requested", kwQ2, true), Gate{})
 	for _, tc := range []struct {
 		name string
 		h    *Hold
@@ -104,8 +110,19 @@ func TestStreamHoldReplies(t *testing.T) {
 		{"text rejects with a message", perm, Answer{Text: "use staging"}, `{"message":"use staging","reply":"reject"}`},
 		{"question labels", q, Answer{Values: map[string]any{"1": "2", "2": []any{"1", "2"}}}, `{"answers":[["SQLite"],["cache","queue"]]}`},
 		{"question other text", q, Answer{Values: map[string]any{"1": "MySQL", "2": []any{"2"}}}, `{"answers":[["MySQL"],["queue"]]}`},
+		{"question refused", q, Answer{Option: "reject"}, string(BusQuestionRejected)},
+		{"question refused in words", q, Answer{Text: "Reject"}, string(BusQuestionRejected)},
+		{"question declined, a sender's word for any form", q, Answer{Option: "decline"}, string(BusQuestionRejected)},
 		{"approved", ap, Answer{Option: "approved"}, `{"decision":"approved"}`},
 		{"rejected with feedback", ap, Answer{Text: "not on prod"}, `{"decision":"rejected","feedback":"not on prod"}`},
+		{"kimi web choices", kq, Answer{Values: map[string]any{"q_0": "opt_0_1", "q_1": []any{"opt_1_0", "opt_1_1"}}},
+			`{"answers":{"q_0":{"kind":"single","option_id":"opt_0_1"},"q_1":{"kind":"multi","option_ids":["opt_1_0","opt_1_1"]}}}`},
+		{"kimi web typed text and a skipped question", kq, Answer{Values: map[string]any{"q_0": "staging"}},
+			`{"answers":{"q_0":{"kind":"other","text":"staging"},"q_1":{"kind":"skipped"}}}`},
+		{"kimi web choices with typed text", kq, Answer{Values: map[string]any{"q_0": "opt_0_0", "q_1": []any{"opt_1_1", "a log"}}},
+			`{"answers":{"q_0":{"kind":"single","option_id":"opt_0_0"},"q_1":{"kind":"multi_with_other","option_ids":["opt_1_1"],"other_text":"a log"}}}`},
+		{"kimi web dismissed", kq, Answer{Option: "dismiss"}, string(KimiWebQuestionDismissed)},
+		{"kimi web declined", kq, Answer{Option: "decline"}, string(KimiWebQuestionDismissed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := tc.h.Resolve(tc.a)
@@ -193,4 +210,125 @@ func FuzzStreamHoldReply(f *testing.F) {
 			t.Fatalf("reply %s: %v", b, err)
 		}
 	})
+}
+
+// TestQuestionRejected: a question the server reports rejected is the
+// command's answer (option reject, via control, caused by it) only when a
+// command refusing it was noted; rejected in the TUI, or after a command
+// that answered it with values, it is dismissed with nothing answered.
+// One terminal either way.
+func TestQuestionRejected(t *testing.T) {
+	v, _ := Lookup("opencode-sse")
+	for _, tc := range []struct {
+		name   string
+		noted  *Answer
+		answer bool
+	}{
+		{"refused over control", &Answer{Option: "reject"}, true},
+		{"declined over control", &Answer{Option: "decline"}, true},
+		{"rejected in the TUI", nil, false},
+		{"rejected in the TUI after values were sent", &Answer{Values: map[string]any{"1": "1"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState()
+			m := busEvent("question.asked", ocQ, true)
+			if _, err := v.Map(m, st); err != nil {
+				t.Fatal(err)
+			}
+			if tc.noted != nil {
+				v.Hold(m, Gate{}).NoteDrafts(st, *tc.noted, "alice", "cmd1")
+			}
+			ds, _ := v.Map(busEvent("question.rejected", `{"sessionID":"s","requestID":"que_1"}`, false), st)
+			var types []string
+			for _, d := range ds {
+				types = append(types, d.Type)
+			}
+			last := ds[len(ds)-1]
+			if tc.answer {
+				if strings.Join(types, " ") != "attention.answered attention.resolved" {
+					t.Fatalf("drafts %v", types)
+				}
+				if d := ds[0].Data; d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != "map[option:"+tc.noted.Option+"]" || ds[0].Cause != "cmd1" {
+					t.Errorf("answered %v cause %q", d, ds[0].Cause)
+				}
+				if last.Data["resolution"] != "answered" || last.Cause != "cmd1" {
+					t.Errorf("resolved %v cause %q", last.Data, last.Cause)
+				}
+			} else if strings.Join(types, " ") != "attention.resolved" || last.Data["resolution"] != "dismissed" {
+				t.Fatalf("drafts %v %v", types, last.Data)
+			}
+			if again, _ := v.Map(busEvent("question.rejected", `{"sessionID":"s","requestID":"que_1"}`, false), st); len(again) != 0 {
+				t.Errorf("a second terminal: %v", again)
+			}
+			if _, left := st.Get(attnNotePrefix + busAttnKey("que_1")); left {
+				t.Error("the command's note outlived the request")
+			}
+		})
+	}
+}
+
+// TestKimiWebQuestionSettled: the server's report of a question card's
+// answer or dismissal is the command's outcome (via control, by the
+// sender, caused by the command) only when a command applying it was
+// noted; otherwise it is the web UI's: answered out of band, or dismissed
+// with nothing answered.
+func TestKimiWebQuestionSettled(t *testing.T) {
+	v, _ := Lookup("kimi-web")
+	answered := kwFrame("event.question.answered", `"question_id":"question_1","answers":{"Which env?":"prod"}`, false)
+	dismissed := kwFrame("event.question.dismissed", `"question_id":"question_1"`, false)
+	for _, tc := range []struct {
+		name   string
+		noted  *Answer
+		report Moment
+		want   string // the answer's via and answer, "" for a dismissal
+	}{
+		{"answered over control", &Answer{Values: map[string]any{"q_0": "opt_0_1"}}, answered, "control map[values:map[q_0:prod]]"},
+		{"answered in the web UI", nil, answered, "oob map[values:map[q_0:prod]]"},
+		{"dismissed over control", &Answer{Option: "dismiss"}, dismissed, "control map[option:dismiss]"},
+		{"declined over control", &Answer{Option: "decline"}, dismissed, "control map[option:decline]"},
+		{"dismissed in the web UI", nil, dismissed, ""},
+		{"dismissed in the web UI after values were sent", &Answer{Values: map[string]any{"q_0": "opt_0_1"}}, dismissed, ""},
+		{"answered in the web UI after a dismissal was sent", &Answer{Option: "dismiss"}, answered, "oob map[values:map[q_0:prod]]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState()
+			for _, m := range []Moment{kwFrame("turn.started", `"turn_id":0`, false), kwFrame("event.question.requested", kwQ2, true)} {
+				if _, err := v.Map(m, st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.noted != nil {
+				v.Hold(kwFrame("event.question.requested", kwQ2, true), Gate{}).NoteDrafts(st, *tc.noted, "alice", "cmd1")
+			}
+			ds, _ := v.Map(tc.report, st)
+			var types []string
+			for _, d := range ds {
+				types = append(types, d.Type)
+			}
+			last := ds[len(ds)-1]
+			if tc.want == "" {
+				if strings.Join(types, " ") != "attention.resolved" || last.Data["resolution"] != "dismissed" {
+					t.Fatalf("drafts %v %v", types, last.Data)
+				}
+			} else {
+				if strings.Join(types, " ") != "attention.answered attention.resolved" || last.Data["resolution"] != "answered" {
+					t.Fatalf("drafts %v %v", types, last.Data)
+				}
+				d := ds[0].Data
+				if got := fmt.Sprint(d["via"], " ", d["answer"]); got != tc.want {
+					t.Errorf("answered %s, want %s", got, tc.want)
+				}
+				control := d["via"] == "control"
+				if control != (ds[0].Cause == "cmd1" && last.Cause == "cmd1" && d["by"] == "alice") {
+					t.Errorf("causes %q %q by %v", ds[0].Cause, last.Cause, d["by"])
+				}
+			}
+			if Pending(st, kwAttn("question_1")) {
+				t.Error("still pending")
+			}
+			if _, left := st.Get(attnNotePrefix + kwAttn("question_1")); left {
+				t.Error("the command's note outlived the request")
+			}
+		})
+	}
 }

@@ -18,8 +18,8 @@ import (
 )
 
 // The bridge's writes, made only when control is enabled (primary mode):
-// the server's own permission and question replies and its session
-// abort. Everything else the bridge does is read-only.
+// the server's own permission and question replies, its question reject
+// and its session abort. Everything else the bridge does is read-only.
 
 // replyTimeout bounds one reply call: well inside the ack window the link
 // declares, so the command is acknowledged either way.
@@ -29,8 +29,9 @@ const replyTimeout = 4 * time.Second
 const maxReplyBody = 64 << 10
 
 // Deliver is the reply call for the ask moment m raised: the permission
-// or question reply route, in the ask's directory when the global stream
-// named one; nil when m is no ask of the server's.
+// or question reply route (a question's refusal its reject route), in the
+// ask's directory when the global stream named one; nil when m is no ask
+// of the server's.
 func (b *Bridge) Deliver(m mapping.Moment, _ *mapping.Hold) func(reply []byte) error {
 	var id, path string
 	switch m.Facts.Name {
@@ -53,7 +54,13 @@ func (b *Bridge) Deliver(m mapping.Moment, _ *mapping.Hold) func(reply []byte) e
 		return nil
 	}
 	dir := m.Facts.Thread
-	return func(reply []byte) error { return b.post(path, dir, reply) }
+	return func(reply []byte) error {
+		if bytes.Equal(reply, mapping.BusQuestionRejected) {
+			// The refusal has a route of its own, which takes no body.
+			return b.post("/question/"+url.PathEscape(id)+"/reject", dir, nil)
+		}
+		return b.post(path, dir, reply)
+	}
 }
 
 // Abort is POST /session/{id}/abort, in the directory the stream last
@@ -81,7 +88,9 @@ func (b *Bridge) Cancel(c control.Command, st *mapping.State) ([]mapping.Draft, 
 }
 
 // post sends body to path (in dir, when set) and wants a 2xx whose body
-// is not false (the servers answer a reply with true).
+// is not false (the servers answer a reply with true). A nil body is sent
+// as none, with no content type, as the servers' own client calls a
+// route that takes no payload.
 func (b *Bridge) post(path, dir string, body []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), replyTimeout)
 	defer cancel()
@@ -89,11 +98,17 @@ func (b *Bridge) post(path, dir string, body []byte) error {
 	if dir != "" {
 		u.RawQuery = url.Values{"directory": {dir}}.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), rd)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json")
 	if b.Password != "" {
 		req.SetBasicAuth(b.User, b.Password)

@@ -1,6 +1,8 @@
 package opencode
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -69,5 +71,41 @@ func TestCancelAbortUnanswered(t *testing.T) {
 				t.Fatalf("reason %q, want %q", reason, tc.reason)
 			}
 		})
+	}
+}
+
+// TestDeliverQuestionRoutes: a question's answer goes to its reply route
+// with the JSON body; its refusal to its reject route with no body and no
+// content type, as the server's own client calls it; both in the
+// directory the stream named, for an ask seen live or fetched.
+func TestDeliverQuestionRoutes(t *testing.T) {
+	type call struct{ path, query, ctype, body string }
+	var got []call
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, call{r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), string(b)})
+		io.WriteString(w, "true")
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	b := &Bridge{Base: u}
+	live := eventMoment([]byte(`{"type":"question.asked","properties":{"id":"que_1","sessionID":"ses_1","questions":[]}}`), "/w")
+	fetched := recordMoment("question", "ses_1", []byte(`{"id":"que 2","sessionID":"ses_1","questions":[]}`))
+	if err := b.Deliver(live, nil)([]byte(`{"answers":[["PG"]]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Deliver(live, nil)(mapping.BusQuestionRejected); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Deliver(fetched, nil)(mapping.BusQuestionRejected); err != nil {
+		t.Fatal(err)
+	}
+	want := []call{
+		{"/question/que_1/reply", "directory=%2Fw", "application/json", `{"answers":[["PG"]]}`},
+		{"/question/que_1/reject", "directory=%2Fw", "", ""},
+		{"/question/que 2/reject", "", "", ""},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("calls\n%v\nwant\n%v", got, want)
 	}
 }

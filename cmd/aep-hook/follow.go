@@ -37,7 +37,7 @@ type FollowCmd struct {
 	Mode           string        `help:"primary (the whole record) or companion (only x.<agent>.* events beside a primary source). Default: primary, except kimi-web (companion: the Kimi hooks are the primary)." enum:",primary,companion" default:""`
 	Deltas         bool          `help:"Record token deltas (x.<agent>.*.delta); pair with --capture redacted for their text."`
 	Stall          time.Duration `help:"Reconnect when the stream is silent this long (the servers send a heartbeat every 10s)." default:"45s"`
-	Control        bool          `help:"OpenCode, Kilo and kimi web in primary mode: answer permission requests (and OpenCode/Kilo questions) and cancel runs over the relay (AEP-0004), as AEP_CONTROL=1 does. The relay is AEP_RELAY (or --relay), its token AEP_RELAY_TOKEN."`
+	Control        bool          `help:"OpenCode, Kilo and kimi web in primary mode: answer permission requests and questions and cancel runs over the relay (AEP-0004), as AEP_CONTROL=1 does. The relay is AEP_RELAY (or --relay), its token AEP_RELAY_TOKEN."`
 	Relay          string        `help:"With --control: the relay's WebSocket URL (default AEP_RELAY, else ws://127.0.0.1:8787/socket)." placeholder:"URL"`
 	A2AFlags
 

@@ -191,8 +191,9 @@ func respondTo(t *testing.T, cn *answer.Conn, r answer.Request, a answer.Answer)
 // fakeOpenCode is an OpenCode server as far as the bridge reads and
 // writes it: the event stream the test feeds, empty REST lists, and the
 // reply and abort routes, which record their bodies and broadcast what
-// the real server does (permission.replied, question.replied; an abort
-// ends the turn: the message aborted, then idle).
+// the real server does (permission.replied, question.replied,
+// question.rejected; an abort ends the turn: the message aborted, then
+// idle).
 type fakeOpenCode struct {
 	*httptest.Server
 	events chan string
@@ -239,6 +240,12 @@ func newFakeOpenCode(t *testing.T) *fakeOpenCode {
 			var b struct{ Answers json.RawMessage }
 			json.Unmarshal(body, &b)
 			f.send("question.replied", `{"sessionID":"ses_ctl","requestID":"`+parts[1]+`","answers":`+string(b.Answers)+`}`)
+		case len(parts) == 3 && parts[0] == "question" && parts[2] == "reject":
+			if len(body) != 0 || r.Header.Get("Content-Type") != "" {
+				http.Error(w, "the reject route takes no body", http.StatusBadRequest)
+				return
+			}
+			f.send("question.rejected", `{"sessionID":"ses_ctl","requestID":"`+parts[1]+`"}`)
 		case len(parts) == 3 && parts[0] == "session" && parts[2] == "abort":
 			f.send("message.updated", `{"info":{"id":"msg_0000000000a2","sessionID":"`+parts[1]+`","role":"assistant","parentID":"msg_0000000000a1","error":{"name":"MessageAbortedError"},"time":{"created":1,"completed":2}}}`)
 			f.send("session.idle", `{"sessionID":"`+parts[1]+`"}`)
@@ -280,7 +287,8 @@ func (f *fakeOpenCode) permission(id string) {
 
 // TestFollowOpenCodeControl: OpenCode's permission and question asks
 // answered over the relay become the server's own reply calls (once,
-// reject with the text as the model's message, the chosen labels), the
+// reject with the text as the model's message, the chosen labels, a
+// question's reject route), the
 // outcome recorded from the server's broadcast via control, by the
 // sender, cause-linked to the command, one terminal each; an ask the TUI
 // answered first settles out of band and a command after it is refused;
@@ -346,6 +354,20 @@ func TestFollowOpenCodeControl(t *testing.T) {
 		t.Fatalf("question outcome %+v", out)
 	}
 
+	// A question refused: the server's own reject call, whose report is
+	// the command's answer, via control.
+	srv.send("question.asked", `{"id":"que_2","sessionID":"ses_ctl","questions":[{"question":"Which cache?","header":"Cache","options":[{"label":"Redis","description":"server"},{"label":"None","description":"skip"}]}]}`)
+	r = f.pending(cn, "ses_ctl", "que_2")
+	out = respondTo(t, cn, r, answer.Answer{Option: "reject"})
+	if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+		t.Fatalf("reject outcome %+v", out)
+	}
+	got = about(f.events("opencode", "ses_ctl"), r.ID)
+	if len(got) != 3 || fmt.Sprint(dataOf(got[1])["answer"]) != "map[option:reject]" || dataOf(got[1])["via"] != "control" ||
+		got[1]["cause"] != out.Command || dataOf(got[2])["resolution"] != "answered" || got[2]["cause"] != out.Command {
+		t.Fatalf("the refused question: %v", got)
+	}
+
 	// Cancel: the server's abort; the turn's end caused by the command.
 	cancelID := sendCancel(t, f, "ses_ctl")
 	evs = f.waitLog("opencode", "ses_ctl", ofType("run.cancelled"))
@@ -359,6 +381,7 @@ func TestFollowOpenCodeControl(t *testing.T) {
 		`/permission/per_1/reply {"reply":"once"}`,
 		`/permission/per_2/reply {"message":"use the staging registry","reply":"reject"}`,
 		`/question/que_1/reply {"answers":[["SQLite"]]}`,
+		`/question/que_2/reject `,
 		`/session/ses_ctl/abort {}`,
 	}
 	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -445,9 +468,10 @@ func TestFollowControlRelayDown(t *testing.T) {
 
 // fakeKimiWeb is a kimi web server as far as the bridge reads and writes
 // it: one session listed, the WebSocket stream (hello, subscribe acked,
-// the frames the test feeds), and the approval and abort routes, which
-// record their bodies and broadcast what the real server does
-// (event.approval.resolved; turn.ended cancelled).
+// the frames the test feeds), and the approval, question and abort
+// routes, which record their bodies and broadcast what the real server
+// does (event.approval.resolved; event.question.answered or dismissed;
+// turn.ended cancelled).
 type fakeKimiWeb struct {
 	*httptest.Server
 	frames chan string
@@ -525,6 +549,27 @@ func newFakeKimiWeb(t *testing.T, token string) *fakeKimiWeb {
 			f.send("event.approval.resolved", `"approval_id":"`+id+`","decision":"`+b.Decision+`"`+fb)
 		case "prompts":
 			f.send("turn.ended", `"turnId":0,"reason":"cancelled"`)
+		case "questions":
+			if qid, ok := strings.CutSuffix(id, ":dismiss"); ok {
+				if len(body) != 0 || r.Header.Get("Content-Type") != "" {
+					http.Error(w, "the dismiss route takes no body", http.StatusBadRequest)
+					return
+				}
+				f.send("event.question.dismissed", `"question_id":"`+qid+`"`)
+				// kimi-code 2.1.0 answers a dismissal it applied so.
+				io.WriteString(w, `{"code":40909,"msg":"question `+qid+` dismissed","data":{"dismissed":true}}`)
+				return
+			}
+			// The server reports the answers keyed by the question's text,
+			// as the chosen labels (the test's one question).
+			var b struct {
+				Answers map[string]struct {
+					OptionID string `json:"option_id"`
+				}
+			}
+			json.Unmarshal(body, &b)
+			labels := map[string]string{"opt_0_0": "dev", "opt_0_1": "prod"}
+			f.send("event.question.answered", `"question_id":"`+id+`","answers":{"Which env?":`+jsonString(labels[b.Answers["q_0"].OptionID])+`}`)
 		default:
 			http.NotFound(w, r)
 			return
@@ -554,9 +599,11 @@ func (f *fakeKimiWeb) posted() []string {
 
 // TestFollowKimiWebControl: kimi web approvals answered over the relay
 // become the server's decision call (approved; free text a rejection
-// carrying the text as feedback), the outcome recorded from the server's
-// broadcast via control and cause-linked; control.cancel aborts the open
-// turn's prompt, and the turn's end is the cancel's outcome.
+// carrying the text as feedback), question cards its answer call (the
+// choice ids as the server's option ids) or its dismiss call, the outcome
+// recorded from the server's broadcast via control and cause-linked;
+// control.cancel aborts the open turn's prompt, and the turn's end is the
+// cancel's outcome.
 func TestFollowKimiWebControl(t *testing.T) {
 	f := newCtlFleet(t)
 	const token = "kimi-web-token-0123456789"
@@ -599,6 +646,45 @@ func TestFollowKimiWebControl(t *testing.T) {
 		t.Errorf("answered %v", d)
 	}
 
+	// A question card answered with a choice id, then one dismissed: the
+	// server's own answer and dismiss calls, each reported outcome the
+	// command's, via control.
+	question := func(id string) {
+		srv.send("event.question.requested", `"question_id":"`+id+`","questions":[{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"},{"id":"opt_0_1","label":"prod"}],"multi_select":false,"allow_other":true}],"tool_call_id":"call_`+id+`"`)
+	}
+	for _, tc := range []struct {
+		id     string
+		a      answer.Answer
+		answer string
+	}{
+		{"question_1", answer.Answer{Values: map[string]any{"q_0": "opt_0_1"}}, "map[values:map[q_0:prod]]"},
+		{"question_2", answer.Answer{Option: "dismiss"}, "map[option:dismiss]"},
+		{"question_3", answer.Answer{}, "map[option:decline]"}, // the sender's --deny
+	} {
+		question(tc.id)
+		r := f.pending(cn, kwSession, tc.id)
+		if fmt.Sprint(r.RespondVia) != "[control]" {
+			t.Fatalf("question %+v", r)
+		}
+		if tc.a.Option == "" && tc.a.Values == nil {
+			var err error
+			if tc.a, err = answer.Deny(r, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := respondTo(t, cn, r, tc.a)
+		if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+			t.Fatalf("%s: outcome %+v", tc.id, out)
+		}
+		got := about(f.events("kimi-code", kwSession), r.ID)
+		if len(got) != 3 || got[1]["cause"] != out.Command || got[2]["cause"] != out.Command || dataOf(got[2])["resolution"] != "answered" {
+			t.Fatalf("%s: attention events %v", tc.id, got)
+		}
+		if d := dataOf(got[1]); d["via"] != "control" || d["by"] != "alice" || fmt.Sprint(d["answer"]) != tc.answer {
+			t.Errorf("%s: answered %v", tc.id, d)
+		}
+	}
+
 	cancelID := sendCancel(t, f, kwSession)
 	evs = f.waitLog("kimi-code", kwSession, ofType("run.cancelled"))
 	for _, e := range evs {
@@ -609,6 +695,9 @@ func TestFollowKimiWebControl(t *testing.T) {
 	want := []string{
 		`/api/v1/sessions/session_ctl/approvals/approval_1 {"decision":"approved"}`,
 		`/api/v1/sessions/session_ctl/approvals/approval_2 {"decision":"rejected","feedback":"not on prod, use staging"}`,
+		`/api/v1/sessions/session_ctl/questions/question_1 {"answers":{"q_0":{"kind":"single","option_id":"opt_0_1"}}}`,
+		`/api/v1/sessions/session_ctl/questions/question_2:dismiss `,
+		`/api/v1/sessions/session_ctl/questions/question_3:dismiss `,
 		`/api/v1/sessions/session_ctl/prompts/msg_p1:abort {}`,
 	}
 	if got := srv.posted(); strings.Join(got, "\n") != strings.Join(want, "\n") {

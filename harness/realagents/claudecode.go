@@ -1,6 +1,7 @@
 package realagents
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/aep-hook/aep-hook/consumer/answer"
@@ -198,6 +199,76 @@ func claudeCode() *Agent {
 					Typed("/exit"), Fired("SessionEnd", 1)),
 			},
 			{
+				Name: "control-elicit-accept", Mode: "headless",
+				Description: "claude -p, control on: the model calls the harness's MCP deploy tool, whose server asks Claude Code for a form (elicitation/create); the Elicitation hook is held and answered over the relay with the form's values, which Claude Code hands the server as the accepted content in place of its own dialog (no ElicitationResult fires: a hook's answer is final); the tool result the model reads next carries them",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Deployed."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{
+					"env": "production", "replicas": 3, "confirm": true, "note": "hotfix",
+				}}}}},
+				Drive: claudeElicit("SCENARIO:elicit deploy it",
+					`elicitation accept: {\"confirm\":true,\"env\":\"production\",\"note\":\"hotfix\",\"replicas\":3}`),
+			},
+			{
+				Name: "control-elicit-decline", Mode: "headless",
+				Description: "claude -p, control on: the MCP deploy tool's form (elicitation/create) is held at the Elicitation hook and declined over the relay; Claude Code answers the server decline, and the tool result the model reads next says so",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"decline": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Not deployed."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "decline"}}}},
+				Drive:   claudeElicit("SCENARIO:decline deploy it", "elicitation decline: nothing deployed"),
+			},
+			{
+				Name: "control-elicit-tui", Mode: "tmux",
+				Description: "claude TUI, control on: the MCP deploy tool's form (elicitation/create) is held at the Elicitation hook and answered over the relay with the form's values; the turn ends with no key pressed, so Claude Code's own form dialog never waited, and the tool result the model reads next carries the values",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Deployed."),
+				}}),
+				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{
+					"env": "staging", "replicas": 1, "confirm": true,
+				}}}}},
+				Drive: func(r *Run) error {
+					cfg, err := claudeMCPConfig(r)
+					if err != nil {
+						return err
+					}
+					return TUI([]string{"--permission-mode", "default", "--allowedTools", claudeElicitTool, "--strict-mcp-config", "--mcp-config", cfg},
+						Screen(claudeReady),
+						Typed("SCENARIO:elicit deploy it"),
+						Fired("Stop", 1), ModelSaw(`elicitation accept: {\"confirm\":true,\"env\":\"staging\",\"replicas\":1}`),
+						Typed("/exit"), Fired("SessionEnd", 1))(r)
+				},
+			},
+			{
+				Name: "control-elicit-timeout", Mode: "tmux",
+				Description: "claude TUI, control on with a 3 s budget and nobody answering: the Elicitation hook gives up, Claude Code's own form dialog appears and is dismissed there with Esc; ElicitationResult reports the cancel, the card is dismissed out of band, and the model reads the cancel",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call(claudeElicitTool, obj{})),
+					say("Not deployed."),
+				}}),
+				Control: &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					cfg, err := claudeMCPConfig(r)
+					if err != nil {
+						return err
+					}
+					return TUI([]string{"--permission-mode", "default", "--allowedTools", claudeElicitTool, "--strict-mcp-config", "--mcp-config", cfg},
+						Screen(claudeReady),
+						Typed("SCENARIO:late deploy it"),
+						Fired("Elicitation", 1), Screen(MCPElicitMessage), Pause(time.Second), Pressed("Escape"),
+						Fired("ElicitationResult", 1), Fired("Stop", 1), ModelSaw("elicitation cancel: nothing deployed"),
+						Typed("/exit"), Fired("SessionEnd", 1))(r)
+				},
+			},
+			{
 				Name: "control-timeout", Mode: "tmux",
 				Description: "claude TUI, control on with a 3 s budget and nobody answering: the hook gives up, Claude Code's own permission dialog appears and is answered Yes there; the card is answered once, out of band",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
@@ -286,6 +357,35 @@ func claudeSetup(r *Run) error {
 		"customApiKeyResponses": obj{"approved": []string{claudeKey[len(claudeKey)-20:]}, "rejected": []string{}},
 		"projects":              obj{r.Work: obj{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []string{}}},
 	})
+}
+
+// claudeElicitTool is the harness's MCP deploy tool as Claude Code offers
+// it (server "probe").
+const claudeElicitTool = "mcp__probe__" + MCPElicitTool
+
+// claudeElicit is a Drive that gives claude -p the harness's MCP server
+// (--mcp-config, no other server) with its deploy tool allowed, so the
+// only question the call raises is the server's form, then runs prompt
+// and checks the model's next request carried saw (the tool's result).
+func claudeElicit(prompt, saw string) func(r *Run) error {
+	return func(r *Run) error {
+		cfg, err := claudeMCPConfig(r)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Exec(3*time.Minute, "", claudeHeadless(prompt, "--allowedTools", claudeElicitTool,
+			"--strict-mcp-config", "--mcp-config", cfg)...); err != nil {
+			return err
+		}
+		return r.ModelSaw(saw)
+	}
+}
+
+// claudeMCPConfig writes the --mcp-config file naming the harness's MCP
+// server (realagents mcp, as server "probe") and returns its path.
+func claudeMCPConfig(r *Run) (string, error) {
+	cfg := filepath.Join(r.Home, "mcp.json")
+	return cfg, r.WriteJSON(cfg, obj{"mcpServers": obj{"probe": obj{"type": "stdio", "command": r.H.Self, "args": []string{"mcp"}}}})
 }
 
 // claudeReady is what the TUI shows when it waits for a prompt.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -123,6 +124,90 @@ func kimiWebControlCancel(bash func(string) fakemodel.Reply) Scenario {
 				if err := k.cancelOver(sid); err != nil {
 					return err
 				}
+				return k.waitTurns(sid, 1)
+			})
+		},
+	}
+}
+
+// kimiWebAsk is the model's AskUserQuestion of the question scenarios.
+func kimiWebAsk() fakemodel.Reply {
+	return calls(call("AskUserQuestion", obj{"questions": []obj{{
+		"question": "Which env?", "header": "Env", "multi_select": false,
+		"options": []obj{{"label": "dev", "description": "the dev stack"}, {"label": "prod", "description": "production"}},
+	}}}))
+}
+
+// toolOutput waits for the question call's result and returns its
+// output (what the model reads).
+func (k *kimiWeb) toolOutput() (string, error) {
+	f, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "tool.result" }, 1, time.Minute)
+	if err != nil {
+		return "", err
+	}
+	return f.Get("payload.output").String(), nil
+}
+
+func kimiWebControlQuestion() Scenario {
+	return Scenario{
+		Name: "control-question", Mode: "rest",
+		Description: "kimi web: an AskUserQuestion card answered over the relay with the form's choice id (the bridge's answer call, kind single): the server takes it as the option's label, which the model reads",
+		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("Deploying to prod.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				q, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute)
+				if err != nil {
+					return err
+				}
+				qs := q.Get("payload.questions.0")
+				a := answer.Answer{Values: map[string]any{qs.Get("id").String(): qs.Get("options.1.id").String()}}
+				if err := k.answerOver(sid, a); err != nil {
+					return err
+				}
+				out, err := k.toolOutput()
+				if err != nil {
+					return err
+				}
+				if !strings.Contains(out, `"prod"`) {
+					return fmt.Errorf("answered prod over control, yet the tool returned %s", out)
+				}
+				return k.waitTurns(sid, 1)
+			})
+		},
+	}
+}
+
+// The tape's replay maps the server's dismissal with no command noted: a
+// dismissal, no answer (the sender read the command's answer back live).
+func kimiWebControlQuestionDismiss() Scenario {
+	return Scenario{
+		Name: "control-question-dismiss", Mode: "rest",
+		Description: "kimi web: an AskUserQuestion card dismissed over the relay (the bridge's dismiss call): the server reports it dismissed and the call returns no answer; the sender reads the dismissal back via control, the tape's replay sees a dismissal",
+		Facts:       truth.Facts{Turns: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("No answer, then.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute); err != nil {
+					return err
+				}
+				if err := k.answerOver(sid, answer.Answer{Option: "dismiss"}); err != nil {
+					return err
+				}
+				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.dismissed" }, 1, time.Minute); err != nil {
+					return err
+				}
+				out, err := k.toolOutput()
+				if err != nil {
+					return err
+				}
+				r.Notes = append(r.Notes, "the dismissed question's tool result: "+out)
 				return k.waitTurns(sid, 1)
 			})
 		},

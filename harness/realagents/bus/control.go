@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/aep-hook/aep-hook/adapters/opencode"
 	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents"
@@ -98,19 +100,46 @@ func (d *Driver) CancelRun() error {
 // toolOutcome waits for the driver's session's tool part of tool to end
 // and returns its status (completed, error).
 func (d *Driver) toolOutcome(tool string) (string, error) {
+	part, err := d.toolPart(tool)
+	return part.Get("state.status").String(), err
+}
+
+// toolPart waits for the driver's session's tool part of tool to end and
+// returns it.
+func (d *Driver) toolPart(tool string) (gjson.Result, error) {
 	for {
 		p, err := d.Wait("message.part.updated", 3*time.Minute)
 		if err != nil {
-			return "", err
+			return gjson.Result{}, err
 		}
 		part := p.Get("properties.part")
 		if part.Get("tool").String() != tool {
 			continue
 		}
 		if st := part.Get("state.status").String(); st == "completed" || st == "error" {
-			return st, nil
+			return part, nil
 		}
 	}
+}
+
+// cursor is how far the driver's waits have read the stream.
+func (d *Driver) cursor() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.next
+}
+
+// seenSince says whether the stream carried an event of typ for the
+// driver's session at or after position from, whatever a wait consumed.
+func (d *Driver) seenSince(from int, typ string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ev := range d.events[from:] {
+		if ev.Get("type").String() == typ && ev.Get("properties.sessionID").String() == d.sid {
+			return true
+		}
+	}
+	return false
 }
 
 // controlScenarios are the sessions answered over the relay.
@@ -164,6 +193,41 @@ func controlScenarios() []Scenario {
 				}
 				if got := r.Get("properties.answers").Raw; !strings.Contains(got, "SQLite") {
 					return fmt.Errorf("the server took the answers %s", got)
+				}
+				return d.Idle()
+			}},
+		// Live, the refusal is the command's answer via control (the
+		// sender reads it back); the tape holds only the server's
+		// question.rejected, which a replay with no command noted (and the
+		// read-only plugin) records as a dismissal: no answer.
+		{Name: "control_question_reject", Description: "the question tool asks one select question; refused over the relay (option reject), which the bridge sends to the server's own reject route: the server reports question.rejected and the question call ends as a dismissal; the sender reads the refusal back via control, the tape's replay sees a dismissal",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1},
+			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
+				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("understood")}},
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
+					return err
+				}
+				q, err := d.Wait("question.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				from := d.cursor()
+				if err := d.Answer(q.Get("properties.id").String(), answer.Answer{Option: "reject"}); err != nil {
+					return err
+				}
+				// OpenCode 1.18.33 fails the call with its rejection error;
+				// Kilo 7.7.7 completes it saying the user dismissed the
+				// question. Either way the model reads a dismissal.
+				part, err := d.toolPart("question")
+				if err != nil {
+					return err
+				}
+				if said := part.Get("state.error").String() + part.Get("state.output").String(); !strings.Contains(said, "dismissed") {
+					return fmt.Errorf("the refused question call ended %s saying %q, not a dismissal", part.Get("state.status"), said)
+				}
+				if !d.seenSince(from, "question.rejected") {
+					return errors.New("the server never reported the question rejected")
 				}
 				return d.Idle()
 			}},

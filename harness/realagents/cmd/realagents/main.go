@@ -4,7 +4,7 @@
 //	realagents replay [-agent NAME]                     replay the committed fixtures
 //	realagents hook AGENT [ARGS...]                     the recorder registered as the hook command
 //	realagents forward AGENT [ARGS...]                  the recorder in place of aep-hook forward (plugins)
-//	realagents mcp                                      a stdio MCP server with one echo tool (scenarios)
+//	realagents mcp                                      a stdio MCP server: an echo tool, and a deploy tool that elicits a form (scenarios)
 //
 // It prints, per agent, "scenarios passed/total".
 package main
