@@ -29,16 +29,21 @@ const EVENTS = [
 ];
 const DELTA_EVENTS = ["message_update", "tool_execution_update"];
 
+// The control posture `aep-hook install pi --control` wrote (AEP_CONTROL,
+// AEP_RELAY, AEP_CONTROL_BUDGET, AEP_CONTROL_TOOLS); pi's own environment
+// overrides each. The held run gets it in its environment.
+const POSTURE = {};
+const setting = (k) => (process.env[k] !== undefined ? process.env[k] : POSTURE[k] || "");
 // The opt-in tool_call gate, read as aep-hook reads the same variables:
 // AEP_CONTROL a Go boolean, AEP_CONTROL_TOOLS a comma list ("*" is every
 // tool, names match case-insensitively).
-const CONTROL = /^(1|t|true)$/i.test((process.env.AEP_CONTROL || "").trim());
-const GATED = (process.env.AEP_CONTROL_TOOLS || "").split(",").map((t) => t.trim().toLowerCase()).filter((t) => t);
+const CONTROL = /^(1|t|true)$/i.test(setting("AEP_CONTROL").trim());
+const GATED = setting("AEP_CONTROL_TOOLS").split(",").map((t) => t.trim().toLowerCase()).filter((t) => t);
 // How long a held call may wait before it proceeds without an answer: the
 // binary's own budget (AEP_CONTROL_BUDGET, else 55 s, at most 10 min) and
 // room for its connection and reply. The binary replies within it; this
 // bound only guards against one that hangs.
-const HOLD_MS = goDuration(process.env.AEP_CONTROL_BUDGET, 55000) + 5000;
+const HOLD_MS = goDuration(setting("AEP_CONTROL_BUDGET"), 55000) + 5000;
 // The most of a held run's reply that is read.
 const MAX_REPLY = 64 << 10;
 
@@ -172,7 +177,8 @@ export default function aepHook(pi) {
         const session = { id: sm && sm.getSessionId ? sm.getSessionId() : "" };
         const ev = { type: "tool_call", toolCallId: event.toolCallId, toolName: event.toolName, input: event.input };
         if (event.parentToolCallId) ev.parentToolCallId = event.parentToolCallId;
-        c = spawn(BIN, [...PRE, "forward", "pi", "--hold"], { stdio: ["pipe", "pipe", "ignore"], windowsHide: true });
+        const env = { ...POSTURE, ...process.env };
+        c = spawn(BIN, [...PRE, "forward", "pi", "--hold"], { env, stdio: ["pipe", "pipe", "ignore"], windowsHide: true });
         c.on("error", () => finish(undefined));
         c.on("close", () => finish(blockOf(out)));
         c.stdout.setEncoding("utf8");

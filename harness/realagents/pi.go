@@ -17,6 +17,7 @@ import (
 	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
+	"github.com/aep-hook/aep-hook/installer"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -76,7 +77,7 @@ func piAgent() *Agent {
 			},
 			{
 				Name: "control-allow", Mode: "rpc",
-				Description: "pi --mode rpc, the extension's tool_call gate on for bash: the command's tool_call is held and answered allow over the relay, so the command runs (the file exists)",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash, its posture written into the extension as `aep-hook install pi --control --gate-tools bash` writes it: the command's tool_call is held and answered allow over the relay, so the command runs (the file exists)",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
 				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
 					calls(call("bash", obj{"command": "touch made-by-control"})),
@@ -84,6 +85,9 @@ func piAgent() *Agent {
 				}}),
 				Control: &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
 				Drive: func(r *Run) error {
+					if err := piInstallPosture(r); err != nil {
+						return err
+					}
 					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:allow create a file", 1) }); err != nil {
 						return err
 					}
@@ -494,4 +498,35 @@ func replayPiControl(bin string, vendor mapping.Vendor, fx Fixture, env []string
 	}
 	bad := replayControl(bin, vendor, fx, replayEnv(home, tmp), home, tmp, func(f Firing) []string { return feed(f.After) })
 	return append(bad, feed(len(fx.Stream))...)
+}
+
+// piInstallPosture moves the control posture StartControl put in pi's
+// environment into the extension file, as `aep-hook install pi --control`
+// writes it, so the extension's reading of its own posture is what runs.
+// The relay token stays in the environment: install never writes one.
+func piInstallPosture(r *Run) error {
+	c := r.Scenario.Control
+	budget, err := time.ParseDuration(c.Budget)
+	if err != nil {
+		return err
+	}
+	a, ok := installer.Lookup("pi")
+	if !ok {
+		return fmt.Errorf("aep-hook install knows no pi")
+	}
+	e := installer.Env{Home: r.Home, Dir: r.Work, Binary: r.H.Self, Program: r.Recorder(), Getenv: r.Getenv, Now: time.Now,
+		Control: &installer.Control{Relay: r.Getenv("AEP_RELAY"), Budget: budget, Tools: c.Tools}}
+	if err := Install(a, e, false); err != nil {
+		return err
+	}
+	var env []string
+	for _, kv := range r.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "AEP_CONTROL", "AEP_RELAY", "AEP_CONTROL_BUDGET", "AEP_CONTROL_TOOLS":
+		default:
+			env = append(env, kv)
+		}
+	}
+	r.Env = env
+	return nil
 }
