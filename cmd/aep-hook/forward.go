@@ -89,7 +89,30 @@ func (c *ForwardCmd) hold(s *Streams, v mapping.Vendor) error {
 		getenv = os.Getenv
 	}
 	s.enterHook()
-	f := hookmode.Flags{Capture: c.capture(), Secure: wss.Client}
-	hookmode.Run(pi.Held(v), f, nil, s.In, s.Out, getenv)
+	runPiHold(v, c.capture(), s, getenv)
 	return nil
+}
+
+// runPiHold runs the held firing of the pi table v.
+func runPiHold(v mapping.Vendor, capture hookmode.Capture, s *Streams, getenv func(string) string) {
+	f := hookmode.Flags{Capture: capture, Secure: wss.Client}
+	hookmode.Run(pi.Held(v), f, nil, s.In, s.Out, getenv)
+}
+
+// piHoldFast runs `aep-hook forward pi --hold`, as the extension starts it
+// (no other flag: the settings come from the environment), without
+// building the command line parser, which costs a held run more than the
+// rest of it together; ok is false for any other command line.
+func piHoldFast(args []string, s *Streams, getenv func(string) string) (code int, ok bool) {
+	if len(args) != 3 || args[0] != "forward" || args[1] != "pi" || args[2] != "--hold" {
+		return 0, false
+	}
+	f, ok := hookmode.ParseArgs(nil, getenv)
+	v, found := mapping.Lookup("pi")
+	if !ok || !found {
+		return 0, false // a setting kong reports, or no table: the full parser
+	}
+	s.enterHook()
+	runPiHold(v, f.Capture, s, getenv)
+	return 0, true
 }
