@@ -205,11 +205,17 @@ func mapPi(m Moment, st *State) ([]Draft, error) {
 			return nil, nil
 		}
 		return piGateRequest(raw, st), nil
+	case "aep_gate":
+		// Not pi's: the extension's own note on its gate.
+		return inRun(st, piGateReleased(raw, st)...), nil
 	case "tool_execution_end":
 		name, call := Str(raw, "toolName"), Str(raw, "toolCallId")
-		settled, denied := piGateEnd(raw, st)
-		if denied != nil {
-			return inRun(st, append(settled, *denied)...), nil
+		settled, gated := piGateEnd(raw, st)
+		if gated != nil {
+			if gated.Type == "tool.failed" {
+				*gated = withData(*gated, "duration_ms", extInt(raw, "durationMs"))
+			}
+			return inRun(st, append(settled, *gated)...), nil
 		}
 		var d Draft
 		if gjson.GetBytes(raw, "isError").Bool() {

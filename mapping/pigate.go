@@ -22,8 +22,12 @@ import (
 // tool_execution_end.
 
 // piDenied+call notes the command that refused the call over the loop,
-// until pi reports the call's end.
-const piDenied = "pi.denied:"
+// until pi reports the call's end; piAborted+call, that the user's abort
+// ended the call's wait, so pi ends it unrun.
+const (
+	piDenied  = "pi.denied:"
+	piAborted = "pi.aborted:"
+)
 
 // piGateKey is the reference key of the gate's request for one call.
 func piGateKey(raw []byte) string {
@@ -103,24 +107,53 @@ func piGateRequest(raw []byte, st *State) []Draft {
 	return append(ds, d)
 }
 
-// piGateEnd is what the gate adds at a call's end: a request nobody
-// answered (the budget passed, the relay went away) settles dismissed,
-// and a call refused over the loop ends denied, by policy, caused by the
-// refusing command (ok), instead of failed.
-func piGateEnd(raw []byte, st *State) (settled []Draft, denied *Draft) {
+// piGateEnd is what the gate adds at a call's end. A request still open
+// expired unanswered (the budget passed, the relay went away, the held run
+// failed): the gate fails open, so the call went on, and the request ends
+// attention.timeout. A call refused over the loop ends denied, by policy,
+// caused by the refusing command, instead of failed; one whose wait the
+// user's abort ended failed aborted, never having run.
+func piGateEnd(raw []byte, st *State) (settled []Draft, outcome *Draft) {
 	call := Str(raw, "toolCallId")
 	if key := piGateKey(raw); Pending(st, key) {
-		settled = append(settled, settleAttention(st, key, "dismissed", ""))
+		d := settleAttention(st, key, "", "")
+		d.Type, d.Data = "attention.timeout", map[string]any{}
+		settled = append(settled, d)
 	}
-	cmd, ok := st.Get(piDenied + call)
-	if call == "" || !ok {
+	if call == "" {
 		return settled, nil
 	}
+	cmd, denied := st.Get(piDenied + call)
+	_, aborted := st.Get(piAborted + call)
 	st.Del(piDenied + call)
+	st.Del(piAborted + call)
 	if !gjson.GetBytes(raw, "isError").Bool() {
 		return settled, nil // it ran after all: its own outcome stands
 	}
 	name := Str(raw, "toolName")
-	return settled, &Draft{Type: "tool.denied", Subject: name, Cause: cmd,
-		Data: map[string]any{"tool": ToolRef(name, call), "by": "policy"}}
+	switch {
+	case denied:
+		return settled, &Draft{Type: "tool.denied", Subject: name, Cause: cmd,
+			Data: map[string]any{"tool": ToolRef(name, call), "by": "policy"}}
+	case aborted:
+		d := toolFailed(name, call, "aborted", piResultText(raw))
+		return settled, &d
+	}
+	return settled, nil
+}
+
+// piGateReleased maps the extension's own note that a held call's wait
+// ended without an answer because the user aborted ({"type": "aep_gate",
+// "toolCallId", "released": "aborted"}, written before pi ends the call):
+// the request is dismissed, and pi will end the call unrun.
+func piGateReleased(raw []byte, st *State) []Draft {
+	call := Str(raw, "toolCallId")
+	if call == "" || Str(raw, "released") != "aborted" {
+		return nil
+	}
+	st.Set(piAborted+call, "1")
+	if key := piGateKey(raw); Pending(st, key) {
+		return []Draft{settleAttention(st, key, "dismissed", "")}
+	}
+	return nil
 }

@@ -78,8 +78,10 @@ func TestPiGateHolds(t *testing.T) {
 
 // TestPiGateRequest: a tool_call observed (no relay took it) adds
 // nothing; held live it raises the gate's request (control, aep-hook's
-// two options, caused by the call). An unanswered request settles
-// dismissed at pi's report of the call; a refusal over the loop makes
+// two options, caused by the call). An unanswered request expires
+// (attention.timeout) at pi's report of the call, which went on; one the
+// user's abort ended is dismissed and the call fails aborted; a refusal
+// over the loop makes
 // that report (isError) the call's tool.denied by policy, caused by the
 // command; an allow leaves the call's own outcome.
 func TestPiGateRequest(t *testing.T) {
@@ -113,8 +115,21 @@ func TestPiGateRequest(t *testing.T) {
 		t.Fatalf("request mark %q, hold key %q, pending %v", req.Mark, h.Key, Pending(st, h.Key))
 	}
 	ds, _ = v.Map(piMoment(piOK, "n2", false), st)
-	if got := draftTypes(ds); !reflect.DeepEqual(got, []string{"attention.resolved", "tool.completed"}) || ds[0].Data["resolution"] != "dismissed" {
-		t.Fatalf("unanswered gate at the call's end: %v %v", got, ds[0].Data)
+	if got := draftTypes(ds); !reflect.DeepEqual(got, []string{"attention.timeout", "tool.completed"}) || ds[0].SubjectRef != h.Key || Pending(st, h.Key) {
+		t.Fatalf("unanswered gate at the call's end: %v %+v", got, ds)
+	}
+
+	// The user aborts while the call waits: the extension says so before
+	// pi ends the call, unrun.
+	st = open()
+	v.Map(piMoment(piCall, "n1", true), st)
+	ds, _ = v.Map(piMoment(`{"type":"aep_gate","toolCallId":"c1","released":"aborted"}`, "n2", false), st)
+	if got := draftTypes(ds); !reflect.DeepEqual(got, []string{"attention.resolved"}) || ds[0].Data["resolution"] != "dismissed" {
+		t.Fatalf("aborted wait: %v", got)
+	}
+	ds, _ = v.Map(piMoment(`{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"Operation aborted"}]},"isError":true}`, "n3", false), st)
+	if got := draftTypes(ds); !reflect.DeepEqual(got, []string{"tool.failed"}) || ds[0].Data["error"].(map[string]any)["type"] != "aborted" {
+		t.Fatalf("aborted call's end: %v %+v", got, ds)
 	}
 
 	// Refused over the loop: recorded when pi reports the blocked call.

@@ -165,12 +165,18 @@ export default function aepHook(pi) {
         if (settled) return;
         settled = true;
         if (timer) clearTimeout(timer);
-        if (signal) signal.removeEventListener("abort", stop);
+        if (signal) signal.removeEventListener("abort", abort);
         resolve(v);
       };
       const stop = () => {
         try { if (c) c.kill("SIGTERM"); } catch {}
         finish(undefined);
+      };
+      // The user's abort ends the wait: the forwarder hears why (before pi
+      // ends the call unrun), so the record dismisses the request.
+      const abort = () => {
+        if (!settled) forward({ type: "aep_gate", toolCallId: event.toolCallId, released: "aborted" }, ctx);
+        stop();
       };
       try {
         const sm = ctx && ctx.sessionManager;
@@ -187,8 +193,8 @@ export default function aepHook(pi) {
         c.stdin.end(JSON.stringify({ session, event: ev }) + "\n");
         timer = setTimeout(stop, HOLD_MS);
         if (signal) {
-          if (signal.aborted) stop();
-          else signal.addEventListener("abort", stop, { once: true });
+          if (signal.aborted) abort();
+          else signal.addEventListener("abort", abort, { once: true });
         }
       } catch {
         stop();

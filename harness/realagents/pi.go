@@ -130,6 +130,55 @@ func piAgent() *Agent {
 				},
 			},
 			{
+				Name: "control-timeout", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 2 s budget and nobody answering: the held run gives up, the handler returns nothing and the command runs (the request settles dismissed at the call's end)",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call("bash", obj{"command": "touch made-after-budget"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "2s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:late create a file", 1) }); err != nil {
+						return err
+					}
+					return r.Exists("made-after-budget")
+				},
+			},
+			{
+				Name: "control-abort", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 60 s budget: while the call waits for an answer the user aborts over RPC; the handler stops the held run and returns at once, pi ends the call aborted (the command never runs, the request settles dismissed) and the loop ends cancelled",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Interrupts: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"abort": {
+					calls(call("bash", obj{"command": "touch not-after-abort"})),
+					say("Aborted."),
+				}}),
+				Control: &Control{Budget: "60s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error {
+						if err := p.send(obj{"type": "prompt", "message": "SCENARIO:abort create a file"}); err != nil {
+							return err
+						}
+						if err := r.waitHeld(time.Minute); err != nil {
+							return err
+						}
+						time.Sleep(time.Second) // the request offered to the relay
+						start := time.Now()
+						if err := p.send(obj{"type": "abort"}); err != nil {
+							return err
+						}
+						if err := p.waitForwarded("agent_settled", 1, 20*time.Second); err != nil {
+							return fmt.Errorf("the abort did not end the held call: %w", err)
+						}
+						r.Notes = append(r.Notes, fmt.Sprintf("pi settled %d ms after the abort", time.Since(start).Milliseconds()))
+						return nil
+					}); err != nil {
+						return err
+					}
+					return r.Absent("not-after-abort")
+				},
+			},
+			{
 				Name: "question", Mode: "rpc",
 				Description: "pi --mode rpc with an ask_user tool extension: the model asks, the human picks an option",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
@@ -529,4 +578,16 @@ func piInstallPosture(r *Run) error {
 	}
 	r.Env = env
 	return nil
+}
+
+// waitHeld waits until a held run started (its firing file is there).
+func (r *Run) waitHeld(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if fs, _ := filepath.Glob(filepath.Join(r.Dir, "firings", "*.json")); len(fs) > 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no held run within %s", timeout)
 }

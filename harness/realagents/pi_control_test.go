@@ -10,7 +10,9 @@ import (
 // did. Denied: the handler's reply blocks with the reason, and pi's report
 // of the blocked call is its tool.denied by policy, caused by the relay's
 // command, never a failure. Allowed: the call completes after the answer.
-// Relay down: nothing is asked, the call completes.
+// Relay down: nothing is asked, the call completes. Unanswered: the
+// request expires and the call runs. Aborted while held: the wait ends at
+// once, the request is dismissed, the call fails aborted, unrun.
 func TestPiControlRecorded(t *testing.T) {
 	replay := func(name string) (Fixture, []map[string]any) {
 		t.Helper()
@@ -67,5 +69,28 @@ func TestPiControlRecorded(t *testing.T) {
 	got := typesOf(evs)
 	if strings.Contains(got, "attention.") || !strings.Contains(got, "tool.requested tool.completed") {
 		t.Errorf("control-down: %s", got)
+	}
+
+	_, evs = replay("control-timeout")
+	if got := typesOf(evs); !strings.Contains(got, "attention.timeout tool.completed") {
+		t.Errorf("control-timeout: %s", got)
+	}
+
+	// The abort ended the held run long before its budget, and the call
+	// never ran.
+	fx, evs = replay("control-abort")
+	if len(fx.Firings) != 1 || fx.Firings[0].Signal != "SIGTERM" || fx.Firings[0].ElapsedMS >= 60000 {
+		t.Errorf("control-abort: held firing %+v", fx.Firings)
+	}
+	got = typesOf(evs)
+	if !strings.Contains(got, "attention.resolved tool.failed") || !strings.Contains(got, "run.cancelled") {
+		t.Errorf("control-abort: %s", got)
+	}
+	for _, e := range evs {
+		if e["type"] == "tool.failed" {
+			if d, _ := e["data"].(map[string]any); d["error"].(map[string]any)["type"] != "aborted" {
+				t.Errorf("control-abort: tool.failed %v", d)
+			}
+		}
 	}
 }
