@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,6 +80,15 @@ func TestPiGateOverControl(t *testing.T) {
 		f.piForward(piLine(s, `{"type":"tool_execution_end","toolCallId":"`+call+`","toolName":"bash","result":{"content":[{"type":"text","text":"`+text+`"}]},"isError":`+e+`}`),
 			piLine(s, `{"type":"agent_end","messages":[{"role":"assistant","stopReason":"stop"}]}`))
 	}
+	// validate holds the session's log, written by the forwarder and the
+	// held run in turn, to AEP (order, references, acks, schemas).
+	validate := func(s string) {
+		t.Helper()
+		out, err := exec.Command(bin, "validate", filepath.Join(f.home, "logs", "pi", s+".jsonl")).CombinedOutput()
+		if err != nil {
+			t.Errorf("validate %s: %v\n%s", s, err, out)
+		}
+	}
 	types := func(evs []map[string]any) []string {
 		var out []string
 		for _, e := range evs {
@@ -115,6 +125,7 @@ func TestPiGateOverControl(t *testing.T) {
 		if denied == nil || denied["cause"] != out.Command || dataOf(denied)["by"] != "policy" {
 			t.Fatalf("tool.denied %v (command %s) in %v", denied, out.Command, types(evs))
 		}
+		validate("pd")
 	})
 
 	t.Run("allow", func(t *testing.T) {
@@ -132,6 +143,7 @@ func TestPiGateOverControl(t *testing.T) {
 		if !strings.Contains(got, "attention.requested control.attention.respond control.accepted attention.answered attention.resolved tool.completed") {
 			t.Errorf("events %s", got)
 		}
+		validate("pa")
 	})
 
 	t.Run("down", func(t *testing.T) {
