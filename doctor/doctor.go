@@ -138,7 +138,9 @@ func others(foreign []string) []OtherBinary {
 	at := map[string]int{}
 	for _, f := range foreign {
 		_, cmd, _ := strings.Cut(f, ": ")
-		w := installer.SplitCommand(cmd)
+		// Leading NAME=value words are the hook's settings (install
+		// --control writes them), not its program.
+		_, w := installer.CommandEnv(cmd)
 		if len(w) == 0 {
 			continue
 		}
@@ -202,6 +204,7 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var cmd *exec.Cmd
+	var settings []string
 	shown := f.Command
 	switch {
 	case a.Format == nil:
@@ -211,9 +214,16 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 		shown = f.Key
 	case isFileSet(a.Format):
 		// A plugin file (pi, OpenCode, Kilo): the probe runs the command the
-		// plugin starts, with the plugin's line on stdin.
-		w := installer.SplitCommand(f.Command)
+		// plugin starts, with the plugin's line on stdin, and the settings
+		// the file carries (pi's control posture) in its environment.
+		env, w := installer.CommandEnv(f.Command)
+		if len(w) == 0 {
+			return ProbeResult{Detail: "no command registered"}
+		}
 		cmd = exec.CommandContext(ctx, w[0], w[1:]...)
+		for k, v := range env {
+			settings = append(settings, k+"="+v)
+		}
 	case a.Name == "hermes":
 		w := installer.SplitCommand(f.Command)
 		cmd = exec.CommandContext(ctx, w[0], w[1:]...)
@@ -223,7 +233,7 @@ func Probe(a installer.Agent, found []installer.Found, o Options) ProbeResult {
 		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", f.Command)
 	}
 	cmd.Dir = o.Env.Dir
-	cmd.Env = append(filterEnv(o.ProbeEnv, "AEP_HOME", "AEP_OUT"), "AEP_HOME="+scratch, "AEP_OUT=")
+	cmd.Env = append(append(filterEnv(o.ProbeEnv, "AEP_HOME", "AEP_OUT"), settings...), "AEP_HOME="+scratch, "AEP_OUT=")
 	cmd.Stdin = strings.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

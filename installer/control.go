@@ -88,6 +88,9 @@ func FitTimeout(budget time.Duration) int {
 type Held struct {
 	Events []string
 	Gate   bool
+	// Sole says the gate is the agent's only approval (pi asks nothing
+	// itself): an allow runs the call.
+	Sole bool
 }
 
 // holds reports whether the posture c makes agent a's event ev a held
@@ -141,7 +144,10 @@ func (a Agent) ControlNotes(c *Control) []string {
 	n := []string{fmt.Sprintf("%s: the held hooks (%s) wait up to %s for an answer over %s%s; with no relay there they reply at once and %s goes on as without aep-hook.",
 		a.Title, strings.Join(a.Held.Events, ", "), c.budget(), c.relay(), timeout, a.Title),
 		"The relay token is not written into the settings: the held hooks present AEP_RELAY_TOKEN where set, else, for a relay on this machine, your own token file ($AEP_HOME/token)."}
-	if a.Held.Gate {
+	switch {
+	case a.Held.Gate && a.Held.Sole:
+		n = append(n, fmt.Sprintf("%s's gate holds %s; %s has no approval of its own, so an allow runs the call.", a.Title, strings.Join(c.Tools, ", "), a.Title))
+	case a.Held.Gate:
 		n = append(n, fmt.Sprintf("%s's gate holds %s; an allow is no objection from the hook: %s's own approval still runs after it.", a.Title, strings.Join(c.Tools, ", "), a.Title))
 	}
 	return n

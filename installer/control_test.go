@@ -2,6 +2,7 @@ package installer
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,9 @@ func TestControlInstall(t *testing.T) {
 		// it (TOML: the text "timeout = N"), "" when the agent has none.
 		event            string
 		timeout, plainTo string
+		// plain is the registration without control, when it is not
+		// the binary and the agent's name.
+		plain string
 	}{
 		{agent: "claude-code", ctl: Control{},
 			want: map[string]string{
@@ -47,6 +51,13 @@ func TestControlInstall(t *testing.T) {
 			event: "PreToolUse", timeout: "timeout = 60", plainTo: "timeout = 30"},
 		{agent: "kimi-code", ctl: Control{}, // a gate with no tools holds nothing
 			want: map[string]string{"PreToolUse": q + " kimi-code"}},
+		{agent: "pi", ctl: Control{Tools: []string{"bash", "write"}, Budget: 30 * time.Second}, // the posture rides the extension file
+			want: map[string]string{
+				"aep-hook.js": "AEP_CONTROL=1 AEP_RELAY=ws://127.0.0.1:8787/socket AEP_CONTROL_BUDGET=30s AEP_CONTROL_TOOLS=bash,write " + q + " forward pi",
+			},
+			plain: q + " forward pi"},
+		{agent: "pi", ctl: Control{}, // a gate with no tools holds nothing
+			want: map[string]string{"aep-hook.js": q + " forward pi"}, plain: q + " forward pi"},
 		{agent: "gemini-cli", ctl: Control{}, // nothing held
 			want: map[string]string{"BeforeTool": q + " gemini-cli"}},
 	}
@@ -70,6 +81,9 @@ func TestControlInstall(t *testing.T) {
 				for ev, want := range tc.want {
 					if !control {
 						want = q + " " + tc.agent
+						if tc.plain != "" {
+							want = tc.plain
+						}
 					}
 					if got[ev] != want {
 						t.Errorf("%s: %s registers %q, want %q", step, ev, got[ev], want)
@@ -99,6 +113,9 @@ func TestControlInstall(t *testing.T) {
 			e.Control = &ctl
 			apply(t, a, e, User, false)
 			apply(t, a, e, User, true)
+			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				path = filepath.Join(path, "aep-hook.js") // a plugin folder stays: the file goes
+			}
 			if _, err := os.Stat(path); err == nil {
 				b, _ := os.ReadFile(path)
 				t.Errorf("uninstall left %s:\n%s", path, b)

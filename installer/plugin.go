@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 )
 
 // PluginFile is the FileSet of one plugin file aep-hook writes whole into
@@ -25,6 +28,11 @@ type PluginFile struct {
 	// Command is the command line the plugin runs for bin (shown by
 	// status, run by doctor's probe).
 	Command func(bin string) string
+	// Posture, when set, is the file for bin with a control posture
+	// written in (the environment settings a held registration carries:
+	// the pi extension reads them itself); PostureOf reads them back.
+	Posture   func(bin string, env map[string]string) []byte
+	PostureOf func(file []byte) map[string]string
 }
 
 // Plan implements FileSet.
@@ -42,6 +50,9 @@ func (p PluginFile) Plan(e Env, _ Scope, dir string, regs []Reg, _ Owner, remove
 	case remove:
 	case old == nil || mine:
 		c.New = p.Content(e.Binary)
+		if env := p.posture(regs); len(env) > 0 {
+			c.New = p.Posture(e.Binary, env)
+		}
 	default:
 		c.Notes = []string{fmt.Sprintf("%s is not aep-hook's and was left alone: move it away and install again", path)}
 	}
@@ -57,7 +68,42 @@ func (p PluginFile) ScanDir(dir string, _ Owner) ([]Found, error) {
 	if err != nil || b == nil || !bytes.Contains(b, p.Marker) {
 		return nil, err
 	}
-	return []Found{{Event: p.Name, Command: p.Command(p.Bin(b)), Key: path}}, nil
+	cmd := p.Command(p.Bin(b))
+	if p.PostureOf != nil {
+		// The posture reads back as a held registration's leading
+		// settings, in the order Control writes them.
+		env := p.PostureOf(b)
+		var rest []string
+		for k := range env {
+			if envName(k) && !slices.Contains(postureOrder, k) {
+				rest = append(rest, k)
+			}
+		}
+		sort.Strings(rest)
+		var words []string
+		for _, k := range append(slices.Clone(postureOrder), rest...) {
+			if v, ok := env[k]; ok {
+				words = append(words, k+"="+Quote(v))
+			}
+		}
+		if len(words) > 0 {
+			cmd = strings.Join(words, " ") + " " + cmd
+		}
+	}
+	return []Found{{Event: p.Name, Command: cmd, Key: path}}, nil
+}
+
+// postureOrder is the order Control.words writes the settings in.
+var postureOrder = []string{"AEP_CONTROL", "AEP_RELAY", "AEP_CONTROL_BUDGET", "AEP_CONTROL_TOOLS"}
+
+// posture is the control posture the registration regs carries (its
+// command line's leading settings), nil when the file writes none.
+func (p PluginFile) posture(regs []Reg) map[string]string {
+	if p.Posture == nil || len(regs) == 0 {
+		return nil
+	}
+	env, _ := CommandEnv(regs[0].Command)
+	return env
 }
 
 // Install, Uninstall and Scan make PluginFile a Format; the installer

@@ -23,16 +23,19 @@ import (
 // completed from failed. Message boundaries and machinery facts stay in
 // x.pi.* at debug (message.user.submitted and message.agent.replied are
 // reserved); stream updates only behind the deltas opt-in. No attention.*
-// claims: approvals are not bus-visible (1.6.0's ui_prompt_start/end say
-// only that pi waits on an extension's dialog: x.pi.ui_prompt.*).
+// claims of pi's own: approvals are not bus-visible (1.6.0's
+// ui_prompt_start/end say only that pi waits on an extension's dialog:
+// x.pi.ui_prompt.*). The one request is aep-hook's opt-in tool_call gate
+// (pigate.go), raised only while the control loop holds the call live.
 func Pi() Vendor {
 	return Vendor{
 		Name:      "pi",
-		Summary:   "pi extension-bus events, forwarded by the extension `aep-hook plugin pi` prints",
+		Summary:   "pi extension-bus events, forwarded by the extension `aep-hook plugin pi` prints; tool_call an opt-in control gate",
 		Transport: TransportPi,
 		Identify:  identifyFacts,
 		Map:       mapPiResumable,
 		Seed:      seedPi,
+		Hold:      piHold,
 	}
 }
 
@@ -116,8 +119,9 @@ func mapPi(m Moment, st *State) ([]Draft, error) {
 		}
 		st.Set(piEnded, "1")
 		// Every teardown reason is orderly: the schema's normal, the
-		// vendor's word beside it. A loop still running is cut short.
-		ds := drainRun(st)
+		// vendor's word beside it. A loop still running is cut short, and
+		// a gate request still open (its held run killed) is dismissed.
+		ds := append(dismissPending(st), drainRun(st)...)
 		return append(ds, Draft{Type: "session.ended", Data: Data("reason", "normal", "vendor_reason", Str(raw, "reason"))}), nil
 	case "session_compact":
 		return inRun(st, Draft{Type: "session.compacted", Data: Data(
@@ -194,8 +198,25 @@ func mapPi(m Moment, st *State) ([]Draft, error) {
 				"partial_digest", extDigest(raw, "partialResult"), "partial", Value(raw, "partialResult")),
 			Levels: map[string]redact.Level{"tool": redact.Metadata, "partial_digest": redact.Metadata, "partial": redact.Redacted},
 		}), nil
+	case "tool_call":
+		// Only the gate's held run hands pi's tool_call over; observed
+		// (no relay took it) it adds nothing to tool_execution_start.
+		if !m.Control {
+			return nil, nil
+		}
+		return piGateRequest(raw, st), nil
+	case "aep_gate":
+		// Not pi's: the extension's own note on its gate.
+		return inRun(st, piGateReleased(raw, st)...), nil
 	case "tool_execution_end":
 		name, call := Str(raw, "toolName"), Str(raw, "toolCallId")
+		settled, gated := piGateEnd(raw, st)
+		if gated != nil {
+			if gated.Type == "tool.failed" {
+				*gated = withData(*gated, "duration_ms", extInt(raw, "durationMs"))
+			}
+			return inRun(st, append(settled, *gated)...), nil
+		}
 		var d Draft
 		if gjson.GetBytes(raw, "isError").Bool() {
 			// The vendor's own typed flag, never inferred; the error's
@@ -204,7 +225,7 @@ func mapPi(m Moment, st *State) ([]Draft, error) {
 		} else {
 			d = toolCompleted(raw, name, call, "result")
 		}
-		return inRun(st, withData(d, "duration_ms", extInt(raw, "durationMs"))), nil
+		return inRun(st, append(settled, withData(d, "duration_ms", extInt(raw, "durationMs")))...), nil
 	case "session_info_changed":
 		return inRun(st, piExt("session", "info", "", Data("name", Str(raw, "name")), redact.Redacted)), nil
 	case "session_tree":

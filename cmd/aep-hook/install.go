@@ -30,7 +30,7 @@ type InstallCmd struct {
 	Control   bool          `help:"Register the hooks of the moments each agent's table can hold (permission prompts, questions, the opt-in gates) with AEP_CONTROL=1 and --relay, so they wait for an answer over the relay and fail open without one. Install again without it to go back to observe-only."`
 	Relay     string        `help:"The relay's WebSocket the held hooks dial (with --control; default ws://127.0.0.1:8787/socket)." default:"ws://127.0.0.1:8787/socket" placeholder:"URL"`
 	Budget    time.Duration `help:"How long a held hook waits for an answer (with --control; 0: each table's own, 55s)." default:"0s"`
-	GateTools []string      `name:"gate-tools" help:"The tools the opt-in gates hold (with --control: Kimi Code's PreToolUse); * for every tool." placeholder:"TOOL"`
+	GateTools []string      `name:"gate-tools" help:"The tools the opt-in gates hold (with --control: Kimi Code's PreToolUse, pi's tool_call); * for every tool." placeholder:"TOOL"`
 }
 
 // Run plans every change, then (unless --dry-run) applies them, backups first.

@@ -55,9 +55,9 @@ func run(argv []string, s Streams, getenv func(string) string) int {
 	if a := adapterFromArgv0(argv[0]); a != "" {
 		args = append([]string{a}, args...)
 	}
-	// The hot paths skip kong: hook mode (see parseHookArgs) and version,
-	// whose cost beside the floor is meant to show package initialisation
-	// alone.
+	// The hot paths skip kong: hook mode (see parseHookArgs), the pi
+	// gate's held run, which pi waits on as on a hook, and version, whose
+	// cost beside the floor is meant to show package initialisation alone.
 	if len(args) > 0 {
 		if v, ok := mapping.Lookup(args[0]); ok && v.Transport == mapping.TransportHook {
 			if hc, ok := parseHookArgs(args[1:], getenv); ok {
@@ -69,6 +69,9 @@ func run(argv []string, s Streams, getenv func(string) string) int {
 		if len(args) == 1 && args[0] == "version" {
 			VersionCmd{}.Run(&s)
 			return 0
+		}
+		if code, ok := piHoldFast(args, &s, getenv); ok {
+			return code
 		}
 	}
 	p, err := newParser(&s, getenv)

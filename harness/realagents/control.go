@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aep-hook/aep-hook/adapters/pi"
 	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/mapping"
 )
@@ -233,6 +234,9 @@ func heldFirings(v mapping.Vendor, fs []Firing, tools []string) map[int]int {
 	if v.Hold == nil {
 		return out
 	}
+	if v.Transport == mapping.TransportPi {
+		v = pi.Held(v) // its firings are forwarder lines
+	}
 	n := 0
 	for i, f := range fs {
 		hook := ""
@@ -253,8 +257,9 @@ func heldFirings(v mapping.Vendor, fs []Firing, tools []string) map[int]int {
 // recorded answer by a sender (an unanswered one gets a short budget: the
 // neutral reply is what its agent saw once its own dialog took over). It
 // returns the per-firing problems; the reply of an answered firing must be
-// the one recorded.
-func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, home, tmp string) []string {
+// the one recorded. before, when set, runs ahead of each firing (what a
+// stream recorded before it) and returns its problems.
+func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, home, tmp string, before func(Firing) []string) []string {
 	c := fx.Scenario.Control
 	var bad []string
 	url := downURL
@@ -268,6 +273,9 @@ func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, 
 	}
 	held := heldFirings(vendor, fx.Firings, c.Tools)
 	for i, f := range fx.Firings {
+		if before != nil {
+			bad = append(bad, before(f)...)
+		}
 		n, isHeld := held[i]
 		budget := "20s"
 		var step *ControlAnswer

@@ -36,8 +36,9 @@ func TestControlScenariosRecorded(t *testing.T) {
 
 // TestRecordedDownNoDelay: in each recording made with the relay down, the
 // hook answered every held firing no slower than the slowest firing it
-// only observed in the same session on the same machine: finding no relay
-// added no wait the agent could notice (it did not sit out its budget).
+// only observed in the same session on the same machine (beside a stream,
+// where every firing is held, within downDelay): finding no relay added
+// no wait the agent could notice (it did not sit out its budget).
 func TestRecordedDownNoDelay(t *testing.T) {
 	fxs, err := LoadFixtures(fixturesDir)
 	if err != nil {
@@ -65,6 +66,12 @@ func TestRecordedDownNoDelay(t *testing.T) {
 			if _, ok := held[i]; !ok && f.ElapsedMS > slowest {
 				slowest = f.ElapsedMS
 			}
+		}
+		if slowest == 0 && len(fx.Stream) > 0 {
+			// Beside a stream (the pi extension's) every firing is a held
+			// run: none is only observed, so the yardstick is the bound
+			// the recording was held to, far under any budget.
+			slowest = downDelay.Milliseconds()
 		}
 		for i := range held {
 			f := fx.Firings[i]

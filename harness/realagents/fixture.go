@@ -45,6 +45,10 @@ type Firing struct {
 	// to answer the agent (with the relay down a held firing must take no
 	// longer than the observe-only ones).
 	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
+	// After, for a firing beside a stream (pi's held tool_call beside the
+	// extension's forwarded lines), is how many stream lines had been
+	// recorded when it started: replay runs it there.
+	After int `json:"after,omitempty"`
 	// Exit and Stdout are what the hook command answered.
 	Exit   int    `json:"exit"`
 	Stdout string `json:"stdout,omitempty"`
@@ -215,7 +219,12 @@ func (fx Fixture) Save() error {
 		}
 	}
 	if len(fx.Stream) > 0 {
-		return WriteStreamLines(filepath.Join(fx.Dir, streamFile), fx.Stream)
+		if err := WriteStreamLines(filepath.Join(fx.Dir, streamFile), fx.Stream); err != nil {
+			return err
+		}
+		if len(fx.Firings) == 0 {
+			return nil
+		}
 	}
 	if len(fx.Exports) > 0 {
 		if err := WriteExports(filepath.Join(fx.Dir, exportsFile), fx.Exports); err != nil {

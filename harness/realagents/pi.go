@@ -14,8 +14,11 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/harness/realagents/fakemodel"
 	"github.com/aep-hook/aep-hook/harness/truth"
+	"github.com/aep-hook/aep-hook/installer"
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 // pi drives @earendil-works/pi-coding-agent in RPC mode (`pi --mode rpc`),
@@ -70,6 +73,109 @@ func piAgent() *Agent {
 						}
 						return p.prompt("SCENARIO:allow remove the file", 2)
 					}, "-e", r.piExtension("gate.js", piGateExtension))
+				},
+			},
+			{
+				Name: "control-allow", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash, its posture written into the extension as `aep-hook install pi --control --gate-tools bash` writes it: the command's tool_call is held and answered allow over the relay, so the command runs (the file exists)",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
+					calls(call("bash", obj{"command": "touch made-by-control"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Drive: func(r *Run) error {
+					if err := piInstallPosture(r); err != nil {
+						return err
+					}
+					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:allow create a file", 1) }); err != nil {
+						return err
+					}
+					return r.Exists("made-by-control")
+				},
+			},
+			{
+				Name: "control-deny", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash: the command is denied over the relay with a reason; the handler blocks it, pi ends the call as an error carrying the reason (recorded as the call's tool.denied by policy, caused by the command), the file is never made and the model reads the reason",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"deny": {
+					calls(call("bash", obj{"command": "touch not-this-file"})),
+					say("Understood."),
+				}}),
+				Control: &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:deny create a file", 1) }); err != nil {
+						return err
+					}
+					if err := r.Absent("not-this-file"); err != nil {
+						return err
+					}
+					return r.ModelSaw("Use the scratch folder instead.")
+				},
+			},
+			{
+				Name: "control-down", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash but no relay listening: the held run finds none, replies at once, asks nothing (no attention request), and the command runs",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
+					calls(call("bash", obj{"command": "touch made-without-relay"})),
+					say("Created."),
+				}}),
+				Control: &Control{Down: true, Budget: "20s", Tools: []string{"bash"}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:down create a file", 1) }); err != nil {
+						return err
+					}
+					return r.Exists("made-without-relay")
+				},
+			},
+			{
+				Name: "control-timeout", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 2 s budget and nobody answering: the held run gives up, the handler returns nothing and the command runs (the request settles dismissed at the call's end)",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call("bash", obj{"command": "touch made-after-budget"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "2s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:late create a file", 1) }); err != nil {
+						return err
+					}
+					return r.Exists("made-after-budget")
+				},
+			},
+			{
+				Name: "control-abort", Mode: "rpc",
+				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 60 s budget: while the call waits for an answer the user aborts over RPC; the handler stops the held run and returns at once, pi ends the call aborted (the command never runs, the request settles dismissed) and the loop ends cancelled",
+				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Interrupts: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"abort": {
+					calls(call("bash", obj{"command": "touch not-after-abort"})),
+					say("Aborted."),
+				}}),
+				Control: &Control{Budget: "60s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					if err := piSession(r, nil, func(p *piRPC) error {
+						if err := p.send(obj{"type": "prompt", "message": "SCENARIO:abort create a file"}); err != nil {
+							return err
+						}
+						if err := r.waitHeld(time.Minute); err != nil {
+							return err
+						}
+						time.Sleep(time.Second) // the request offered to the relay
+						start := time.Now()
+						if err := p.send(obj{"type": "abort"}); err != nil {
+							return err
+						}
+						if err := p.waitForwarded("agent_settled", 1, 20*time.Second); err != nil {
+							return fmt.Errorf("the abort did not end the held call: %w", err)
+						}
+						r.Notes = append(r.Notes, fmt.Sprintf("pi settled %d ms after the abort", time.Since(start).Milliseconds()))
+						return nil
+					}); err != nil {
+						return err
+					}
+					return r.Absent("not-after-abort")
 				},
 			},
 			{
@@ -392,4 +498,96 @@ func (p *piRPC) waitForwarded(typ string, n int, timeout time.Duration) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// Held reports whether the plugin recorder's arguments are a held pi
+// tool_call (`forward pi --hold`), which is recorded as a hook firing.
+func Held(args []string) bool {
+	if len(args) < 2 || args[0] != "pi" {
+		return false
+	}
+	for _, a := range args[1:] {
+		if a == "--hold" {
+			return true
+		}
+	}
+	return false
+}
+
+// RecordHeld records a held pi tool_call (`realagents forward pi --hold`)
+// as a firing of `aep-hook forward pi --hold`, its reply passed through,
+// and notes how many forwarded lines the run had recorded when it began
+// (Firing.After), where replay runs it.
+func RecordHeld(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	after := 0
+	if dir := os.Getenv(EnvRecordDir); dir != "" {
+		paths, _ := filepath.Glob(filepath.Join(dir, "stream", "*.jsonl"))
+		for _, p := range paths {
+			b, _ := os.ReadFile(p)
+			after += strings.Count(string(b), "\n")
+		}
+	}
+	return recordHook(append([]string{"forward"}, args...), stdin, stdout, stderr, after)
+}
+
+// replayPiControl replays a pi control recording: the forwarded lines
+// through `aep-hook forward pi`, cut at each held tool_call, which runs
+// where it was recorded (Firing.After) as replayControl runs a firing;
+// the home is the replay's.
+func replayPiControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, home, tmp string) []string {
+	pos := 0
+	feed := func(upto int) []string {
+		upto = min(max(upto, pos), len(fx.Stream))
+		seg := fx.Stream[pos:upto]
+		pos = upto
+		if len(seg) == 0 {
+			return nil
+		}
+		return replayPipes(bin, vendor.Name, env, seg)
+	}
+	bad := replayControl(bin, vendor, fx, replayEnv(home, tmp), home, tmp, func(f Firing) []string { return feed(f.After) })
+	return append(bad, feed(len(fx.Stream))...)
+}
+
+// piInstallPosture moves the control posture StartControl put in pi's
+// environment into the extension file, as `aep-hook install pi --control`
+// writes it, so the extension's reading of its own posture is what runs.
+// The relay token stays in the environment: install never writes one.
+func piInstallPosture(r *Run) error {
+	c := r.Scenario.Control
+	budget, err := time.ParseDuration(c.Budget)
+	if err != nil {
+		return err
+	}
+	a, ok := installer.Lookup("pi")
+	if !ok {
+		return fmt.Errorf("aep-hook install knows no pi")
+	}
+	e := installer.Env{Home: r.Home, Dir: r.Work, Binary: r.H.Self, Program: r.Recorder(), Getenv: r.Getenv, Now: time.Now,
+		Control: &installer.Control{Relay: r.Getenv("AEP_RELAY"), Budget: budget, Tools: c.Tools}}
+	if err := Install(a, e, false); err != nil {
+		return err
+	}
+	var env []string
+	for _, kv := range r.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "AEP_CONTROL", "AEP_RELAY", "AEP_CONTROL_BUDGET", "AEP_CONTROL_TOOLS":
+		default:
+			env = append(env, kv)
+		}
+	}
+	r.Env = env
+	return nil
+}
+
+// waitHeld waits until a held run started (its firing file is there).
+func (r *Run) waitHeld(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if fs, _ := filepath.Glob(filepath.Join(r.Dir, "firings", "*.json")); len(fs) > 0 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no held run within %s", timeout)
 }

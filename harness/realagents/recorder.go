@@ -42,6 +42,8 @@ type rawFiring struct {
 	// exit: what the hook added to the agent's wait.
 	ElapsedMS int64 `json:"elapsed_ms"`
 	Done      bool  `json:"done"`
+	// After is Firing.After.
+	After int `json:"after,omitempty"`
 }
 
 // RecordHook is the hook command the harness registers: `realagents hook
@@ -51,12 +53,18 @@ type rawFiring struct {
 // through. A signal the agent sends while the hook runs is noted with its
 // time and forwarded to aep-hook, so replay can deliver it again.
 func RecordHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return recordHook(args, stdin, stdout, stderr, 0)
+}
+
+// recordHook is RecordHook for a firing that comes after stream lines
+// the run recorded (Firing.After).
+func recordHook(args []string, stdin io.Reader, stdout, stderr io.Writer, after int) int {
 	start := time.Now()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	in, _ := io.ReadAll(stdin)
-	rf := rawFiring{Start: start.UnixNano(), Args: args, Stdin: in, Env: map[string]string{}}
+	rf := rawFiring{Start: start.UnixNano(), Args: args, Stdin: in, Env: map[string]string{}, After: after}
 	for _, k := range envKept {
 		if v, ok := os.LookupEnv(k); ok {
 			rf.Env[k] = v
@@ -168,7 +176,7 @@ func collectFirings(dir string, rw *Rewriter) ([]Firing, error) {
 			// aborting a fire-and-forget hook on Esc): no moment to keep.
 			continue
 		}
-		f := Firing{N: len(out) + 1, Exit: rf.Exit, Stdout: rf.Stdout, Signal: rf.Signal, SignalAfterMS: rf.SignalAfterMS, ElapsedMS: rf.ElapsedMS}
+		f := Firing{N: len(out) + 1, Exit: rf.Exit, Stdout: rf.Stdout, Signal: rf.Signal, SignalAfterMS: rf.SignalAfterMS, ElapsedMS: rf.ElapsedMS, After: rf.After}
 		if !rf.Done {
 			f.Exit = -1 // the recorder itself was killed
 		}

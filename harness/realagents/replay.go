@@ -52,7 +52,7 @@ func Replay(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Replayed
 	}
 	env := replayEnv(home, tmp)
 	if fx.Scenario.Control != nil {
-		res.Problems = append(res.Problems, replayControl(bin, vendor, fx, env, home, tmp)...)
+		res.Problems = append(res.Problems, replayControl(bin, vendor, fx, env, home, tmp, nil)...)
 	} else {
 		for _, f := range fx.Firings {
 			res.Problems = append(res.Problems, replayFiring(bin, vendor, env, f)...)
@@ -92,6 +92,9 @@ func replayFiring(bin string, vendor mapping.Vendor, env []string, f Firing) []s
 // firing's answer).
 func replayFiringWant(bin string, vendor mapping.Vendor, env []string, f Firing, want string) []string {
 	args := append([]string{vendor.Name}, f.Args...)
+	if vendor.Transport == mapping.TransportPi {
+		args = append([]string{"forward"}, f.Args...) // forward pi --hold
+	}
 	env = append([]string(nil), env...)
 	for k, v := range f.Env {
 		env = append(env, k+"="+v)

@@ -204,7 +204,13 @@ func replayStream(bin string, fx Fixture, tmp string, schemas *truth.Schemas) Re
 	env := []string{"AEP_HOME=" + home, "AEP_HOST=replay-host", "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")}
 	switch vendor.Transport {
 	case mapping.TransportPi:
-		for _, p := range replayPipes(bin, vendor.Name, env, fx.Stream) {
+		var ps []string
+		if fx.Scenario.Control != nil {
+			ps = replayPiControl(bin, vendor, fx, env, home, tmp) // its held tool_calls between the lines
+		} else {
+			ps = replayPipes(bin, vendor.Name, env, fx.Stream)
+		}
+		for _, p := range ps {
 			bad("%s", p)
 		}
 	case mapping.TransportOpenCode:

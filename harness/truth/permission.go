@@ -5,7 +5,9 @@ import "fmt"
 // ranButDismissed returns a violation for every permission request whose
 // tool call then ran while the record closes the request as dismissed, or
 // not at all: the call could only run because the request was allowed, so
-// the record must say it was answered. A call ran when it completed, or
+// the record must say it was answered, or that it expired (a gate that
+// fails open, pi's, lets the call go on once its request lapsed
+// unanswered: attention.timeout). A call ran when it completed, or
 // failed with an error that is not one of the ways a call ends unrun
 // (notRun: a rejection, or an abort or interrupt that may have come while
 // the request was still pending).
@@ -90,6 +92,8 @@ func permissionCalls(lg Log) []string {
 			}
 		case "attention.resolved":
 			resolution[str(e, "subject")], _ = data(e)["resolution"].(string)
+		case "attention.timeout":
+			resolution[str(e, "subject")] = "timeout"
 		}
 	}
 	var bad []string
@@ -104,7 +108,7 @@ func permissionCalls(lg Log) []string {
 		if c == nil || !c.ran {
 			continue
 		}
-		if r := resolution[str(e, "id")]; r != "answered" {
+		if r := resolution[str(e, "id")]; r != "answered" && r != "timeout" {
 			if r == "" {
 				r = "no terminal"
 			}

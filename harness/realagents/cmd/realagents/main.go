@@ -4,6 +4,7 @@
 //	realagents replay [-agent NAME]                     replay the committed fixtures
 //	realagents hook AGENT [ARGS...]                     the recorder registered as the hook command
 //	realagents forward AGENT [ARGS...]                  the recorder in place of aep-hook forward (plugins)
+//	realagents forward pi --hold                        the recorder of a held pi tool_call, as a hook firing
 //	realagents mcp                                      a stdio MCP server: an echo tool, and a deploy tool that elicits a form (scenarios)
 //
 // It prints, per agent, "scenarios passed/total".
@@ -28,6 +29,9 @@ func main() {
 		os.Exit(realagents.ServeMCP(os.Stdin, os.Stdout))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "forward" {
+		if realagents.Held(os.Args[2:]) {
+			os.Exit(realagents.RecordHeld(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
 		os.Exit(realagents.RecordForward(os.Args[2:], os.Stdin, os.Stderr))
 	}
 	if len(os.Args) < 2 {
