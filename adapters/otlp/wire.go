@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -184,38 +185,76 @@ type wireDecoder struct {
 	k         *keyer
 	nonFinite bool // a NaN or infinite double was read (errNonFinite)
 	entries   [][]byte
-	// strs holds the short strings read so far, boxed: the attribute names
-	// and most values of one exporter's records repeat from record to
-	// record, and sharing them saves two allocations each.
-	strs map[string]any
+	// arena is a copy of the message being decoded (a resource's or a
+	// record's bytes), base the bytes it copies: the strings read inside
+	// base are cut from arena, so one allocation holds all of a record's
+	// attribute names and values. A string outside base is copied alone.
+	arena string
+	base  []byte
+	// prev and cur are the attributes of the previous record and of this
+	// one: most values repeat from record to record, and a repeated string
+	// shares the earlier box instead of allocating its own. The previous
+	// value of a key is looked for in the key's own position first (an
+	// exporter sends one kind of record in one order), then among the
+	// others; comparing a few short keys costs less than hashing every
+	// string into a cache.
+	prev, cur []attrSlot
 }
 
-// Bounds of the string cache (per request).
-const (
-	maxCachedString = 64
-	maxCachedCount  = 1024
-)
-
-// boxed is b as a string in an interface, shared with earlier equal ones.
-func (d *wireDecoder) boxed(b []byte) any {
-	if len(b) > maxCachedString {
-		return string(b)
-	}
-	if v, ok := d.strs[string(b)]; ok {
-		return v
-	}
-	var v any = string(b)
-	if d.strs == nil {
-		d.strs = make(map[string]any)
-	}
-	if len(d.strs) < maxCachedCount {
-		d.strs[v.(string)] = v
-	}
-	return v
+// attrSlot is one attribute of a record: its key and its value as decoded.
+type attrSlot struct {
+	key string
+	val any
 }
 
-// str is b as a string, shared with earlier equal ones.
-func (d *wireDecoder) str(b []byte) string { return d.boxed(b).(string) }
+// maxScan bounds the attributes searched for a key's previous value
+// beyond its own position.
+const maxScan = 32
+
+// previous is the value key had in the previous record, at position i or
+// elsewhere; nil when it had none.
+func (d *wireDecoder) previous(i int, key string) any {
+	if i < len(d.prev) && d.prev[i].key == key {
+		return d.prev[i].val
+	}
+	if len(d.prev) <= maxScan {
+		for j := range d.prev {
+			if d.prev[j].key == key {
+				return d.prev[j].val
+			}
+		}
+	}
+	return nil
+}
+
+// within makes the strings read inside b come from one copy of it.
+func (d *wireDecoder) within(b []byte) {
+	d.base, d.arena = b, string(b)
+}
+
+// str is b as a string: cut from the arena when b lies inside its base,
+// else copied.
+func (d *wireDecoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	// Addresses compared, never turned back into pointers: b's offset in
+	// base when it lies there.
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.base)))
+	if len(b) <= len(d.base) && off <= uintptr(len(d.base)-len(b)) {
+		return d.arena[off : off+uintptr(len(b))]
+	}
+	return string(b)
+}
+
+// boxed is b as a string in an interface, the box of prev when prev holds
+// the same string.
+func (d *wireDecoder) boxed(b []byte, prev any) any {
+	if s, ok := prev.(string); ok && s == string(b) {
+		return prev
+	}
+	return d.str(b)
+}
 
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
@@ -282,7 +321,8 @@ func (d *wireDecoder) resourceLogs(b []byte) (flatResource, error) {
 		}
 	}
 	d.nonFinite = false
-	res, prefix, err := d.mapOf(attrs, 0, nil)
+	d.within(resource)
+	res, prefix, err := d.mapOf(attrs, 0, nil, false)
 	if err != nil {
 		return flatResource{}, err
 	}
@@ -441,11 +481,14 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	kb = append(append(kb, traceID[:]...), spanID[:]...)
 	kb = appendString(appendString(kb, severityText), eventName)
 	d.nonFinite = false
-	bodyVal, kb, err := d.value(body, 0, kb)
+	d.within(b)
+	bodyVal, kb, err := d.value(body, 0, kb, nil)
 	if err != nil {
 		return flatRecord{}, err
 	}
-	attrMap, kb, err := d.mapOf(attrs, 0, kb)
+	d.cur = d.cur[:0]
+	attrMap, kb, err := d.mapOf(attrs, 0, kb, true)
+	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
 	}
@@ -464,8 +507,8 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 		Scope:          scope,
 		Attributes:     attrMap,
 		Body:           bodyVal,
-		EventName:      string(eventName),
-		SeverityText:   string(severityText),
+		EventName:      d.str(eventName),
+		SeverityText:   d.str(severityText),
 		SeverityNumber: severity,
 		Time:           timeNano,
 		ObservedTime:   observed,
@@ -481,25 +524,27 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 }
 
 // mapOf decodes the KeyValue messages of one map: the map (never nil) and
-// enc with the map's key encoding (keyer.appendMap) appended.
-func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte) (map[string]any, []byte, error) {
+// enc with the map's key encoding (keyer.appendMap) appended. record says
+// the map is a record's attributes, whose strings may share the boxes of
+// the previous record's (see wireDecoder.prev).
+func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte, record bool) (map[string]any, []byte, error) {
 	m := make(map[string]any, len(kvs))
-	enc, err := d.entriesEnc(kvs, depth, enc, m)
+	enc, err := d.entriesEnc(kvs, depth, enc, m, record)
 	return m, enc, err
 }
 
 // mapEnc is mapOf's key encoding alone.
 func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error) {
-	return d.entriesEnc(kvs, depth, enc, nil)
+	return d.entriesEnc(kvs, depth, enc, nil, false)
 }
 
 // entriesEnc decodes kvs into m (when not nil) and appends their
 // order-free encoding to enc, as keyer.appendMap does.
-func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any) ([]byte, error) {
+func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any, record bool) ([]byte, error) {
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
-	for _, kv := range kvs {
+	for i, kv := range kvs {
 		var key, val []byte
 		haveKey, haveVal := false, false
 		r := wireReader{b: kv}
@@ -520,10 +565,17 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 		start := len(ent)
 		ent = appendString(ent, key)
 		ks := d.str(key)
+		var prev any
+		if record {
+			prev = d.previous(i, ks)
+		}
 		var x any
 		var err error
-		if x, ent, err = d.value(val, depth, ent); err != nil {
+		if x, ent, err = d.value(val, depth, ent, prev); err != nil {
 			return nil, err
+		}
+		if record {
+			d.cur = append(d.cur, attrSlot{ks, x})
 		}
 		spans = append(spans, newSpan(ent, start))
 		if m != nil {
@@ -537,8 +589,9 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 
 // value decodes one AnyValue as rawValue would give it and appends its key
 // encoding (keyer.appendValue) to enc. A non-finite double sets nonFinite
-// and decodes as nil.
-func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error) {
+// and decodes as nil. prev is the value the previous record had for the
+// same attribute (see wireDecoder.prev), nil outside a record's own.
+func (d *wireDecoder) value(b []byte, depth int, enc []byte, prev any) (any, []byte, error) {
 	if depth >= maxWireDepth {
 		return nil, nil, errSlowPath
 	}
@@ -555,7 +608,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error
 	case num == 1 && typ == wireBytes:
 		var s []byte
 		if s, ok = r.bytes(); ok {
-			x, enc = d.boxed(s), appendString(append(enc, byte(pcommon.ValueTypeStr)), s)
+			x, enc = d.boxed(s, prev), appendString(append(enc, byte(pcommon.ValueTypeStr)), s)
 		}
 	case num == 2 && typ == wireVarint:
 		var v uint64
@@ -590,7 +643,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error
 		out := make([]any, len(items))
 		for i, item := range items {
 			var err error
-			if out[i], enc, err = d.value(item, depth+1, enc); err != nil {
+			if out[i], enc, err = d.value(item, depth+1, enc, nil); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -601,7 +654,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error
 			break
 		}
 		var err error
-		if x, enc, err = d.mapOf(kvs, depth+1, append(enc, byte(pcommon.ValueTypeMap))); err != nil {
+		if x, enc, err = d.mapOf(kvs, depth+1, append(enc, byte(pcommon.ValueTypeMap)), false); err != nil {
 			return nil, nil, err
 		}
 	case num == 7 && typ == wireBytes:
