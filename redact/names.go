@@ -97,8 +97,10 @@ func nameValue(v any) any {
 func names(v any) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		n := Name(t)
-		return n, n != t
+		if n := Name(t); n != t {
+			return n, true
+		}
+		return v, false // the same box: no copy of an unchanged string
 	case map[string]any:
 		var out map[string]any
 		for k, x := range t {
