@@ -303,6 +303,9 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 			mapped[i].Time = at
 		}
 	}
+	if ds == nil {
+		return mapped
+	}
 	return append(ds, mapped...)
 }
 
