@@ -122,17 +122,14 @@ func flattenResource(rl plog.ResourceLogs, k *keyer) (map[string]any, []flatReco
 
 // newRecord decodes one LogRecord.
 func newRecord(res, scope map[string]any, lr plog.LogRecord) (*mapping.OTelRecord, error) {
-	attrs, err := rawMap(lr.Attributes())
+	attrs, err := rawFlat(lr.Attributes())
 	if err != nil {
 		return nil, err
-	}
-	if attrs == nil {
-		attrs = map[string]any{}
 	}
 	r := &mapping.OTelRecord{
 		Resource:       res,
 		Scope:          scope,
-		Attributes:     attrs,
+		Flat:           attrs,
 		EventName:      lr.EventName(),
 		SeverityText:   lr.SeverityText(),
 		SeverityNumber: int32(lr.SeverityNumber()),
@@ -163,6 +160,29 @@ func rawMap(m pcommon.Map) (map[string]any, error) {
 	m.Range(func(k string, v pcommon.Value) bool {
 		out[k], err = rawValue(v)
 		return err == nil
+	})
+	return out, err
+}
+
+// rawFlat is a record's attributes m as OTelRecord.Flat holds them (never
+// nil): one entry per key, in order, a repeated key keeping its first
+// place and its last value, as rawMap's map would hold it.
+func rawFlat(m pcommon.Map) ([]mapping.Attr, error) {
+	out := make([]mapping.Attr, 0, m.Len())
+	var err error
+	m.Range(func(k string, v pcommon.Value) bool {
+		var x any
+		if x, err = rawValue(v); err != nil {
+			return false
+		}
+		for j := range out {
+			if out[j].Key == k {
+				out[j].Value = x
+				return true
+			}
+		}
+		out = append(out, mapping.Attr{Key: k, Value: x})
+		return true
 	})
 	return out, err
 }

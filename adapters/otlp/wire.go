@@ -198,13 +198,7 @@ type wireDecoder struct {
 	// exporter sends one kind of record in one order), then among the
 	// others; comparing a few short keys costs less than hashing every
 	// string into a cache.
-	prev, cur []attrSlot
-}
-
-// attrSlot is one attribute of a record: its key and its value as decoded.
-type attrSlot struct {
-	key string
-	val any
+	prev, cur []mapping.Attr
 }
 
 // maxScan bounds the attributes searched for a key's previous value
@@ -214,17 +208,30 @@ const maxScan = 32
 // previous is the value key had in the previous record, at position i or
 // elsewhere; nil when it had none.
 func (d *wireDecoder) previous(i int, key string) any {
-	if i < len(d.prev) && d.prev[i].key == key {
-		return d.prev[i].val
+	if i < len(d.prev) && d.prev[i].Key == key {
+		return d.prev[i].Value
 	}
 	if len(d.prev) <= maxScan {
 		for j := range d.prev {
-			if d.prev[j].key == key {
-				return d.prev[j].val
+			if d.prev[j].Key == key {
+				return d.prev[j].Value
 			}
 		}
 	}
 	return nil
+}
+
+// put adds one attribute to the record being decoded: a key already there
+// (the wire allows it) keeps its place and takes the later value, as a map
+// filled in order would hold it.
+func (d *wireDecoder) put(key string, v any) {
+	for j := range d.cur {
+		if d.cur[j].Key == key {
+			d.cur[j].Value = v
+			return
+		}
+	}
+	d.cur = append(d.cur, mapping.Attr{Key: key, Value: v})
 }
 
 // within makes the strings read inside b come from one copy of it.
@@ -322,7 +329,7 @@ func (d *wireDecoder) resourceLogs(b []byte) (flatResource, error) {
 	}
 	d.nonFinite = false
 	d.within(resource)
-	res, prefix, err := d.mapOf(attrs, 0, nil, false)
+	res, prefix, err := d.mapOf(attrs, 0, nil)
 	if err != nil {
 		return flatResource{}, err
 	}
@@ -487,7 +494,8 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 		return flatRecord{}, err
 	}
 	d.cur = d.cur[:0]
-	attrMap, kb, err := d.mapOf(attrs, 0, kb, true)
+	kb, err = d.entriesEnc(attrs, 0, kb, nil, true)
+	flat := append(make([]mapping.Attr, 0, len(d.cur)), d.cur...)
 	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
@@ -505,7 +513,7 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	rec := &mapping.OTelRecord{
 		Resource:       res,
 		Scope:          scope,
-		Attributes:     attrMap,
+		Flat:           flat,
 		Body:           bodyVal,
 		EventName:      d.str(eventName),
 		SeverityText:   d.str(severityText),
@@ -524,12 +532,10 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 }
 
 // mapOf decodes the KeyValue messages of one map: the map (never nil) and
-// enc with the map's key encoding (keyer.appendMap) appended. record says
-// the map is a record's attributes, whose strings may share the boxes of
-// the previous record's (see wireDecoder.prev).
-func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte, record bool) (map[string]any, []byte, error) {
+// enc with the map's key encoding (keyer.appendMap) appended.
+func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte) (map[string]any, []byte, error) {
 	m := make(map[string]any, len(kvs))
-	enc, err := d.entriesEnc(kvs, depth, enc, m, record)
+	enc, err := d.entriesEnc(kvs, depth, enc, m, false)
 	return m, enc, err
 }
 
@@ -538,8 +544,10 @@ func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error
 	return d.entriesEnc(kvs, depth, enc, nil, false)
 }
 
-// entriesEnc decodes kvs into m (when not nil) and appends their
-// order-free encoding to enc, as keyer.appendMap does.
+// entriesEnc decodes kvs into m (when not nil), or into the record's
+// attributes (wireDecoder.cur) when record is set, whose strings may share
+// the boxes of the previous record's (see wireDecoder.prev), and appends
+// their order-free encoding to enc, as keyer.appendMap does.
 func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any, record bool) ([]byte, error) {
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
@@ -575,7 +583,7 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 			return nil, err
 		}
 		if record {
-			d.cur = append(d.cur, attrSlot{ks, x})
+			d.put(ks, x)
 		}
 		spans = append(spans, newSpan(ent, start))
 		if m != nil {
@@ -654,7 +662,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte, prev any) (any, []b
 			break
 		}
 		var err error
-		if x, enc, err = d.mapOf(kvs, depth+1, append(enc, byte(pcommon.ValueTypeMap)), false); err != nil {
+		if x, enc, err = d.mapOf(kvs, depth+1, append(enc, byte(pcommon.ValueTypeMap))); err != nil {
 			return nil, nil, err
 		}
 	case num == 7 && typ == wireBytes:
