@@ -185,12 +185,18 @@ type wireDecoder struct {
 	k         *keyer
 	nonFinite bool // a NaN or infinite double was read (errNonFinite)
 	entries   [][]byte
-	// arena is a copy of the message being decoded (a resource's or a
-	// record's bytes), base the bytes it copies: the strings read inside
-	// base are cut from arena, so one allocation holds all of a record's
-	// attribute names and values. A string outside base is copied alone.
+	// arena is a copy of the request's body, base the body: the strings
+	// read inside it are cut from arena, so one allocation holds every
+	// attribute name and value of the request (held while its records
+	// are, which is until the request is answered: the tables keep
+	// nothing of a record past it but in the state they save). A string
+	// outside base is copied alone.
 	arena string
 	base  []byte
+	// recs and attrs are where the request's records and their attributes
+	// are allocated, a chunk at a time: one allocation for many records.
+	recs  []mapping.OTelRecord
+	attrs []mapping.Attr
 	// prev and cur are the attributes of the previous record and of this
 	// one: most values repeat from record to record, and a repeated string
 	// shares the earlier box instead of allocating its own. The previous
@@ -239,6 +245,36 @@ func (d *wireDecoder) within(b []byte) {
 	d.base, d.arena = b, string(b)
 }
 
+// Chunk sizes of the record and attribute allocations.
+const (
+	recChunk  = 64
+	attrChunk = 512
+)
+
+// newRecord is a zeroed record from the current chunk.
+func (d *wireDecoder) newRecord() *mapping.OTelRecord {
+	if len(d.recs) == cap(d.recs) {
+		d.recs = make([]mapping.OTelRecord, 0, recChunk)
+	}
+	d.recs = d.recs[:len(d.recs)+1]
+	return &d.recs[len(d.recs)-1]
+}
+
+// flat copies the decoded attributes (cur) into the current chunk; the
+// slice returned cannot grow into the next record's.
+func (d *wireDecoder) flat() []mapping.Attr {
+	n := len(d.cur)
+	if n == 0 {
+		return []mapping.Attr{} // not nil: Flat holds the (no) attributes
+	}
+	if cap(d.attrs)-len(d.attrs) < n {
+		d.attrs = make([]mapping.Attr, 0, max(attrChunk, n))
+	}
+	start := len(d.attrs)
+	d.attrs = append(d.attrs, d.cur...)
+	return d.attrs[start : start+n : start+n]
+}
+
 // str is b as a string: cut from the arena when b lies inside its base,
 // else copied.
 func (d *wireDecoder) str(b []byte) string {
@@ -266,6 +302,7 @@ func (d *wireDecoder) boxed(b []byte, prev any) any {
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
 	d := &wireDecoder{k: k}
+	d.within(body)
 	rls, ok := only1(body)
 	if !ok {
 		return nil, errSlowPath
@@ -328,7 +365,6 @@ func (d *wireDecoder) resourceLogs(b []byte) (flatResource, error) {
 		}
 	}
 	d.nonFinite = false
-	d.within(resource)
 	res, prefix, err := d.mapOf(attrs, 0, nil)
 	if err != nil {
 		return flatResource{}, err
@@ -488,14 +524,13 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	kb = append(append(kb, traceID[:]...), spanID[:]...)
 	kb = appendString(appendString(kb, severityText), eventName)
 	d.nonFinite = false
-	d.within(b)
 	bodyVal, kb, err := d.value(body, 0, kb, nil)
 	if err != nil {
 		return flatRecord{}, err
 	}
 	d.cur = d.cur[:0]
 	kb, err = d.entriesEnc(attrs, 0, kb, nil, true)
-	flat := append(make([]mapping.Attr, 0, len(d.cur)), d.cur...)
+	flat := d.flat()
 	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
@@ -510,7 +545,8 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	if fr.err != nil {
 		return fr, nil
 	}
-	rec := &mapping.OTelRecord{
+	rec := d.newRecord()
+	*rec = mapping.OTelRecord{
 		Resource:       res,
 		Scope:          scope,
 		Flat:           flat,
