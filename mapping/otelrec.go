@@ -233,6 +233,9 @@ type otelProfile struct {
 	// hostLevels is levels with host.name redacted (withHost).
 	hostOnce   sync.Once
 	hostLevels map[string]redact.Level
+	// types are the companion types by suffix (typeName), built once.
+	typesOnce sync.Once
+	types     map[string]string
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -291,7 +294,7 @@ func (r *OTelRecord) recordTime() time.Time {
 func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	a := r.attrs()
 	data := make(map[string]any, min(a.len()+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
-	a.each(func(k string, v any) {
+	keep := func(k string, v any) {
 		if p.identity[k] || v == nil {
 			return
 		}
@@ -299,13 +302,22 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 			return // the vendor did not export this content
 		}
 		data[k] = v
-	})
+	}
+	if a.flat != nil { // a loop of its own: the closure stays on the stack
+		for i := range a.flat {
+			keep(a.flat[i].Key, a.flat[i].Value)
+		}
+	} else {
+		for k, v := range a.m {
+			keep(k, v)
+		}
+	}
 	// The declared levels of every key data can hold: an attribute's own,
 	// the resource's host.name at redacted, the body at full (undeclared).
 	levels := p.levels
-	if h := attrStr(r.Resource, "host.name"); h != "" {
+	if hv := r.Resource["host.name"]; attrStr(r.Resource, "host.name") != "" {
 		if _, dup := data["host.name"]; !dup {
-			data["host.name"] = h
+			data["host.name"] = hv // the resource's own box: no copy per record
 		}
 		levels = p.withHost()
 	}
@@ -314,7 +326,22 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 			data["body"] = r.Body
 		}
 	}
-	return Draft{Type: p.prefix + suffix, Data: data, Levels: levels}
+	return Draft{Type: p.typeName(suffix), Data: data, Levels: levels}
+}
+
+// typeName is the type of a known record's companion event, prefix and
+// suffix joined once per profile rather than once per record.
+func (p *otelProfile) typeName(suffix string) string {
+	p.typesOnce.Do(func() {
+		p.types = make(map[string]string, len(p.known))
+		for _, sfx := range p.known {
+			p.types[sfx] = p.prefix + sfx
+		}
+	})
+	if t, ok := p.types[suffix]; ok {
+		return t
+	}
+	return p.prefix + suffix
 }
 
 // withHost is the profile's levels with host.name at redacted: the levels
