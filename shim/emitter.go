@@ -261,8 +261,44 @@ type batch struct {
 }
 
 // sources are the source URIs of one session's events, built once per
-// batch.
-type sources struct{ session, agent string }
+// batch, and the storage the batch's events are cut from: a batch of many
+// moments allocates their events and positions a chunk at a time, not
+// each on its own.
+type sources struct {
+	session, agent string
+	evs            []Event
+	nums           []int64
+}
+
+// Chunk sizes of a batch's event and position storage.
+const (
+	eventChunk = 64
+	numChunk   = 128
+)
+
+// events returns room for n events: an empty slice that holds n without
+// growing, cut from the batch's chunk, whose appends past n cannot reach
+// another moment's events.
+func (s *sources) events(n int) []Event {
+	if n > eventChunk/4 {
+		return make([]Event, 0, n)
+	}
+	if cap(s.evs)-len(s.evs) < n {
+		s.evs = make([]Event, 0, eventChunk)
+	}
+	start := len(s.evs)
+	s.evs = s.evs[:start+n]
+	return s.evs[start:start:start+n]
+}
+
+// num stores v for an event's seq or epoch.
+func (s *sources) num(v int64) *int64 {
+	if len(s.nums) == cap(s.nums) {
+		s.nums = make([]int64, 0, numChunk)
+	}
+	s.nums = append(s.nums, v)
+	return &s.nums[len(s.nums)-1]
+}
 
 // prepare maps the moments on st, which it changes, and builds, gates and
 // encodes their events.
@@ -500,7 +536,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 	if e.StableIDs && nonce != "" {
 		stable = &stableIDs{key: agent + "\x00" + session + "\x00" + nonce}
 	}
-	evs := make([]Event, 0, len(drafts))
+	evs := src.events(len(drafts))
 	suppressed := 0
 	for _, d := range drafts {
 		if d.Type == "run.started" && d.Run != "" {
@@ -568,7 +604,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 			if err != nil {
 				return nil, 0, err
 			}
-			ev.Seq, ev.Epoch = &seq, &epoch
+			ev.Seq, ev.Epoch = src.num(seq), src.num(epoch)
 		}
 		ev.Cause = e.link(d, st, ev.ID)
 		evs = append(evs, ev)
