@@ -202,9 +202,17 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		return 0, nil
 	}
 	ms := make([]mapping.Moment, len(batch))
+	// The nonces, each a record key's first 8 bytes in hex, cut from one
+	// string for the batch.
+	const nonceLen = 16
+	hexes := make([]byte, nonceLen*len(batch))
+	for i, p := range batch {
+		hex.Encode(hexes[nonceLen*i:], p.key[:8])
+	}
+	nonces := string(hexes)
 	for i, p := range batch {
 		ms[i] = recordMoment(p.rec)
-		ms[i].Nonce = hex.EncodeToString(p.key[:8])
+		ms[i].Nonce = nonces[nonceLen*i : nonceLen*(i+1)]
 		ms[i].Mode = r.cfg.Mode
 	}
 	results, batchErr := r.em.HandleBatch(v, ms)
