@@ -288,7 +288,7 @@ func (s *sources) events(n int) []Event {
 	}
 	start := len(s.evs)
 	s.evs = s.evs[:start+n]
-	return s.evs[start:start:start+n]
+	return s.evs[start : start : start+n]
 }
 
 // num stores v for an event's seq or epoch.
