@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -443,6 +444,7 @@ func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr err
 	if err != nil {
 		return nil, err
 	}
+	out = slices.Grow(out, len(records))
 	for _, rec := range records {
 		fr, err := d.logRecord(rec, scopeEnc, res, scope, resErr)
 		if err != nil {
