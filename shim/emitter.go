@@ -125,11 +125,20 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 // Result and is skipped; a store or sink failure fails its whole session
 // group, reported in the returned error (and in every Result of the group).
 func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
-	ids := make([]mapping.Moment, len(ms))
+	// The moments as identified: ms itself until one needs its name
+	// filled in, then a copy (the caller's moments are never changed).
+	ids := ms
 	sessions := make([]string, len(ms))
 	one := true // all of one session: the common export, no grouping
 	for i, m := range ms {
-		ids[i], sessions[i] = identify(v, m)
+		id, session := identify(v, m)
+		if id.Hook != m.Hook && &ids[0] == &ms[0] {
+			ids = slices.Clone(ms)
+		}
+		if &ids[0] != &ms[0] {
+			ids[i] = id
+		}
+		sessions[i] = session
 		one = one && sessions[i] == sessions[0]
 	}
 	if one && len(ms) > 0 {
@@ -304,6 +313,9 @@ func (s *sources) num(v int64) *int64 {
 // encodes their events.
 func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState) (*batch, error) {
 	b := &batch{rs: make([]Result, len(ms))}
+	if len(ms) > 1 {
+		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
+	}
 	for i, m := range ms {
 		drafts, err := v.Map(m, &st.Table)
 		if err != nil {
@@ -456,16 +468,25 @@ type lineBuf struct {
 	ends []int
 }
 
-// add encodes evs; hint is how many moments the batch has, for the first
-// allocation.
+// add encodes evs; hint is how many moments the batch has, for the
+// allocation: the first line is encoded alone, and the buffer sized from
+// it for the batch (lines of one batch are mostly alike in size).
 func (l *lineBuf) add(evs []Event, hint int) error {
 	for j := range evs {
 		if l.buf == nil {
-			l.buf = make([]byte, 0, 768*hint)
+			l.buf = make([]byte, 0, 1024)
 		}
 		var err error
 		if l.buf, err = appendEvent(l.buf, &evs[j]); err != nil {
 			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
+		}
+		if len(l.ends) == 0 && hint > 1 {
+			// Never more than 768 bytes a moment up front (one large first
+			// line must not reserve a copy of itself per moment): longer
+			// lines grow the buffer as they come.
+			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/4+1), 768*hint)))
+			copy(sized, l.buf)
+			l.buf = sized
 		}
 		l.ends = append(l.ends, len(l.buf))
 	}
