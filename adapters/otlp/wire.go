@@ -198,6 +198,9 @@ type wireDecoder struct {
 	// are allocated, a chunk at a time: one allocation for many records.
 	recs  []mapping.OTelRecord
 	attrs []mapping.Attr
+	// left is how many records of the scope being decoded are still to
+	// come, this one included: a chunk is sized for them, up to recChunk.
+	left int
 	// prev and cur are the attributes of the previous record and of this
 	// one: most values repeat from record to record, and a repeated string
 	// shares the earlier box instead of allocating its own. The previous
@@ -246,16 +249,17 @@ func (d *wireDecoder) within(b []byte) {
 	d.base, d.arena = b, string(b)
 }
 
-// Chunk sizes of the record and attribute allocations.
+// recChunk bounds the records (and their attributes) one chunk holds,
+// maxAttrChunk the attributes of records sharing a chunk.
 const (
-	recChunk  = 64
-	attrChunk = 512
+	recChunk     = 64
+	maxAttrChunk = 2048
 )
 
 // newRecord is a zeroed record from the current chunk.
 func (d *wireDecoder) newRecord() *mapping.OTelRecord {
 	if len(d.recs) == cap(d.recs) {
-		d.recs = make([]mapping.OTelRecord, 0, recChunk)
+		d.recs = make([]mapping.OTelRecord, 0, min(max(d.left, 1), recChunk))
 	}
 	d.recs = d.recs[:len(d.recs)+1]
 	return &d.recs[len(d.recs)-1]
@@ -269,7 +273,9 @@ func (d *wireDecoder) flat() []mapping.Attr {
 		return []mapping.Attr{} // not nil: Flat holds the (no) attributes
 	}
 	if cap(d.attrs)-len(d.attrs) < n {
-		d.attrs = make([]mapping.Attr, 0, max(attrChunk, n))
+		// Room for the scope's next records if they have as many, within
+		// maxAttrChunk (a record of many attributes gets a chunk alone).
+		d.attrs = make([]mapping.Attr, 0, max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
 	}
 	start := len(d.attrs)
 	d.attrs = append(d.attrs, d.cur...)
@@ -445,7 +451,8 @@ func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr err
 		return nil, err
 	}
 	out = slices.Grow(out, len(records))
-	for _, rec := range records {
+	for i, rec := range records {
+		d.left = len(records) - i
 		fr, err := d.logRecord(rec, scopeEnc, res, scope, resErr)
 		if err != nil {
 			return nil, err
