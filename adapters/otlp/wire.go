@@ -62,6 +62,16 @@ type wireReader struct {
 // varint reads a base-128 varint of at most 10 bytes whose value fits 64
 // bits.
 func (r *wireReader) varint() (uint64, bool) {
+	// Tags and most lengths are one byte: that case inlines.
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		r.pos++
+		return uint64(r.b[r.pos-1]), true
+	}
+	return r.longVarint()
+}
+
+// longVarint is varint's loop, for a varint of any length.
+func (r *wireReader) longVarint() (uint64, bool) {
 	var v uint64
 	for i := 0; i < 10; i++ {
 		if r.pos >= len(r.b) {
