@@ -79,10 +79,10 @@ type codexConv struct {
 // record maps one record, deciding held starts on the way.
 func (c codexConv) record(r *OTelRecord) []Draft {
 	name := r.name()
-	if kind, _ := c.st.Get(otelThread); kind != "" {
+	if kind, _ := c.st.getOwn(otelThread); kind != "" {
 		return c.internal(r, kind)
 	}
-	_, started := c.st.Get(otelStarted)
+	_, started := c.st.getOwn(otelStarted)
 	if name == "codex.conversation_starts" && started {
 		return c.resume(r)
 	}
@@ -130,7 +130,7 @@ func (c codexConv) route(ds []Draft) []Draft {
 
 // held returns the records held before the conversation's start is decided.
 func (c codexConv) held() []*OTelRecord {
-	s, ok := c.st.Get(otelHeld)
+	s, ok := c.st.getOwn(otelHeld)
 	if !ok {
 		return nil
 	}
@@ -351,7 +351,7 @@ func hasTokens(a attrView) bool {
 }
 
 func (c codexConv) heldCompleted() *OTelRecord {
-	s, ok := c.st.Get(otelCompleted)
+	s, ok := c.st.getOwn(otelCompleted)
 	if !ok {
 		return nil
 	}
