@@ -289,6 +289,9 @@ const (
 // growing, cut from the batch's chunk, whose appends past n cannot reach
 // another moment's events.
 func (s *sources) events(n int) []Event {
+	if n == 0 {
+		return []Event{} // as make gives it: empty, not nil
+	}
 	if n > eventChunk/4 {
 		return make([]Event, 0, n)
 	}
