@@ -69,9 +69,12 @@ func appendSorted(b, ent []byte, spans []span) []byte {
 		return bytes.Compare(ent[x.start:x.end], ent[y.start:y.end]) < 0
 	}
 	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && less(spans[j], spans[j-1]); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
+		// Shifted rather than swapped into place: one write per step.
+		x, j := spans[i], i
+		for ; j > 0 && less(x, spans[j-1]); j-- {
+			spans[j] = spans[j-1]
 		}
+		spans[j] = x
 	}
 	b = binary.AppendUvarint(b, uint64(len(spans)))
 	for _, sp := range spans {
