@@ -48,7 +48,7 @@ func codexOtelDetect(res map[string]any, rec *OTelRecord) Match {
 	if strings.HasPrefix(rec.name(), "codex.") {
 		return MatchStrong
 	}
-	if _, ok := rec.Attributes["conversation.id"]; ok {
+	if rec.attrs().has("conversation.id") {
 		return MatchWeak
 	}
 	return NoMatch

@@ -79,10 +79,10 @@ type codexConv struct {
 // record maps one record, deciding held starts on the way.
 func (c codexConv) record(r *OTelRecord) []Draft {
 	name := r.name()
-	if kind, _ := c.st.Get(otelThread); kind != "" {
+	if kind, _ := c.st.getOwn(otelThread); kind != "" {
 		return c.internal(r, kind)
 	}
-	_, started := c.st.Get(otelStarted)
+	_, started := c.st.getOwn(otelStarted)
 	if name == "codex.conversation_starts" && started {
 		return c.resume(r)
 	}
@@ -93,7 +93,7 @@ func (c codexConv) record(r *OTelRecord) []Draft {
 			return nil
 		}
 		if name == "codex.user_prompt" {
-			if kind, parent := codexThread(attrStr(r.Attributes, "prompt")); kind != "" {
+			if kind, parent := codexThread(r.attrs().str("prompt")); kind != "" {
 				c.st.Set(otelThread, kind)
 				c.st.Set(otelParent, parent)
 				c.st.Del(otelHeld)
@@ -130,7 +130,7 @@ func (c codexConv) route(ds []Draft) []Draft {
 
 // held returns the records held before the conversation's start is decided.
 func (c codexConv) held() []*OTelRecord {
-	s, ok := c.st.Get(otelHeld)
+	s, ok := c.st.getOwn(otelHeld)
 	if !ok {
 		return nil
 	}
@@ -168,12 +168,13 @@ func (c codexConv) hold(rs []*OTelRecord) {
 func (c codexConv) storable(r *OTelRecord) *OTelRecord {
 	out := *r
 	out.Body = nil
-	out.Attributes = make(map[string]any, len(r.Attributes))
-	for k, v := range r.Attributes {
+	a := r.attrs()
+	out.Attributes, out.Flat = make(map[string]any, a.len()), nil
+	a.each(func(k string, v any) {
 		if c.p.identity[k] || c.p.levels[k] == redact.Metadata {
 			out.Attributes[k] = v
 		}
-	}
+	})
 	out.Resource = Data("service.name", attrStr(r.Resource, "service.name"), "service.version", attrStr(r.Resource, "service.version"))
 	return &out
 }
@@ -224,7 +225,7 @@ func (c codexConv) internal(r *OTelRecord, kind string) []Draft {
 		return nil
 	}
 	d := c.companion(r)
-	d.Data["thread_id"] = attrStr(r.Attributes, "conversation.id")
+	d.Data["thread_id"] = r.attrs().str("conversation.id")
 	d.Data["thread_kind"] = kind
 	levels := make(map[string]redact.Level, len(d.Levels)+1)
 	for k, l := range d.Levels {
@@ -254,7 +255,7 @@ func (c codexConv) companion(r *OTelRecord) Draft {
 // arrives first and resets the shared state, so this record then reads as
 // a first start); in primary mode the table names it the same way.
 func (c codexConv) resume(r *OTelRecord) []Draft {
-	conv := attrStr(r.Attributes, "conversation.id")
+	conv := r.attrs().str("conversation.id")
 	from := firstNonEmpty(aepSession(c.st), conv)
 	suffix := c.m.Nonce
 	if suffix == "" {
@@ -275,12 +276,12 @@ func (c codexConv) resume(r *OTelRecord) []Draft {
 // draft maps one record of a user's conversation.
 func (c codexConv) draft(r *OTelRecord) []Draft {
 	name := r.name()
-	a := r.Attributes
+	a := r.attrs()
 	if name == "codex.conversation_starts" {
-		c.st.Set(otelApproval, attrStr(a, "approval_policy"))
-		c.st.Set(otelSandbox, attrStr(a, "sandbox_policy"))
+		c.st.Set(otelApproval, a.str("approval_policy"))
+		c.st.Set(otelSandbox, a.str("sandbox_policy"))
 	}
-	if name == "codex.sse_event" && attrStr(a, "event.kind") == "response.completed" {
+	if name == "codex.sse_event" && a.str("event.kind") == "response.completed" {
 		return c.completed(r)
 	}
 	var ds []Draft
@@ -303,6 +304,9 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 			mapped[i].Time = at
 		}
 	}
+	if ds == nil {
+		return mapped
+	}
 	return append(ds, mapped...)
 }
 
@@ -312,7 +316,7 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 // sends between them lets a held one through first.
 func (c codexConv) completed(r *OTelRecord) []Draft {
 	held := c.heldCompleted()
-	if !hasTokens(r.Attributes) {
+	if !hasTokens(r.attrs()) {
 		var out []Draft
 		if held != nil {
 			out = append(out, c.companion(held))
@@ -322,13 +326,12 @@ func (c codexConv) completed(r *OTelRecord) []Draft {
 	}
 	c.st.Del(otelCompleted)
 	if held != nil {
-		if _, ok := r.Attributes["duration_ms"]; !ok {
-			if d, ok := held.Attributes["duration_ms"]; ok {
+		if !r.attrs().has("duration_ms") {
+			if d, ok := held.attrs().get("duration_ms"); ok {
 				merged := *r
-				merged.Attributes = make(map[string]any, len(r.Attributes)+1)
-				for k, v := range r.Attributes {
-					merged.Attributes[k] = v
-				}
+				a := r.attrs()
+				merged.Attributes, merged.Flat = make(map[string]any, a.len()+1), nil
+				a.each(func(k string, v any) { merged.Attributes[k] = v })
 				merged.Attributes["duration_ms"] = d
 				r = &merged
 			}
@@ -338,9 +341,9 @@ func (c codexConv) completed(r *OTelRecord) []Draft {
 }
 
 // hasTokens reports whether an sse_event record carries token counts.
-func hasTokens(a map[string]any) bool {
+func hasTokens(a attrView) bool {
 	for _, k := range []string{"input_token_count", "output_token_count"} {
-		if _, ok := attrNumber(a[k]); ok {
+		if _, ok := attrNumber(a.val(k)); ok {
 			return true
 		}
 	}
@@ -348,7 +351,7 @@ func hasTokens(a map[string]any) bool {
 }
 
 func (c codexConv) heldCompleted() *OTelRecord {
-	s, ok := c.st.Get(otelCompleted)
+	s, ok := c.st.getOwn(otelCompleted)
 	if !ok {
 		return nil
 	}
@@ -373,10 +376,10 @@ func (c codexConv) keepCompleted(r *OTelRecord) {
 // primary is the primary-mode core subset of a user's conversation's
 // record; nil keeps its channel event.
 func (c codexConv) primary(r *OTelRecord, name string) []Draft {
-	a := r.Attributes
+	a := r.attrs()
 	tool := otelToolRef(r, "tool_name", "call_id")
-	subject := attrStr(a, "tool_name")
-	call := attrStr(a, "call_id")
+	subject := a.str("tool_name")
+	call := a.str("call_id")
 	switch name {
 	case "codex.conversation_starts":
 		// session.started has no member for the policies: the channel
@@ -391,26 +394,26 @@ func (c codexConv) primary(r *OTelRecord, name string) []Draft {
 		}
 		if !otelFailed(a, "success", "error") {
 			d := Data("tool", tool)
-			if n, ok := attrNumber(a["duration_ms"]); ok {
+			if n, ok := attrNumber(a.val("duration_ms")); ok {
 				d["duration_ms"] = n
 			}
-			if out, ok := a["output"]; ok && out != nil {
+			if out, ok := a.get("output"); ok && out != nil {
 				d["result"] = out
 				d["result_digest"] = redact.Digest(out)
 			}
 			return []Draft{{Type: "tool.completed", Subject: subject, Data: d}}
 		}
-		out := attrStr(a, "output")
+		out := a.str("output")
 		if rule := c.policyRule(out); rule != "" {
 			return []Draft{{Type: "tool.denied", Subject: subject, Data: Data("tool", tool, "by", "policy", "rule", rule)}}
 		}
-		d := Data("tool", tool, "error", Data("type", "tool_error", "message", firstNonEmpty(attrStr(a, "error"), out)))
-		if n, ok := attrNumber(a["duration_ms"]); ok {
+		d := Data("tool", tool, "error", Data("type", "tool_error", "message", firstNonEmpty(a.str("error"), out)))
+		if n, ok := attrNumber(a.val("duration_ms")); ok {
 			d["duration_ms"] = n
 		}
 		return []Draft{{Type: "tool.failed", Subject: subject, Data: d}}
 	case "codex.tool_decision":
-		decision := strings.ToLower(attrStr(a, "decision"))
+		decision := strings.ToLower(a.str("decision"))
 		if !codexDeny(decision) {
 			if !strings.HasPrefix(decision, "approved") {
 				return nil
@@ -420,7 +423,7 @@ func (c codexConv) primary(r *OTelRecord, name string) []Draft {
 			return []Draft{{Type: "tool.requested", Subject: subject, Data: Data("tool", tool)}, c.companion(r)}
 		}
 		var by string
-		switch src := strings.ToLower(attrStr(a, "source")); {
+		switch src := strings.ToLower(a.str("source")); {
 		case src == "config":
 			by = "policy"
 		case strings.HasPrefix(src, "auto"):
@@ -463,10 +466,10 @@ func (c codexConv) policyRule(out string) string {
 // the client with its version (the resource's service.version, else the
 // record's app.version) and the model.
 func codexSessionStarted(r *OTelRecord) Draft {
-	version := firstNonEmpty(attrStr(r.Resource, "service.version"), attrStr(r.Attributes, "app.version"))
+	version := firstNonEmpty(attrStr(r.Resource, "service.version"), r.attrs().str("app.version"))
 	return Draft{Type: "session.started", Data: Data(
 		"client", Data("name", "codex", "version", version),
-		"gen_ai.request.model", attrStr(r.Attributes, "model"),
+		"gen_ai.request.model", r.attrs().str("model"),
 	)}
 }
 

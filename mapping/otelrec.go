@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -25,18 +26,124 @@ import (
 // "input", the map verb's flattened records) is the struct's encoding.
 // Resource may be shared by every record of one resource: tables read it,
 // never write it.
+//
+// The attributes are in Attributes or, as the receiver decodes them, in
+// Flat: a record read off the wire hands its attributes over as they came
+// instead of building a map the tables would only read a few keys of and
+// copy the rest from. Tables read them through Attr and the unexported
+// view, which see either form.
 type OTelRecord struct {
-	Resource       map[string]any `json:"resource"`
-	Scope          map[string]any `json:"scope,omitempty"`
-	Attributes     map[string]any `json:"attributes"`
-	Body           any            `json:"body,omitempty"`
-	EventName      string         `json:"event_name,omitempty"`
-	SeverityText   string         `json:"severity_text,omitempty"`
-	SeverityNumber int32          `json:"severity_number,omitempty"`
-	Time           uint64         `json:"time_unix_nano,omitempty"`
-	ObservedTime   uint64         `json:"observed_time_unix_nano,omitempty"`
-	TraceID        string         `json:"trace_id,omitempty"`
-	SpanID         string         `json:"span_id,omitempty"`
+	Resource   map[string]any `json:"resource"`
+	Scope      map[string]any `json:"scope,omitempty"`
+	Attributes map[string]any `json:"attributes"`
+	// Flat, when not nil, holds the attributes instead of Attributes
+	// (then nil): one entry per key, in the order they were decoded.
+	Flat           []Attr `json:"-"`
+	Body           any    `json:"body,omitempty"`
+	EventName      string `json:"event_name,omitempty"`
+	SeverityText   string `json:"severity_text,omitempty"`
+	SeverityNumber int32  `json:"severity_number,omitempty"`
+	Time           uint64 `json:"time_unix_nano,omitempty"`
+	ObservedTime   uint64 `json:"observed_time_unix_nano,omitempty"`
+	TraceID        string `json:"trace_id,omitempty"`
+	SpanID         string `json:"span_id,omitempty"`
+}
+
+// Attr is one attribute of a record, as OTelRecord.Flat holds them.
+type Attr struct {
+	Key   string
+	Value any
+}
+
+// Attr returns the attribute key, nil when the record has none.
+func (r *OTelRecord) Attr(key string) any {
+	v, _ := r.attrs().get(key)
+	return v
+}
+
+// AttrMap returns the attributes as a map: Attributes, or a new map of
+// Flat's entries.
+func (r *OTelRecord) AttrMap() map[string]any {
+	if r.Flat == nil {
+		return r.Attributes
+	}
+	m := make(map[string]any, len(r.Flat))
+	for _, a := range r.Flat {
+		m[a.Key] = a.Value
+	}
+	return m
+}
+
+// MarshalJSON encodes the record in its JSON form, the attributes under
+// "attributes" whichever form holds them.
+func (r OTelRecord) MarshalJSON() ([]byte, error) {
+	type plain OTelRecord // the same fields, without this method
+	p := plain(r)
+	if p.Flat != nil {
+		p.Attributes, p.Flat = r.AttrMap(), nil
+	}
+	return json.Marshal(p)
+}
+
+// attrView reads a record's attributes, whichever form holds them.
+type attrView struct {
+	flat []Attr
+	m    map[string]any
+}
+
+func (r *OTelRecord) attrs() attrView { return attrView{r.Flat, r.Attributes} }
+
+// get returns the attribute key and whether the record has it.
+func (a attrView) get(key string) (any, bool) {
+	if a.flat == nil {
+		v, ok := a.m[key]
+		return v, ok
+	}
+	for i := range a.flat {
+		if a.flat[i].Key == key {
+			return a.flat[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// val is the attribute key, nil when absent.
+func (a attrView) val(key string) any {
+	v, _ := a.get(key)
+	return v
+}
+
+// str is the string attribute key, "" when absent or not a string.
+func (a attrView) str(key string) string {
+	s, _ := a.val(key).(string)
+	return s
+}
+
+// has reports whether the record has the attribute key.
+func (a attrView) has(key string) bool {
+	_, ok := a.get(key)
+	return ok
+}
+
+// len is the number of attributes.
+func (a attrView) len() int {
+	if a.flat == nil {
+		return len(a.m)
+	}
+	return len(a.flat)
+}
+
+// each calls fn with every attribute, in no particular order.
+func (a attrView) each(fn func(k string, v any)) {
+	if a.flat == nil {
+		for k, v := range a.m {
+			fn(k, v)
+		}
+		return
+	}
+	for i := range a.flat {
+		fn(a.flat[i].Key, a.flat[i].Value)
+	}
 }
 
 // ErrOTelRecord is wrapped by every error of the OTLP-channel tables and of
@@ -57,7 +164,7 @@ func otelRecord(m Moment) (*OTelRecord, error) {
 // name is the record's event name: the event.name attribute (the vendors'
 // convention) or the LogRecord's own event_name field.
 func (r *OTelRecord) name() string {
-	if s, ok := r.Attributes["event.name"].(string); ok && s != "" {
+	if s := r.attrs().str("event.name"); s != "" {
 		return s
 	}
 	return r.EventName
@@ -126,6 +233,9 @@ type otelProfile struct {
 	// hostLevels is levels with host.name redacted (withHost).
 	hostOnce   sync.Once
 	hostLevels map[string]redact.Level
+	// types are the companion types by suffix (typeName), built once.
+	typesOnce sync.Once
+	types     map[string]string
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -168,7 +278,7 @@ func (r *OTelRecord) recordTime() time.Time {
 	if r.Time > 0 && r.Time <= math.MaxInt64 {
 		return time.Unix(0, int64(r.Time))
 	}
-	if s := attrStr(r.Attributes, "event.timestamp"); s != "" {
+	if s := r.attrs().str("event.timestamp"); s != "" {
 		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 			return t
 		}
@@ -182,22 +292,32 @@ func (r *OTelRecord) recordTime() time.Time {
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
 // every non-identity attribute, gated by its declared level.
 func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
-	data := make(map[string]any, min(len(r.Attributes)+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
-	for k, v := range r.Attributes {
+	a := r.attrs()
+	data := make(map[string]any, min(a.len()+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
+	keep := func(k string, v any) {
 		if p.identity[k] || v == nil {
-			continue
+			return
 		}
 		if s, ok := v.(string); ok && s == vendorRedactedMarker {
-			continue // the vendor did not export this content
+			return // the vendor did not export this content
 		}
 		data[k] = v
+	}
+	if a.flat != nil { // a loop of its own: the closure stays on the stack
+		for i := range a.flat {
+			keep(a.flat[i].Key, a.flat[i].Value)
+		}
+	} else {
+		for k, v := range a.m {
+			keep(k, v)
+		}
 	}
 	// The declared levels of every key data can hold: an attribute's own,
 	// the resource's host.name at redacted, the body at full (undeclared).
 	levels := p.levels
-	if h := attrStr(r.Resource, "host.name"); h != "" {
+	if hv := r.Resource["host.name"]; attrStr(r.Resource, "host.name") != "" {
 		if _, dup := data["host.name"]; !dup {
-			data["host.name"] = h
+			data["host.name"] = hv // the resource's own box: no copy per record
 		}
 		levels = p.withHost()
 	}
@@ -206,7 +326,22 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 			data["body"] = r.Body
 		}
 	}
-	return Draft{Type: p.prefix + suffix, Data: data, Levels: levels}
+	return Draft{Type: p.typeName(suffix), Data: data, Levels: levels}
+}
+
+// typeName is the type of a known record's companion event, prefix and
+// suffix joined once per profile rather than once per record.
+func (p *otelProfile) typeName(suffix string) string {
+	p.typesOnce.Do(func() {
+		p.types = make(map[string]string, len(p.known))
+		for _, sfx := range p.known {
+			p.types[sfx] = p.prefix + sfx
+		}
+	})
+	if t, ok := p.types[suffix]; ok {
+		return t
+	}
+	return p.prefix + suffix
 }
 
 // withHost is the profile's levels with host.name at redacted: the levels
@@ -227,12 +362,12 @@ func (p *otelProfile) withHost() map[string]redact.Level {
 // at metadata, every other non-identity attribute at full, never guessed at.
 func (p *otelProfile) unknown(r *OTelRecord, name string) Draft {
 	data := map[string]any{}
-	for k, v := range r.Attributes {
+	r.attrs().each(func(k string, v any) {
 		if p.identity[k] || v == nil {
-			continue
+			return
 		}
 		data[k] = v
-	}
+	})
 	if name != "" {
 		data["event.name"] = name
 	}
@@ -242,7 +377,8 @@ func (p *otelProfile) unknown(r *OTelRecord, name string) Draft {
 // otelToolRef is the tool_ref of a record from its name and call-id
 // attributes.
 func otelToolRef(r *OTelRecord, nameKey, callKey string) map[string]any {
-	return ToolRef(attrStr(r.Attributes, nameKey), attrStr(r.Attributes, callKey))
+	a := r.attrs()
+	return ToolRef(a.str(nameKey), a.str(callKey))
 }
 
 // otelSessionStarted is the primary session.started draft shared by both
@@ -256,12 +392,11 @@ func otelSessionStarted(client, model string) Draft {
 
 // otelFailed reads a tool outcome: the success flag when present (bool or
 // "true"/"false"), else failed when an error attribute is present.
-func otelFailed(a map[string]any, successKey, errorKey string) bool {
-	if ok, valid := attrBool(a[successKey]); valid {
+func otelFailed(a attrView, successKey, errorKey string) bool {
+	if ok, valid := attrBool(a.val(successKey)); valid {
 		return !ok
 	}
-	_, hasErr := a[errorKey]
-	return hasErr
+	return a.has(errorKey)
 }
 
 // otelIdentify is the Identify of the OTLP-channel tables: the event name,
@@ -272,12 +407,9 @@ func otelIdentify(m Moment, key string, resourceFirst bool) (hook, session strin
 	if err != nil {
 		return "", ""
 	}
-	first, second := r.Attributes, r.Resource
+	attr, res := r.attrs().str(key), attrStr(r.Resource, key)
 	if resourceFirst {
-		first, second = second, first
+		attr, res = res, attr
 	}
-	if session = attrStr(first, key); session == "" {
-		session = attrStr(second, key)
-	}
-	return r.name(), session
+	return r.name(), firstNonEmpty(attr, res)
 }

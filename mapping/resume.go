@@ -91,6 +91,6 @@ func resumeEarly(m Moment, st *State, vendor string) {
 // aepSession is the AEP session a resumed vendor session's moments go to,
 // "" when they go to the vendor's own id.
 func aepSession(st *State) string {
-	s, _ := st.Get(stateAEPSession)
+	s, _ := st.getOwn(stateAEPSession)
 	return s
 }

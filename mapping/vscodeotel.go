@@ -91,24 +91,24 @@ func vscodeOtelProfile() *otelProfile {
 // vscodeOtelPrimary is the primary-mode core subset of the VS Code channel:
 // the session frame and tool-call outcomes, nothing else.
 func vscodeOtelPrimary(r *OTelRecord, name string) ([]Draft, bool) {
-	a := r.Attributes
+	a := r.attrs()
 	switch name {
 	case "copilot_chat.session.start":
-		return []Draft{otelSessionStarted("vscode", attrStr(a, "gen_ai.request.model"))}, true
+		return []Draft{otelSessionStarted("vscode", a.str("gen_ai.request.model"))}, true
 	case "copilot_chat.tool.call":
 		tool := otelToolRef(r, "gen_ai.tool.name", "gen_ai.tool.call.id")
-		subject := attrStr(a, "gen_ai.tool.name")
+		subject := a.str("gen_ai.tool.name")
 		d := Data("tool", tool)
 		typ := "tool.completed"
 		if otelFailed(a, "success", "error.type") {
 			typ = "tool.failed"
-			et := attrStr(a, "error.type")
+			et := a.str("error.type")
 			if et == "" {
 				et = "tool_error"
 			}
-			d["error"] = Data("type", et, "message", attrStr(a, "error.message"))
+			d["error"] = Data("type", et, "message", a.str("error.message"))
 		}
-		if n, ok := attrNumber(a["duration_ms"]); ok {
+		if n, ok := attrNumber(a.val("duration_ms")); ok {
 			d["duration_ms"] = n
 		}
 		return []Draft{{Type: typ, Subject: subject, Data: d}}, true

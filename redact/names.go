@@ -49,8 +49,17 @@ func nameSuspect(s string) bool {
 	if len(s) < 8 {
 		return false // nothing shorter is a token or holds one
 	}
-	if strings.Contains(s, "://") || strings.ContainsAny(s, "=@ \t\n") {
-		return true
+	// A URL, an assignment, an address or words: one pass over the bytes
+	// (the name check runs on every metadata string and state key).
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '=', '@', ' ', '\t', '\n':
+			return true
+		case ':':
+			if strings.HasPrefix(s[i+1:], "//") {
+				return true
+			}
+		}
 	}
 	for i := 0; i < len(s); {
 		if !isAlnum(s[i]) {
@@ -97,8 +106,10 @@ func nameValue(v any) any {
 func names(v any) (any, bool) {
 	switch t := v.(type) {
 	case string:
-		n := Name(t)
-		return n, n != t
+		if n := Name(t); n != t {
+			return n, true
+		}
+		return v, false // the same box: no copy of an unchanged string
 	case map[string]any:
 		var out map[string]any
 		for k, x := range t {

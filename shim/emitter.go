@@ -125,11 +125,20 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 // Result and is skipped; a store or sink failure fails its whole session
 // group, reported in the returned error (and in every Result of the group).
 func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
-	ids := make([]mapping.Moment, len(ms))
+	// The moments as identified: ms itself until one needs its name
+	// filled in, then a copy (the caller's moments are never changed).
+	ids := ms
 	sessions := make([]string, len(ms))
 	one := true // all of one session: the common export, no grouping
 	for i, m := range ms {
-		ids[i], sessions[i] = identify(v, m)
+		id, session := identify(v, m)
+		if id.Hook != m.Hook && &ids[0] == &ms[0] {
+			ids = slices.Clone(ms)
+		}
+		if &ids[0] != &ms[0] {
+			ids[i] = id
+		}
+		sessions[i] = session
 		one = one && sessions[i] == sessions[0]
 	}
 	if one && len(ms) > 0 {
@@ -261,13 +270,55 @@ type batch struct {
 }
 
 // sources are the source URIs of one session's events, built once per
-// batch.
-type sources struct{ session, agent string }
+// batch, and the storage the batch's events are cut from: a batch of many
+// moments allocates their events and positions a chunk at a time, not
+// each on its own.
+type sources struct {
+	session, agent string
+	evs            []Event
+	nums           []int64
+}
+
+// Chunk sizes of a batch's event and position storage.
+const (
+	eventChunk = 64
+	numChunk   = 128
+)
+
+// events returns room for n events: an empty slice that holds n without
+// growing, cut from the batch's chunk, whose appends past n cannot reach
+// another moment's events.
+func (s *sources) events(n int) []Event {
+	if n == 0 {
+		return []Event{} // as make gives it: empty, not nil
+	}
+	if n > eventChunk/4 {
+		return make([]Event, 0, n)
+	}
+	if cap(s.evs)-len(s.evs) < n {
+		s.evs = make([]Event, 0, eventChunk)
+	}
+	start := len(s.evs)
+	s.evs = s.evs[:start+n]
+	return s.evs[start : start : start+n]
+}
+
+// num stores v for an event's seq or epoch.
+func (s *sources) num(v int64) *int64 {
+	if len(s.nums) == cap(s.nums) {
+		s.nums = make([]int64, 0, numChunk)
+	}
+	s.nums = append(s.nums, v)
+	return &s.nums[len(s.nums)-1]
+}
 
 // prepare maps the moments on st, which it changes, and builds, gates and
 // encodes their events.
 func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState) (*batch, error) {
 	b := &batch{rs: make([]Result, len(ms))}
+	if len(ms) > 1 {
+		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
+	}
 	for i, m := range ms {
 		drafts, err := v.Map(m, &st.Table)
 		if err != nil {
@@ -420,16 +471,25 @@ type lineBuf struct {
 	ends []int
 }
 
-// add encodes evs; hint is how many moments the batch has, for the first
-// allocation.
+// add encodes evs; hint is how many moments the batch has, for the
+// allocation: the first line is encoded alone, and the buffer sized from
+// it for the batch (lines of one batch are mostly alike in size).
 func (l *lineBuf) add(evs []Event, hint int) error {
 	for j := range evs {
 		if l.buf == nil {
-			l.buf = make([]byte, 0, 768*hint)
+			l.buf = make([]byte, 0, 1024)
 		}
 		var err error
 		if l.buf, err = appendEvent(l.buf, &evs[j]); err != nil {
 			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
+		}
+		if len(l.ends) == 0 && hint > 1 {
+			// Never more than 768 bytes a moment up front (one large first
+			// line must not reserve a copy of itself per moment): longer
+			// lines grow the buffer as they come.
+			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/4+1), 768*hint)))
+			copy(sized, l.buf)
+			l.buf = sized
 		}
 		l.ends = append(l.ends, len(l.buf))
 	}
@@ -500,7 +560,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 	if e.StableIDs && nonce != "" {
 		stable = &stableIDs{key: agent + "\x00" + session + "\x00" + nonce}
 	}
-	evs := make([]Event, 0, len(drafts))
+	evs := src.events(len(drafts))
 	suppressed := 0
 	for _, d := range drafts {
 		if d.Type == "run.started" && d.Run != "" {
@@ -568,7 +628,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 			if err != nil {
 				return nil, 0, err
 			}
-			ev.Seq, ev.Epoch = &seq, &epoch
+			ev.Seq, ev.Epoch = src.num(seq), src.num(epoch)
 		}
 		ev.Cause = e.link(d, st, ev.ID)
 		evs = append(evs, ev)

@@ -85,20 +85,21 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		if x == nil {
 			return append(b, "null"...), nil
 		}
-		var small [16]string // most maps: no allocation for the keys
-		keys := small[:0]
-		for k := range x {
-			keys = append(keys, k)
+		// The members gathered once, sorted by key: no lookup per key.
+		var small [16]member // most maps: no allocation for the members
+		ms := small[:0]
+		for k, v := range x {
+			ms = append(ms, member{k, v})
 		}
-		slices.SortFunc(keys, strings.Compare)
+		sortMembers(ms)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i := range ms {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendJSONString(b, k), ':')
+			b = append(appendJSONString(b, ms[i].k), ':')
 			var err error
-			if b, err = appendJSON(b, x[k]); err != nil {
+			if b, err = appendJSON(b, ms[i].v); err != nil {
 				return nil, err
 			}
 		}
@@ -128,6 +129,26 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
 }
 
+// member is one entry of a map being encoded.
+type member struct {
+	k string
+	v any
+}
+
+// sortMembers sorts ms by key (keys are unique): an insertion sort for the
+// handful of members a payload object has, the library's sort beyond.
+func sortMembers(ms []member) {
+	if len(ms) > 12 {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].k < ms[j-1].k; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
 // appendFloat formats f as encoding/json does (ES6 number formatting).
 func appendFloat(b []byte, f float64) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
@@ -150,6 +171,15 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// plainByte marks the bytes a JSON string holds as they are: ASCII from
+// space up, but for the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendJSONString appends s as a JSON string the way encoding/json does
 // without HTML escaping: control characters escaped, invalid UTF-8 as
 // U+FFFD, U+2028 and U+2029 escaped.
@@ -158,11 +188,11 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':

@@ -45,6 +45,10 @@ func (r *Receiver) Handler() http.Handler {
 // bufPool recycles request body buffers.
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// copyPool recycles the buffers bodies are copied through (io.Copy would
+// allocate one per request).
+var copyPool = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
 // handleLogs serves POST /v1/logs. The body is read first, into memory
 // counted against MaxBuffered and within BodyTimeout, and only then does the
 // request take one of the MaxConcurrent slots to be decoded and emitted: a
@@ -214,7 +218,9 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, dst io.Wri
 	default:
 		return http.StatusUnsupportedMediaType, fmt.Errorf("unsupported content encoding %q; use gzip or none", enc)
 	}
-	n, err := io.Copy(dst, io.LimitReader(body, limit+1))
+	cb := copyPool.Get().(*[32 << 10]byte)
+	n, err := io.CopyBuffer(dst, io.LimitReader(body, limit+1), cb[:])
+	copyPool.Put(cb)
 	if errors.Is(err, errBuffered) {
 		return http.StatusServiceUnavailable, err
 	}

@@ -151,7 +151,8 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 				rejected++
 				continue
 			}
-			if !r.admit(sessions, v, fr.rec) {
+			hook, ok := r.admit(sessions, v, fr.rec)
+			if !ok {
 				capped++
 				rejected++
 				continue
@@ -160,7 +161,7 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 				r.stats.duplicates.Add(1)
 				continue
 			}
-			batch = append(batch, pending{rec: fr.rec, key: fr.key})
+			batch = append(batch, pending{rec: fr.rec, key: fr.key, hook: hook})
 		}
 		rej, err := r.emitBatch(v, batch)
 		rejected += rej
@@ -174,23 +175,25 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 
 // admit reports whether a record's session may be written by this request:
 // one already written to, or a new one while the request has written to
-// fewer than MaxSessions.
-func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) bool {
+// fewer than MaxSessions. It returns the record's name as the table
+// identifies it, for its moment.
+func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) (hook string, ok bool) {
 	session := mapping.UnknownSession
 	if v.Identify != nil {
-		if _, s := v.Identify(recordMoment(rec)); s != "" {
+		var s string
+		if hook, s = v.Identify(recordMoment(rec)); s != "" {
 			session = s
 		}
 	}
 	key := [2]string{v.AgentName(), session}
 	if _, ok := sessions[key]; ok {
-		return true
+		return hook, true
 	}
 	if len(sessions) >= r.cfg.MaxSessions {
-		return false
+		return hook, false
 	}
 	sessions[key] = struct{}{}
-	return true
+	return hook, true
 }
 
 // emitBatch emits one resource's records through the emitter's batch path
@@ -202,9 +205,18 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		return 0, nil
 	}
 	ms := make([]mapping.Moment, len(batch))
+	// The nonces, each a record key's first 8 bytes in hex, cut from one
+	// string for the batch.
+	const nonceLen = 16
+	hexes := make([]byte, nonceLen*len(batch))
+	for i, p := range batch {
+		hex.Encode(hexes[nonceLen*i:], p.key[:8])
+	}
+	nonces := string(hexes)
 	for i, p := range batch {
 		ms[i] = recordMoment(p.rec)
-		ms[i].Nonce = hex.EncodeToString(p.key[:8])
+		ms[i].Hook = p.hook // as the emitter would name it: no copy of the batch there
+		ms[i].Nonce = nonces[nonceLen*i : nonceLen*(i+1)]
 		ms[i].Mode = r.cfg.Mode
 	}
 	results, batchErr := r.em.HandleBatch(v, ms)
@@ -235,8 +247,9 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 
 // pending is one decoded record waiting for its session's batch.
 type pending struct {
-	rec *mapping.OTelRecord
-	key recordKey
+	rec  *mapping.OTelRecord
+	key  recordKey
+	hook string // its name, as the table identifies it
 }
 
 // record notes an internal failure, without content.

@@ -69,9 +69,12 @@ func appendSorted(b, ent []byte, spans []span) []byte {
 		return bytes.Compare(ent[x.start:x.end], ent[y.start:y.end]) < 0
 	}
 	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && less(spans[j], spans[j-1]); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
+		// Shifted rather than swapped into place: one write per step.
+		x, j := spans[i], i
+		for ; j > 0 && less(x, spans[j-1]); j-- {
+			spans[j] = spans[j-1]
 		}
+		spans[j] = x
 	}
 	b = binary.AppendUvarint(b, uint64(len(spans)))
 	for _, sp := range spans {
@@ -122,17 +125,14 @@ func flattenResource(rl plog.ResourceLogs, k *keyer) (map[string]any, []flatReco
 
 // newRecord decodes one LogRecord.
 func newRecord(res, scope map[string]any, lr plog.LogRecord) (*mapping.OTelRecord, error) {
-	attrs, err := rawMap(lr.Attributes())
+	attrs, err := rawFlat(lr.Attributes())
 	if err != nil {
 		return nil, err
-	}
-	if attrs == nil {
-		attrs = map[string]any{}
 	}
 	r := &mapping.OTelRecord{
 		Resource:       res,
 		Scope:          scope,
-		Attributes:     attrs,
+		Flat:           attrs,
 		EventName:      lr.EventName(),
 		SeverityText:   lr.SeverityText(),
 		SeverityNumber: int32(lr.SeverityNumber()),
@@ -163,6 +163,29 @@ func rawMap(m pcommon.Map) (map[string]any, error) {
 	m.Range(func(k string, v pcommon.Value) bool {
 		out[k], err = rawValue(v)
 		return err == nil
+	})
+	return out, err
+}
+
+// rawFlat is a record's attributes m as OTelRecord.Flat holds them (never
+// nil): one entry per key, in order, a repeated key keeping its first
+// place and its last value, as rawMap's map would hold it.
+func rawFlat(m pcommon.Map) ([]mapping.Attr, error) {
+	out := make([]mapping.Attr, 0, m.Len())
+	var err error
+	m.Range(func(k string, v pcommon.Value) bool {
+		var x any
+		if x, err = rawValue(v); err != nil {
+			return false
+		}
+		for j := range out {
+			if out[j].Key == k {
+				out[j].Value = x
+				return true
+			}
+		}
+		out = append(out, mapping.Attr{Key: k, Value: x})
+		return true
 	})
 	return out, err
 }

@@ -37,7 +37,7 @@ func TestDecodeExportRequest(t *testing.T) {
 		t.Fatalf("got %d moments, %v; want 3", len(ms), err)
 	}
 	r0, r1, r2 := recordOf(t, ms[0]), recordOf(t, ms[1]), recordOf(t, ms[2])
-	if r2.Resource["session.id"] != "vsc_1" || r2.EventName != "copilot_chat.tool.call" || r2.Attributes["duration_ms"] != int64(63) {
+	if r2.Resource["session.id"] != "vsc_1" || r2.EventName != "copilot_chat.tool.call" || r2.Attr("duration_ms") != int64(63) {
 		t.Errorf("record 3 = %+v", r2)
 	}
 	if r1.Time != 1752200000000000001 || r0.Scope["name"] != "codex_otel" {

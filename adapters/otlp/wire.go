@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -60,6 +62,16 @@ type wireReader struct {
 // varint reads a base-128 varint of at most 10 bytes whose value fits 64
 // bits.
 func (r *wireReader) varint() (uint64, bool) {
+	// Tags and most lengths are one byte: that case inlines.
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		r.pos++
+		return uint64(r.b[r.pos-1]), true
+	}
+	return r.longVarint()
+}
+
+// longVarint is varint's loop, for a varint of any length.
+func (r *wireReader) longVarint() (uint64, bool) {
 	var v uint64
 	for i := 0; i < 10; i++ {
 		if r.pos >= len(r.b) {
@@ -184,42 +196,130 @@ type wireDecoder struct {
 	k         *keyer
 	nonFinite bool // a NaN or infinite double was read (errNonFinite)
 	entries   [][]byte
-	// strs holds the short strings read so far, boxed: the attribute names
-	// and most values of one exporter's records repeat from record to
-	// record, and sharing them saves two allocations each.
-	strs map[string]any
+	// arena is a copy of the request's body, base the body: the strings
+	// read inside it are cut from arena, so one allocation holds every
+	// attribute name and value of the request (held while its records
+	// are, which is until the request is answered: the tables keep
+	// nothing of a record past it but in the state they save). A string
+	// outside base is copied alone.
+	arena string
+	base  []byte
+	// recs and attrs are where the request's records and their attributes
+	// are allocated, a chunk at a time: one allocation for many records.
+	recs  []mapping.OTelRecord
+	attrs []mapping.Attr
+	// left is how many records of the scope being decoded are still to
+	// come, this one included: a chunk is sized for them, up to recChunk.
+	left int
+	// prev and cur are the attributes of the previous record and of this
+	// one: most values repeat from record to record, and a repeated string
+	// shares the earlier box instead of allocating its own. The previous
+	// value of a key is looked for in the key's own position first (an
+	// exporter sends one kind of record in one order), then among the
+	// others; comparing a few short keys costs less than hashing every
+	// string into a cache.
+	prev, cur []mapping.Attr
 }
 
-// Bounds of the string cache (per request).
+// maxScan bounds the attributes searched for a key's previous value
+// beyond its own position.
+const maxScan = 32
+
+// previous is the value key had in the previous record, at position i or
+// elsewhere; nil when it had none.
+func (d *wireDecoder) previous(i int, key string) any {
+	if i < len(d.prev) && d.prev[i].Key == key {
+		return d.prev[i].Value
+	}
+	if len(d.prev) <= maxScan {
+		for j := range d.prev {
+			if d.prev[j].Key == key {
+				return d.prev[j].Value
+			}
+		}
+	}
+	return nil
+}
+
+// put adds one attribute to the record being decoded: a key already there
+// (the wire allows it) keeps its place and takes the later value, as a map
+// filled in order would hold it.
+func (d *wireDecoder) put(key string, v any) {
+	for j := range d.cur {
+		if d.cur[j].Key == key {
+			d.cur[j].Value = v
+			return
+		}
+	}
+	d.cur = append(d.cur, mapping.Attr{Key: key, Value: v})
+}
+
+// within makes the strings read inside b come from one copy of it.
+func (d *wireDecoder) within(b []byte) {
+	d.base, d.arena = b, string(b)
+}
+
+// recChunk bounds the records (and their attributes) one chunk holds,
+// maxAttrChunk the attributes of records sharing a chunk.
 const (
-	maxCachedString = 64
-	maxCachedCount  = 1024
+	recChunk     = 64
+	maxAttrChunk = 2048
 )
 
-// boxed is b as a string in an interface, shared with earlier equal ones.
-func (d *wireDecoder) boxed(b []byte) any {
-	if len(b) > maxCachedString {
-		return string(b)
+// newRecord is a zeroed record from the current chunk.
+func (d *wireDecoder) newRecord() *mapping.OTelRecord {
+	if len(d.recs) == cap(d.recs) {
+		d.recs = make([]mapping.OTelRecord, 0, min(max(d.left, 1), recChunk))
 	}
-	if v, ok := d.strs[string(b)]; ok {
-		return v
-	}
-	var v any = string(b)
-	if d.strs == nil {
-		d.strs = make(map[string]any)
-	}
-	if len(d.strs) < maxCachedCount {
-		d.strs[v.(string)] = v
-	}
-	return v
+	d.recs = d.recs[:len(d.recs)+1]
+	return &d.recs[len(d.recs)-1]
 }
 
-// str is b as a string, shared with earlier equal ones.
-func (d *wireDecoder) str(b []byte) string { return d.boxed(b).(string) }
+// flat copies the decoded attributes (cur) into the current chunk; the
+// slice returned cannot grow into the next record's.
+func (d *wireDecoder) flat() []mapping.Attr {
+	n := len(d.cur)
+	if n == 0 {
+		return []mapping.Attr{} // not nil: Flat holds the (no) attributes
+	}
+	if cap(d.attrs)-len(d.attrs) < n {
+		// Room for the scope's next records if they have as many, within
+		// maxAttrChunk (a record of many attributes gets a chunk alone).
+		d.attrs = make([]mapping.Attr, 0, max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
+	}
+	start := len(d.attrs)
+	d.attrs = append(d.attrs, d.cur...)
+	return d.attrs[start : start+n : start+n]
+}
+
+// str is b as a string: cut from the arena when b lies inside its base,
+// else copied.
+func (d *wireDecoder) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	// Addresses compared, never turned back into pointers: b's offset in
+	// base when it lies there.
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.base)))
+	if len(b) <= len(d.base) && off <= uintptr(len(d.base)-len(b)) {
+		return d.arena[off : off+uintptr(len(b))]
+	}
+	return string(b)
+}
+
+// boxed is b as a string in an interface, the box of prev when prev holds
+// the same string.
+func (d *wireDecoder) boxed(b []byte, prev any) any {
+	if s, ok := prev.(string); ok && s == string(b) {
+		return prev
+	}
+	return d.str(b)
+}
 
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
 	d := &wireDecoder{k: k}
+	d.within(body)
 	rls, ok := only1(body)
 	if !ok {
 		return nil, errSlowPath
@@ -360,7 +460,9 @@ func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr err
 	if err != nil {
 		return nil, err
 	}
-	for _, rec := range records {
+	out = slices.Grow(out, len(records))
+	for i, rec := range records {
+		d.left = len(records) - i
 		fr, err := d.logRecord(rec, scopeEnc, res, scope, resErr)
 		if err != nil {
 			return nil, err
@@ -441,11 +543,14 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	kb = append(append(kb, traceID[:]...), spanID[:]...)
 	kb = appendString(appendString(kb, severityText), eventName)
 	d.nonFinite = false
-	bodyVal, kb, err := d.value(body, 0, kb)
+	bodyVal, kb, err := d.value(body, 0, kb, nil)
 	if err != nil {
 		return flatRecord{}, err
 	}
-	attrMap, kb, err := d.mapOf(attrs, 0, kb)
+	d.cur = d.cur[:0]
+	kb, err = d.entriesEnc(attrs, 0, kb, nil, true)
+	flat := d.flat()
+	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
 	}
@@ -459,13 +564,14 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	if fr.err != nil {
 		return fr, nil
 	}
-	rec := &mapping.OTelRecord{
+	rec := d.newRecord()
+	*rec = mapping.OTelRecord{
 		Resource:       res,
 		Scope:          scope,
-		Attributes:     attrMap,
+		Flat:           flat,
 		Body:           bodyVal,
-		EventName:      string(eventName),
-		SeverityText:   string(severityText),
+		EventName:      d.str(eventName),
+		SeverityText:   d.str(severityText),
 		SeverityNumber: severity,
 		Time:           timeNano,
 		ObservedTime:   observed,
@@ -484,22 +590,24 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 // enc with the map's key encoding (keyer.appendMap) appended.
 func (d *wireDecoder) mapOf(kvs [][]byte, depth int, enc []byte) (map[string]any, []byte, error) {
 	m := make(map[string]any, len(kvs))
-	enc, err := d.entriesEnc(kvs, depth, enc, m)
+	enc, err := d.entriesEnc(kvs, depth, enc, m, false)
 	return m, enc, err
 }
 
 // mapEnc is mapOf's key encoding alone.
 func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error) {
-	return d.entriesEnc(kvs, depth, enc, nil)
+	return d.entriesEnc(kvs, depth, enc, nil, false)
 }
 
-// entriesEnc decodes kvs into m (when not nil) and appends their
-// order-free encoding to enc, as keyer.appendMap does.
-func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any) ([]byte, error) {
+// entriesEnc decodes kvs into m (when not nil), or into the record's
+// attributes (wireDecoder.cur) when record is set, whose strings may share
+// the boxes of the previous record's (see wireDecoder.prev), and appends
+// their order-free encoding to enc, as keyer.appendMap does.
+func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any, record bool) ([]byte, error) {
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
-	for _, kv := range kvs {
+	for i, kv := range kvs {
 		var key, val []byte
 		haveKey, haveVal := false, false
 		r := wireReader{b: kv}
@@ -520,10 +628,17 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 		start := len(ent)
 		ent = appendString(ent, key)
 		ks := d.str(key)
+		var prev any
+		if record {
+			prev = d.previous(i, ks)
+		}
 		var x any
 		var err error
-		if x, ent, err = d.value(val, depth, ent); err != nil {
+		if x, ent, err = d.value(val, depth, ent, prev); err != nil {
 			return nil, err
+		}
+		if record {
+			d.put(ks, x)
 		}
 		spans = append(spans, newSpan(ent, start))
 		if m != nil {
@@ -537,8 +652,9 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 
 // value decodes one AnyValue as rawValue would give it and appends its key
 // encoding (keyer.appendValue) to enc. A non-finite double sets nonFinite
-// and decodes as nil.
-func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error) {
+// and decodes as nil. prev is the value the previous record had for the
+// same attribute (see wireDecoder.prev), nil outside a record's own.
+func (d *wireDecoder) value(b []byte, depth int, enc []byte, prev any) (any, []byte, error) {
 	if depth >= maxWireDepth {
 		return nil, nil, errSlowPath
 	}
@@ -555,7 +671,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error
 	case num == 1 && typ == wireBytes:
 		var s []byte
 		if s, ok = r.bytes(); ok {
-			x, enc = d.boxed(s), appendString(append(enc, byte(pcommon.ValueTypeStr)), s)
+			x, enc = d.boxed(s, prev), appendString(append(enc, byte(pcommon.ValueTypeStr)), s)
 		}
 	case num == 2 && typ == wireVarint:
 		var v uint64
@@ -590,7 +706,7 @@ func (d *wireDecoder) value(b []byte, depth int, enc []byte) (any, []byte, error
 		out := make([]any, len(items))
 		for i, item := range items {
 			var err error
-			if out[i], enc, err = d.value(item, depth+1, enc); err != nil {
+			if out[i], enc, err = d.value(item, depth+1, enc, nil); err != nil {
 				return nil, nil, err
 			}
 		}
