@@ -60,7 +60,7 @@ func main() {
 		os.Exit(runHook(args, f, err))
 	}
 	if len(args) == 1 && args[0] == "version" {
-		fmt.Fprintf(os.Stdout, "aep-hook %s (AEP 0.1)\n", version)
+		os.Stdout.WriteString("aep-hook " + version + " (AEP 0.1)\n")
 		return
 	}
 	err := execFull(os.Args)
