@@ -1,12 +1,10 @@
 package mapping
 
 import (
-	"encoding/json"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+	"unicode/utf8"
 
 	"github.com/aep-hook/aep-hook/redact"
 	"github.com/tidwall/gjson"
@@ -402,15 +400,33 @@ func hermesFlattenChoice(c gjson.Result) string {
 
 // The clarify return contract's sentinels at the pinned tag.
 const (
-	hermesCLITimeout   = "The user did not provide a response within the time limit. Use your best judgement to make the choice and proceed."
-	hermesCLICancel    = "The user cancelled. Use your best judgement to proceed."
-	hermesUndelivered  = "[clarify prompt could not be delivered]"
-	hermesGatewayRegex = `^\[user did not respond within \d+m\]$`
+	hermesCLITimeout  = "The user did not provide a response within the time limit. Use your best judgement to make the choice and proceed."
+	hermesCLICancel   = "The user cancelled. Use your best judgement to proceed."
+	hermesUndelivered = "[clarify prompt could not be delivered]"
+	// The gateway's timeout is "[user did not respond within {N}m]".
+	hermesGatewayPrefix = "[user did not respond within "
+	hermesGatewaySuffix = "m]"
 )
 
-// hermesGatewayTimeout compiles on first use: every hook process of every
-// vendor links this table, and only Hermes approvals need the pattern.
-var hermesGatewayTimeout = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(hermesGatewayRegex) })
+// hermesGatewayTimedOut reports whether s is the gateway's timeout
+// sentinel, ^\[user did not respond within \d+m\]$ read by hand: compiling
+// the pattern cost a Hermes hook process more than the rest of its
+// mapping.
+func hermesGatewayTimedOut(s string) bool {
+	n, ok := strings.CutPrefix(s, hermesGatewayPrefix)
+	if !ok {
+		return false
+	}
+	if n, ok = strings.CutSuffix(n, hermesGatewaySuffix); !ok || n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // hermesPostTool is the three-way split on status, plus the clarify card's
 // terminal classified from the result.
@@ -471,28 +487,89 @@ func hermesClarifyOutcome(raw []byte, st *State, mark, callID string) []Draft {
 	if !res.Exists() || !gjson.Valid(body) {
 		return nil
 	}
-	var out struct {
-		Error    json.RawMessage `json:"error"`
-		Offered  []any           `json:"choices_offered"`
-		Response *string         `json:"user_response"`
-	}
-	if err := json.Unmarshal([]byte(body), &out); err != nil || out.Error != nil || out.Response == nil {
+	out, ok := hermesClarifyResult(body)
+	if !ok || out.response == nil {
 		return nil
 	}
-	resp := strings.TrimSpace(*out.Response)
+	resp := strings.TrimSpace(*out.response)
 	switch {
-	case resp == hermesCLITimeout || hermesGatewayTimeout().MatchString(resp):
+	case resp == hermesCLITimeout || hermesGatewayTimedOut(resp):
 		return []Draft{hermesTerminal(st, mark, callID, true)}
 	case resp == "" || resp == hermesCLICancel || resp == hermesUndelivered:
 		return []Draft{hermesTerminal(st, mark, callID, false)}
 	}
 	// A picked choice is its structural 1-based id, legal at metadata;
 	// Other is free text, which the gate keeps at redacted+ only.
-	for i, c := range out.Offered {
-		if s, ok := c.(string); ok && strings.TrimSpace(s) == resp {
+	for i, c := range out.offered {
+		if c.Type == gjson.String && strings.TrimSpace(jsonText(c.Str)) == resp {
 			values := map[string]any{"1": strconv.Itoa(i + 1)}
 			return hermesAnswered(st, mark, callID, map[string]any{"values": values}, map[string]any{"values": values})
 		}
 	}
-	return hermesAnswered(st, mark, callID, map[string]any{"values": map[string]any{"1": *out.Response}}, nil)
+	return hermesAnswered(st, mark, callID, map[string]any{"values": map[string]any{"1": *out.response}}, nil)
+}
+
+// clarifyResult is what a clarify result says: the choices offered and
+// the user's response (nil when absent or null).
+type clarifyResult struct {
+	offered  []gjson.Result
+	response *string
+}
+
+// hermesClarifyResult reads a clarify result (valid JSON) as
+// encoding/json decoding it into {error, choices_offered, user_response}
+// would, without the reflection that cost a Hermes hook process a tenth
+// of its firing: keys match ignoring case, the last of a repeated key
+// wins, and ok is false for a result that is not an object, that has an
+// error member, or whose members are of another type.
+func hermesClarifyResult(body string) (out clarifyResult, ok bool) {
+	obj := gjson.Parse(body)
+	if obj.Type == gjson.Null {
+		return out, true // decodes to nothing
+	}
+	if !obj.IsObject() {
+		return out, false
+	}
+	ok = true
+	obj.ForEach(func(k, v gjson.Result) bool {
+		key := jsonText(k.String())
+		switch {
+		case strings.EqualFold(key, "error"):
+			ok = false
+		case strings.EqualFold(key, "choices_offered"):
+			switch {
+			case v.IsArray():
+				out.offered = v.Array()
+			case v.Type == gjson.Null:
+				out.offered = nil
+			default:
+				ok = false
+			}
+		case strings.EqualFold(key, "user_response"):
+			switch v.Type {
+			case gjson.String:
+				s := jsonText(v.Str)
+				out.response = &s
+			case gjson.Null:
+				out.response = nil
+			default:
+				ok = false
+			}
+		}
+		return true
+	})
+	return out, ok
+}
+
+// jsonText is s as encoding/json decodes a string: each byte that is not
+// part of valid UTF-8 becomes U+FFFD.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -86,8 +86,13 @@ func clip(s string, n int) string {
 // answered AskUserQuestion's tool_input by its PostToolUse, nor the trailing
 // line breaks of a command.
 func toolAttentionKey(name string, input []byte) string {
-	digest := redact.DigestJSON(input)
-	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); ok {
+	var digest string
+	if m, ok := gjson.ParseBytes(input).Value().(map[string]any); !ok {
+		// Digested as given; an object is digested once, with the
+		// members above left out (digesting it as given first too cost a
+		// Claude Code permission request a tenth of its firing).
+		digest = redact.DigestJSON(input)
+	} else {
 		delete(m, "description")
 		if cmd, ok := m["command"].(string); ok {
 			// Codex's apply_patch PermissionRequest drops the patch's

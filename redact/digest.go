@@ -5,6 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/aep-hook/aep-hook/internal/jsonbound"
 )
@@ -21,7 +25,17 @@ func Digest(v any) string {
 // Canonical returns the canonical JSON encoding of v used for digests.
 // Maps encode with sorted keys (encoding/json's order); HTML characters are
 // not escaped. A value that cannot be encoded yields "null".
+//
+// The values a JSON decoder makes (maps, slices, strings, float64s,
+// booleans and nil) are written by hand, byte for byte as encoding/json
+// writes them: its reflective encoders are set up on first use, which
+// cost a hook process that digests one tool input a twentieth of its
+// firing. Anything else, or deeper than maxCanonicalDepth, is left to
+// encoding/json.
 func Canonical(v any) []byte {
+	if b, ok := appendCanonical(nil, v, 0); ok {
+		return b
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -40,3 +54,132 @@ func Canonical(v any) []byte {
 // bytes. A payload the hook runner bounded digests as the original did;
 // "" means the digest is unknown (see jsonbound.Digest).
 func DigestJSON(raw []byte) string { return jsonbound.Digest(raw) }
+
+// maxCanonicalDepth bounds the hand-written encoding's recursion; deeper
+// values (which the hook runner's bounding never lets through) go to
+// encoding/json.
+const maxCanonicalDepth = 200
+
+// appendCanonical appends v's canonical JSON to b, as encoding/json (HTML
+// characters not escaped, map keys sorted) would; ok is false for a value
+// it leaves to encoding/json.
+func appendCanonical(b []byte, v any, depth int) (_ []byte, ok bool) {
+	if depth > maxCanonicalDepth {
+		return b, false
+	}
+	switch t := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, t), true
+	case string:
+		return appendCanonicalString(b, t), true
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return b, false
+		}
+		format := byte('f')
+		if abs := math.Abs(t); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+			format = 'e'
+		}
+		b = strconv.AppendFloat(b, t, format, -1, 64)
+		if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			// e-07 is written e-7
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b, true
+	case map[string]any:
+		if t == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonicalString(b, k)
+			b = append(b, ':')
+			if b, ok = appendCanonical(b, t[k], depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if t == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, x := range t {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendCanonical(b, x, depth+1); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	return b, false
+}
+
+// appendCanonicalString appends s as a JSON string as encoding/json writes
+// it without HTML escaping: quote and backslash escaped, the control
+// characters as \b \f \n \r \t or \u00XX, each byte of invalid UTF-8 as
+// \ufffd, U+2028 and U+2029 escaped.
+func appendCanonicalString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -35,9 +35,10 @@ type Pipeline struct {
 	home  string
 }
 
-// compiledRule is a rule with its lazily compiled patterns.
+// compiledRule is a rule (shared, never written) with its lazily
+// compiled patterns.
 type compiledRule struct {
-	rule
+	*rule
 	once, ionce sync.Once
 	re, ire     *regexp.Regexp
 }
@@ -61,16 +62,20 @@ func NewPipeline(opts Options) *Pipeline { return &Pipeline{opts: opts} }
 
 func (p *Pipeline) init() {
 	p.once.Do(func() {
-		var rs []rule
 		if p.table == nil {
-			rs, p.index = rules(), defaultIndex()
+			refs := ruleTable()
+			p.index = defaultIndex()
+			p.rules = make([]compiledRule, len(refs))
+			for i, r := range refs {
+				p.rules[i].rule = r
+			}
 		} else {
-			rs = p.table()
+			rs := p.table()
 			p.index = newKWIndex(rs)
-		}
-		p.rules = make([]compiledRule, len(rs))
-		for i := range rs {
-			p.rules[i].rule = rs[i]
+			p.rules = make([]compiledRule, len(rs))
+			for i := range rs {
+				p.rules[i].rule = &rs[i]
+			}
 		}
 		if p.opts.Getenv != nil {
 			for _, name := range p.opts.SecretEnv {

@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // This file judges the output of a command by what the command does: `gh
 // auth token`, `vault kv get -field=password`, `aws configure get
@@ -62,12 +65,13 @@ var secretPrinters = [...]struct {
 // printerKeywords are the keywords of the command-output rule: each
 // printer's first word, and the two commands that print a variable.
 func printerKeywords() []string {
-	seen := map[string]bool{"printenv ": true, "echo ": true}
+	// A few dozen words: a linear look-up beats building a set, which
+	// cost a hook process's first redaction more than the rest of this
+	// table.
 	out := []string{"printenv ", "echo "}
 	for _, p := range secretPrinters {
 		w, _, _ := strings.Cut(p.words, " ")
-		if w += " "; !seen[w] {
-			seen[w] = true
+		if w += " "; !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"slices"
 	"strings"
 	"sync"
 )
@@ -43,17 +42,40 @@ const (
 	piiMark    = "[REDACTED:pii]"
 )
 
-// rules returns every rule, in a fixed order: the generic forms below, the
+// ruleTable is every rule, in a fixed order: the generic forms below, the
 // forms judged by their context (rules_context.go), the command-line forms
 // (rules_cli.go), the provider tokens and provider-named values
 // (providers.go).
 // The generic and provider token tables are data the compiler lays out;
 // the rest is built on first use, never at package initialisation, so a
-// process that never redacts pays nothing; a Pipeline keeps its own copy
-// with lazily compiled patterns.
-var rules = sync.OnceValue(func() []rule {
-	return slices.Concat(genericRules(), contextRules(), cliRules(), providerTokenRules, []rule{providerNameRule()})
+// process that never redacts pays nothing. It points into those tables
+// rather than copying them: a Pipeline's lazily compiled patterns sit
+// beside a pointer to their rule, and a hook process that redacts once
+// then touches a few kilobytes instead of two copies of every rule.
+var ruleTable = sync.OnceValue(func() []*rule {
+	parts := [][]rule{genericRules(), contextRules(), cliRules(), providerTokenRules, {providerNameRule()}}
+	n := 0
+	for _, part := range parts {
+		n += len(part)
+	}
+	out := make([]*rule, 0, n)
+	for _, part := range parts {
+		for i := range part {
+			out = append(out, &part[i])
+		}
+	}
+	return out
 })
+
+// rules returns a copy of every rule, in ruleTable's order.
+func rules() []rule {
+	refs := ruleTable()
+	out := make([]rule, len(refs))
+	for i, r := range refs {
+		out[i] = *r
+	}
+	return out
+}
 
 // defaultIndex is the keyword index of the default table, shared by every
 // Pipeline. Building it cost a hook process that redacts more than the
