@@ -237,8 +237,17 @@ type line struct {
 	closed  bool
 }
 
-// maxBatch bounds the chunks taken at once.
-const maxBatch = 256
+// maxBatch bounds the chunks taken at once, and maxBatchLines the lines:
+// past the first chunk, a batch takes no more once it holds that many.
+// The linger after a batch is a multiple of what the batch cost, so what
+// bounds the batch bounds how long the observer holds a processor in one
+// go: unbounded, its first batch of a burst was the whole queue (4,096
+// lines, tens of milliseconds) taken from the relays it shares two
+// processors with, and the burst ran at a fifth of a plain pipe's speed.
+const (
+	maxBatch      = 256
+	maxBatchLines = 64
+)
 
 // The observer never competes with the relay for the processor: after a
 // batch that took d of processor time, it lets chunks gather for at least minLinger and at
@@ -285,7 +294,7 @@ func (o *observer) run(stop <-chan struct{}) {
 }
 
 // take observes first and whatever else is queued once the linger is over
-// (up to maxBatch chunks) as one batch; stop ends the linger at once. The
+// (up to maxBatch chunks, maxBatchLines lines) as one batch; stop ends the linger at once. The
 // chunks' bytes stay counted against the queue's bound until the batch is
 // done.
 func (o *observer) take(first item, stop <-chan struct{}) {
@@ -301,11 +310,13 @@ func (o *observer) take(first item, stop <-chan struct{}) {
 	}
 	start := o.clock()
 	o.batch = append(o.batch[:0], first)
+	lines := first.lines
 gather:
-	for len(o.batch) < maxBatch {
+	for len(o.batch) < maxBatch && lines < maxBatchLines {
 		select {
 		case it := <-o.q.ch:
 			o.batch = append(o.batch, it)
+			lines += it.lines
 		default:
 			break gather
 		}

@@ -110,25 +110,31 @@ func (q *queue) offer(it item) bool {
 func (q *queue) taken(it item) {
 	q.bytes.Add(-int64(cap(it.chunk)))
 	q.lines.Add(-int64(it.lines))
-	if cap(it.chunk) == readSize {
+	if cap(it.chunk) == pieceSize {
 		putChunk(it.chunk)
 	}
 }
 
-// chunks recycles the relays' read-sized observation buffers: a burst
-// queues one per read, and allocating each anew (zeroed, faulted in, then
-// collected) costs the relay more than the copy itself.
-var chunks = sync.Pool{New: func() any { return new([readSize]byte) }}
+// pieceSize is the most of a relayed span queued as one chunk. The
+// observer takes whole chunks, and how long it holds a processor in one go
+// grows with the chunk (see maxBatchLines): a burst's 64 KiB reads were
+// some 200 lines, two milliseconds of observing, each.
+const pieceSize = 16 << 10
 
-// getChunk returns a read-sized buffer (its contents are garbage).
-func getChunk() []byte { return chunks.Get().(*[readSize]byte)[:] }
+// chunks recycles the relays' piece-sized observation buffers: a burst
+// queues one per piece, and allocating each anew (zeroed, faulted in, then
+// collected) costs the relay more than the copy itself.
+var chunks = sync.Pool{New: func() any { return new([pieceSize]byte) }}
+
+// getChunk returns a piece-sized buffer (its contents are garbage).
+func getChunk() []byte { return chunks.Get().(*[pieceSize]byte)[:] }
 
 // putChunk returns a buffer from getChunk once nothing refers to it.
-func putChunk(b []byte) { chunks.Put((*[readSize]byte)(b[:readSize])) }
+func putChunk(b []byte) { chunks.Put((*[pieceSize]byte)(b[:pieceSize])) }
 
 // smallChunk is the size under which a queued copy is allocated to fit
 // rather than pooled: a paced stream's reads are a line or two each, and a
-// queue of such reads must not hold a read-sized buffer apiece.
+// queue of such reads must not hold a pooled buffer apiece.
 const smallChunk = 8 << 10
 
 // copyChunk is the observer's copy of a relayed chunk.
@@ -175,7 +181,7 @@ func (r *relay) run() error {
 			// Queueing first keeps the join causal: a line is queued before
 			// the peer can see it, so a response is never observed before
 			// the request it answers. Queueing never blocks (offers drop).
-			r.observe(r.buf[:n])
+			r.observeAll(r.buf[:n])
 			if _, werr := r.dst.Write(r.buf[:n]); werr != nil {
 				return werr
 			}
@@ -191,48 +197,46 @@ func (r *relay) run() error {
 	}
 }
 
-// observe queues a copy of a relayed chunk, or counts the lines it ends
-// when the queue is full. The inside of a line already past the bound is
-// not queued at all: the observer has given up on that line.
-func (r *relay) observe(b []byte) { r.observeOwned(b, false) }
-
-// observeOwned is observe; owned says b is a getChunk buffer the queue
-// may keep as it is (it reports whether it did: if not, b is the
-// caller's still).
-func (r *relay) observeOwned(b []byte, owned bool) bool {
+// observe queues a copy of a relayed chunk (of at most pieceSize bytes),
+// or counts the lines it ends when the queue is full. The inside of a line
+// already past the bound is not queued at all: the observer has given up
+// on that line.
+func (r *relay) observe(b []byte) {
 	lines := bytes.Count(b, []byte{'\n'})
 	if lines == 0 {
 		past := r.lineLen > r.max
 		r.lineLen += len(b)
 		if past {
-			return false
+			return
 		}
 	} else {
 		r.lineLen = len(b) - 1 - bytes.LastIndexByte(b, '\n')
 	}
 	cost := len(b)
-	if !owned && len(b) >= smallChunk {
-		cost = readSize
-	}
-	if owned && len(b) < smallChunk {
-		owned = false
+	if len(b) >= smallChunk {
+		cost = pieceSize
 	}
 	if r.q.room(cost, lines) {
-		c := b
-		if !owned {
-			c = copyChunk(b)
-		}
+		c := copyChunk(b)
 		if r.q.offer(item{dir: r.dir, chunk: c, lines: lines, gap: r.gap, cut: r.cut}) {
 			r.gap = false
-			return owned
+			return
 		}
-		if !owned && cap(c) == readSize {
+		if cap(c) == pieceSize {
 			putChunk(c)
 		}
 	}
 	r.gap, r.cut = true, r.lineLen > 0
 	r.stats.drop(r.dir, int64(lines))
-	return false
+}
+
+// observeAll observes a relayed span of any length a piece at a time.
+func (r *relay) observeAll(b []byte) {
+	for len(b) > 0 {
+		k := min(len(b), pieceSize)
+		r.observe(b[:k])
+		b = b[k:]
+	}
 }
 
 // end queues the direction's end; when the queue cannot take it, a line in

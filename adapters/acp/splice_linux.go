@@ -17,6 +17,11 @@ import (
 // observation: the side pipe is emptied before the next tee, so it is never
 // full. handled is false, having relayed nothing, when either end is not a
 // pipe or the kernel refuses tee on it; run then copies as before.
+//
+// Every pipe on the way is grown first (growPipe): at the default 64 KiB
+// a burst crosses the tee in 64 KiB strides, each one a wake-up of the
+// writer, the tee and the reader in turn, and on a busy machine those
+// hand-offs, not the bytes, are what the tee costs.
 func (r *relay) spliced() (handled bool, err error) {
 	src, ok := r.src.(*os.File)
 	if !ok || !isPipe(src) {
@@ -40,15 +45,16 @@ func (r *relay) spliced() (handled bool, err error) {
 	}
 	defer unix.Close(side[0])
 	defer unix.Close(side[1])
-	// One read's worth at a time, as the copying relay reads.
-	size := readSize
-	if got, err := unix.FcntlInt(uintptr(side[1]), unix.F_SETPIPE_SZ, readSize); err == nil && got < size {
-		size = got
+	srcRC.Control(func(fd uintptr) { growPipe(fd) })
+	dstRC.Control(func(fd uintptr) { growPipe(fd) })
+	// A tee takes at most what the side pipe holds: one wake-up's worth.
+	size := growPipe(uintptr(side[1]))
+	if size <= 0 {
+		size = readSize
 	}
 	srcBlocking, dstBlocking := blocking(srcRC), blocking(dstRC)
 	first := true
-	buf := getChunk()
-	defer func() { putChunk(buf) }()
+	buf := make([]byte, size)
 	for {
 		n, err := teeFrom(srcRC, srcBlocking, side[1], size)
 		if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
@@ -69,14 +75,37 @@ func (r *relay) spliced() (handled bool, err error) {
 			r.end()
 			return true, err
 		}
-		if r.observeOwned(buf[:n], true) {
-			buf = getChunk()
-		}
+		r.observeAll(buf[:n])
 		if err := spliceAll(srcRC, dstRC, dstBlocking, n); err != nil {
 			return true, err
 		}
 		r.stats.Bytes[r.dir].Add(int64(n))
 	}
+}
+
+// pipeSize is the capacity the spliced relay asks of each pipe it touches.
+// Kernel memory is charged to the user by capacity, and a user past
+// fs.pipe-user-pages-soft (64 MiB by default) gets minimal pipes
+// everywhere, so a tee must not ask for much: five pipes of 256 KiB (its
+// editor's two, its agent's two, its side pipe) are 1.25 MiB, where 1 MiB
+// each measured no faster.
+const pipeSize = 256 << 10
+
+// growPipe raises the pipe's capacity to pipeSize, or as near as the
+// system allows (fs.pipe-max-size, the user's quota, which the kernel
+// checks), never lowering it, and returns the capacity it has (0 when
+// that cannot be read).
+func growPipe(fd uintptr) int {
+	cur, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		return 0
+	}
+	for want := pipeSize; want > cur; want /= 2 {
+		if got, err := unix.FcntlInt(fd, unix.F_SETPIPE_SZ, want); err == nil {
+			return got
+		}
+	}
+	return cur
 }
 
 // isPipe reports whether f is a pipe (or FIFO).
