@@ -215,7 +215,7 @@ type observer struct {
 	linger  *time.Timer          // the wait between batches
 	clock   func() time.Duration // the observer's cost so far (observerClock)
 	wait    time.Duration        // its length after the last batch
-	dropped int64                // Stats.Dropped when the last batch ended
+	dropped int64                // Stats.lost when the last batch ended
 	batch   []item               // the chunks being observed
 	lines   []line               // their lines
 	ms      []mapping.Moment     // the lines' moments
@@ -331,8 +331,8 @@ gather:
 		o.batch[i] = item{}
 	}
 	factor := time.Duration(lingerFactor)
-	if dropped := o.stats.Dropped.Load(); dropped != o.dropped {
-		o.dropped, factor = dropped, burstFactor
+	if lost := o.stats.lost(); lost != o.dropped {
+		o.dropped, factor = lost, burstFactor
 	}
 	o.wait = max(minLinger, factor*(o.clock()-start))
 }

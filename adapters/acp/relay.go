@@ -33,6 +33,11 @@ type Stats struct {
 	// DroppedBy splits Dropped per Direction: a message relayed both ways
 	// (an echoing agent) is two lines, one each way.
 	DroppedBy [2]atomic.Int64
+	// Unread is the bytes, per Direction, the spliced relay moved on
+	// without reading them at all because the queue was (nearly) full: a
+	// burst beyond what the observer can take costs it no copy. Their
+	// lines are in neither Lines nor Dropped.
+	Unread [2]atomic.Int64
 	// Undrained is the lines still queued when the drain bound gave them
 	// up (Result.Drained false).
 	Undrained atomic.Int64
@@ -48,6 +53,12 @@ func (s *Stats) drop(d Direction, n int64) {
 		s.Dropped.Add(n)
 		s.DroppedBy[d].Add(n)
 	}
+}
+
+// lost is a count that grows whenever observation loses something: lines
+// dropped, bytes relayed unread. The observer backs off while it grows.
+func (s *Stats) lost() int64 {
+	return s.Dropped.Load() + s.Unread[ClientToAgent].Load() + s.Unread[AgentToClient].Load()
 }
 
 // item is one queued observation: a copy of a relayed chunk, framed into
@@ -84,6 +95,14 @@ func newQueue(lines int, maxBytes int64) *queue {
 // offer decides).
 func (q *queue) room(n, lines int) bool {
 	return len(q.ch) < cap(q.ch) && q.bytes.Load()+int64(n) <= q.maxBytes && q.lines.Load()+int64(lines) <= q.maxLines
+}
+
+// nearlyFull reports whether the queue is within an eighth of its line
+// bound, or cannot take another piece's bytes: the spliced relay then
+// passes the stream on unread rather than read it only to count the
+// lines the queue would refuse.
+func (q *queue) nearlyFull() bool {
+	return len(q.ch) == cap(q.ch) || q.lines.Load() > q.maxLines-q.maxLines/8 || q.bytes.Load()+pieceSize > q.maxBytes
 }
 
 // offer queues it unless the queue is full. A chunk costs its capacity:
@@ -160,6 +179,17 @@ type relay struct {
 	lineLen int  // bytes relayed since the last newline
 	gap     bool // a chunk was dropped since the last one queued
 	cut     bool // and the last one dropped ended inside a line
+	unread  int  // the spans relayed unread (see Stats.Unread), for tests
+}
+
+// skip accounts for n bytes relayed unread: the observer forgets the line
+// in progress and, not knowing where in a line the span ended, skips
+// through the next newline it is given (a line lost there is counted
+// then).
+func (r *relay) skip(n int) {
+	r.stats.Unread[r.dir].Add(int64(n))
+	r.gap, r.cut, r.lineLen = true, true, 0
+	r.unread++
 }
 
 // readSize is the relay's read chunk.

@@ -18,6 +18,12 @@ import (
 // full. handled is false, having relayed nothing, when either end is not a
 // pipe or the kernel refuses tee on it; run then copies as before.
 //
+// When the queue is nearly full (a burst the observer cannot keep up
+// with), a stride is spliced through the side pipe unread instead: reading
+// it would only count lines the queue must refuse, and copying a burst to
+// count it was a third of the relay's cost. Those bytes are counted
+// (Stats.Unread), their lines are not.
+//
 // Every pipe on the way is grown first (growPipe): at the default 64 KiB
 // a burst crosses the tee in 64 KiB strides, each one a wake-up of the
 // writer, the tee and the reader in turn, and on a busy machine those
@@ -56,6 +62,23 @@ func (r *relay) spliced() (handled bool, err error) {
 	first := true
 	buf := make([]byte, size)
 	for {
+		if r.q.nearlyFull() {
+			n, err := spliceFrom(srcRC, srcBlocking, side[1], size)
+			if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
+				return false, nil
+			}
+			first = false
+			if err != nil || n == 0 {
+				r.end()
+				return true, err
+			}
+			r.skip(n)
+			if err := spliceOn(side[0], dstRC, dstBlocking, n); err != nil {
+				return true, err
+			}
+			r.stats.Bytes[r.dir].Add(int64(n))
+			continue
+		}
 		n, err := teeFrom(srcRC, srcBlocking, side[1], size)
 		if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
 			return false, nil
@@ -125,11 +148,26 @@ func blocking(rc syscall.RawConn) bool {
 // teeFrom duplicates up to size bytes of what src holds into the side
 // pipe w, waiting for src to hold something; 0 is the end of src.
 func teeFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) { return unix.Tee(fd, w, size, 0) })
+}
+
+// spliceFrom moves up to size bytes of what src holds into the side pipe
+// w (empty, so it never waits for room), waiting for src to hold
+// something; 0 is the end of src.
+func spliceFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) {
+		return unix.Splice(fd, nil, w, nil, size, unix.SPLICE_F_MOVE)
+	})
+}
+
+// fromPipe runs op on src until it has something to say, waiting for src
+// to be readable (by poll when src is blocking, the poller when not).
+func fromPipe(src syscall.RawConn, srcBlocking bool, op func(fd int) (int64, error)) (int, error) {
 	var n int64
 	var terr error
 	err := src.Read(func(fd uintptr) bool {
 		for {
-			n, terr = unix.Tee(int(fd), w, size, 0)
+			n, terr = op(int(fd))
 			switch {
 			case terr == unix.EINTR:
 				continue
@@ -188,6 +226,42 @@ func spliceAll(src, dst syscall.RawConn, dstBlocking bool, n int) error {
 	})
 	if cerr != nil {
 		return cerr
+	}
+	return serr
+}
+
+// spliceOn moves n bytes from the side pipe r (which holds them) to dst,
+// waiting for room in dst.
+func spliceOn(r int, dst syscall.RawConn, dstBlocking bool, n int) error {
+	var serr error
+	for n > 0 && serr == nil {
+		werr := dst.Write(func(dfd uintptr) bool {
+			for {
+				m, e := unix.Splice(r, nil, int(dfd), nil, n, unix.SPLICE_F_MOVE)
+				switch {
+				case e == unix.EINTR:
+					continue
+				case e == unix.EAGAIN && dstBlocking:
+					if perr := waitFd(int(dfd), unix.POLLOUT); perr != nil {
+						serr = perr
+						return true
+					}
+					continue
+				case e == unix.EAGAIN:
+					return false // the poller waits for room in dst
+				case e != nil:
+					serr = e
+				case m == 0:
+					serr = io.ErrUnexpectedEOF // the side pipe held them
+				default:
+					n -= int(m)
+				}
+				return true
+			}
+		})
+		if werr != nil && serr == nil {
+			serr = werr
+		}
 	}
 	return serr
 }
