@@ -250,12 +250,14 @@ const (
 )
 
 // The observer never competes with the relay for the processor: after a
-// batch that took d of processor time, it lets chunks gather for at least minLinger and at
-// least lingerFactor·d before the next, so it uses at most 1/(1+lingerFactor)
-// of a processor however fast lines arrive, and is woken at most once per
-// minLinger at a steady rate, not once per line. Once the queue has
-// overflowed (a burst: observation is lossy already) it backs off to
-// burstFactor, so what is beyond it is dropped and counted, never slowed.
+// batch that took d of processor time, it lets chunks gather for at least
+// minLinger and at least lingerFactor·d before the next, so it uses at
+// most 1/(1+lingerFactor) of a processor however fast lines arrive, and is
+// woken at most once per minLinger at a steady rate, not once per line.
+// Once observation has lost something since the last batch (a burst: the
+// queue overflowed, or the relay passed a stretch on unread) it backs off
+// to burstFactor, so what is beyond it is dropped and counted, never
+// slowed.
 const (
 	minLinger    = time.Millisecond
 	lingerFactor = 3
