@@ -255,13 +255,16 @@ const (
 // most 1/(1+lingerFactor) of a processor however fast lines arrive, and is
 // woken at most once per minLinger at a steady rate, not once per line.
 // Once observation has lost something since the last batch (a burst: the
-// queue overflowed, or the relay passed a stretch on unread) it backs off
-// to burstFactor, so what is beyond it is dropped and counted, never
-// slowed.
+// queue overflowed, or the relay passed a stretch on unread), or the queue
+// was nearly full when the batch began, it backs off to burstFactor, a
+// sixteenth of a processor, so what is beyond it is dropped and counted,
+// never slowed: in a 16 MiB burst on two processors shared with the
+// editor, the agent and both relays, the observer's batches were a tenth
+// and more of the burst's processor time.
 const (
 	minLinger    = time.Millisecond
 	lingerFactor = 3
-	burstFactor  = 8
+	burstFactor  = 15
 )
 
 func (o *observer) record(f shim.Failure) {
@@ -311,6 +314,10 @@ func (o *observer) take(first item, stop <-chan struct{}) {
 		o.linger.Stop()
 	}
 	start := o.clock()
+	// A queue this full is a burst whose loss has begun (the relays pass
+	// what comes next on unread) or is about to: the next linger is a
+	// burst's, as after a loss, a batch sooner.
+	burst := o.q.nearlyFull()
 	o.batch = append(o.batch[:0], first)
 	lines := first.lines
 gather:
@@ -333,7 +340,7 @@ gather:
 		o.batch[i] = item{}
 	}
 	factor := time.Duration(lingerFactor)
-	if lost := o.stats.lost(); lost != o.dropped {
+	if lost := o.stats.lost(); lost != o.dropped || burst {
 		o.dropped, factor = lost, burstFactor
 	}
 	o.wait = max(minLinger, factor*(o.clock()-start))
