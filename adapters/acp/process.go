@@ -19,11 +19,8 @@ type agent struct {
 	stdin  *os.File // the write end of the agent's stdin
 	stdout *os.File // the read end of the agent's stdout
 	stderr *os.File // the read end of its stderr; nil when it inherits the tee's file
-	// inStop and outStop end the relays' waits on stdin and stdout before
-	// they are closed (nil: the relays wait through Go's poller).
-	inStop, outStop *stopper
 
-	closeIn, closeOut sync.Once
+	closeIn sync.Once
 }
 
 // spawn starts the tee's agent command. The agent's stdin and stdout are
@@ -53,7 +50,6 @@ func spawn(t *Tee) (*agent, int, error) {
 	}
 	theirs = append(theirs, outW)
 	a.stdout, cmd.Stdout = outR, outW
-	a.inStop, a.outStop = newStopper(), newStopper()
 	switch f, ok := t.Stderr.(*os.File); {
 	case ok:
 		cmd.Stderr = f
@@ -80,26 +76,13 @@ func spawn(t *Tee) (*agent, int, error) {
 // closeStdin gives the agent (and whatever shares its stdin) end of input,
 // once, as an editor does when it is done with an agent.
 func (a *agent) closeStdin() {
-	a.closeIn.Do(func() {
-		a.inStop.stop()
-		a.stdin.Close()
-		a.inStop.close()
-	})
-}
-
-// closeStdout closes the tee's end of the agent's stdout, once.
-func (a *agent) closeStdout() {
-	a.closeOut.Do(func() {
-		a.outStop.stop()
-		a.stdout.Close()
-		a.outStop.close()
-	})
+	a.closeIn.Do(func() { a.stdin.Close() })
 }
 
 // release closes the tee's ends of the pipes.
 func (a *agent) release() {
 	a.closeStdin()
-	a.closeStdout()
+	a.stdout.Close()
 	if a.stderr != nil {
 		a.stderr.Close()
 	}

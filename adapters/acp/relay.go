@@ -180,9 +180,6 @@ type relay struct {
 	gap     bool // a chunk was dropped since the last one queued
 	cut     bool // and the last one dropped ended inside a line
 	unread  int  // the spans relayed unread (see Stats.Unread), for tests
-	// srcStop and dstStop, when set, end the spliced relay's waits on
-	// src and dst (the tee's own pipes) before the tee closes them.
-	srcStop, dstStop *stopper
 }
 
 // skip accounts for n bytes relayed unread: the observer forgets the line

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -59,22 +58,12 @@ func (r *relay) spliced() (handled bool, err error) {
 	if size <= 0 {
 		size = readSize
 	}
-	// A blocking end is polled here, Go's poller does not wait on it; so
-	// is an end the tee owns (the agent's pipes), whose waits the tee's
-	// stoppers end before it closes the pipe: a relay waiting in the
-	// poller costs a goroutine hand-off per stride, one waiting in
-	// poll(2) is woken by the kernel itself.
-	w := waits{src: blocking(srcRC) || r.srcStop != nil, dst: blocking(dstRC) || r.dstStop != nil}
-	for _, st := range []*stopper{r.srcStop, r.dstStop} {
-		if st != nil {
-			w.stops = append(w.stops, st.r)
-		}
-	}
+	srcBlocking, dstBlocking := blocking(srcRC), blocking(dstRC)
 	first := true
 	buf := make([]byte, size)
 	for {
 		if r.q.nearlyFull() {
-			n, err := spliceFrom(srcRC, w, side[1], size)
+			n, err := spliceFrom(srcRC, srcBlocking, side[1], size)
 			if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
 				return false, nil
 			}
@@ -84,13 +73,13 @@ func (r *relay) spliced() (handled bool, err error) {
 				return true, err
 			}
 			r.skip(n)
-			if err := spliceOn(side[0], dstRC, w, n); err != nil {
+			if err := spliceOn(side[0], dstRC, dstBlocking, n); err != nil {
 				return true, err
 			}
 			r.stats.Bytes[r.dir].Add(int64(n))
 			continue
 		}
-		n, err := teeFrom(srcRC, w, side[1], size)
+		n, err := teeFrom(srcRC, srcBlocking, side[1], size)
 		if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
 			return false, nil
 		}
@@ -110,7 +99,7 @@ func (r *relay) spliced() (handled bool, err error) {
 			return true, err
 		}
 		r.observeAll(buf[:n])
-		if err := spliceAll(srcRC, dstRC, w, n); err != nil {
+		if err := spliceAll(srcRC, dstRC, dstBlocking, n); err != nil {
 			return true, err
 		}
 		r.stats.Bytes[r.dir].Add(int64(n))
@@ -158,22 +147,22 @@ func blocking(rc syscall.RawConn) bool {
 
 // teeFrom duplicates up to size bytes of what src holds into the side
 // pipe w, waiting for src to hold something; 0 is the end of src.
-func teeFrom(src syscall.RawConn, w waits, side, size int) (int, error) {
-	return fromPipe(src, w, func(fd int) (int64, error) { return unix.Tee(fd, side, size, 0) })
+func teeFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) { return unix.Tee(fd, w, size, 0) })
 }
 
 // spliceFrom moves up to size bytes of what src holds into the side pipe
 // w (empty, so it never waits for room), waiting for src to hold
 // something; 0 is the end of src.
-func spliceFrom(src syscall.RawConn, w waits, side, size int) (int, error) {
-	return fromPipe(src, w, func(fd int) (int64, error) {
-		return unix.Splice(fd, nil, side, nil, size, unix.SPLICE_F_MOVE)
+func spliceFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) {
+		return unix.Splice(fd, nil, w, nil, size, unix.SPLICE_F_MOVE)
 	})
 }
 
 // fromPipe runs op on src until it has something to say, waiting for src
 // to be readable (by poll when src is blocking, the poller when not).
-func fromPipe(src syscall.RawConn, w waits, op func(fd int) (int64, error)) (int, error) {
+func fromPipe(src syscall.RawConn, srcBlocking bool, op func(fd int) (int64, error)) (int, error) {
 	var n int64
 	var terr error
 	err := src.Read(func(fd uintptr) bool {
@@ -182,8 +171,8 @@ func fromPipe(src syscall.RawConn, w waits, op func(fd int) (int64, error)) (int
 			switch {
 			case terr == unix.EINTR:
 				continue
-			case terr == unix.EAGAIN && w.src:
-				if perr := waitFd(int(fd), unix.POLLIN, w.stops); perr != nil {
+			case terr == unix.EAGAIN && srcBlocking:
+				if perr := waitFd(int(fd), unix.POLLIN); perr != nil {
 					terr = perr
 					return true
 				}
@@ -202,7 +191,7 @@ func fromPipe(src syscall.RawConn, w waits, op func(fd int) (int64, error)) (int
 
 // spliceAll moves n bytes from src (which holds them) to dst, waiting for
 // room in dst.
-func spliceAll(src, dst syscall.RawConn, w waits, n int) error {
+func spliceAll(src, dst syscall.RawConn, dstBlocking bool, n int) error {
 	var serr error
 	cerr := src.Control(func(sfd uintptr) {
 		for n > 0 && serr == nil {
@@ -212,8 +201,8 @@ func spliceAll(src, dst syscall.RawConn, w waits, n int) error {
 					switch {
 					case e == unix.EINTR:
 						continue
-					case e == unix.EAGAIN && w.dst:
-						if perr := waitFd(int(dfd), unix.POLLOUT, w.stops); perr != nil {
+					case e == unix.EAGAIN && dstBlocking:
+						if perr := waitFd(int(dfd), unix.POLLOUT); perr != nil {
 							serr = perr
 							return true
 						}
@@ -243,7 +232,7 @@ func spliceAll(src, dst syscall.RawConn, w waits, n int) error {
 
 // spliceOn moves n bytes from the side pipe r (which holds them) to dst,
 // waiting for room in dst.
-func spliceOn(r int, dst syscall.RawConn, w waits, n int) error {
+func spliceOn(r int, dst syscall.RawConn, dstBlocking bool, n int) error {
 	var serr error
 	for n > 0 && serr == nil {
 		werr := dst.Write(func(dfd uintptr) bool {
@@ -252,8 +241,8 @@ func spliceOn(r int, dst syscall.RawConn, w waits, n int) error {
 				switch {
 				case e == unix.EINTR:
 					continue
-				case e == unix.EAGAIN && w.dst:
-					if perr := waitFd(int(dfd), unix.POLLOUT, w.stops); perr != nil {
+				case e == unix.EAGAIN && dstBlocking:
+					if perr := waitFd(int(dfd), unix.POLLOUT); perr != nil {
 						serr = perr
 						return true
 					}
@@ -277,71 +266,14 @@ func spliceOn(r int, dst syscall.RawConn, w waits, n int) error {
 	return serr
 }
 
-// waits says how a spliced relay waits for each end: by poll(2) here
-// (src, dst) or through Go's poller, and which stoppers end a poll.
-type waits struct {
-	src, dst bool
-	stops    []int // the read ends of the stoppers
-}
-
-// errStopped is what a wait ended by a stopper returns: the tee is
-// closing the pipe.
-var errStopped = os.ErrClosed
-
 // waitFd blocks until fd is ready for events (or in error, which the next
-// call reports), or one of stops is closed (errStopped).
-func waitFd(fd int, events int16, stops []int) error {
-	var buf [3]unix.PollFd
-	fds := append(buf[:0], unix.PollFd{Fd: int32(fd), Events: events})
-	for _, s := range stops {
-		fds = append(fds, unix.PollFd{Fd: int32(s), Events: unix.POLLIN})
-	}
+// call reports).
+func waitFd(fd int, events int16) error {
 	for {
-		_, err := unix.Poll(fds, -1)
-		if err == unix.EINTR {
-			continue
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: events}}, -1)
+		if err != unix.EINTR {
+			return err
 		}
-		for _, f := range fds[1:] {
-			if f.Revents != 0 {
-				return errStopped
-			}
-		}
-		return err
-	}
-}
-
-// stopper ends the relay's waits on one of the tee's own pipes: the tee
-// stops it before closing the pipe, since Close waits for a wait in
-// progress to return. It is a pipe whose write end stop closes (its read
-// end is then readable: hung up).
-type stopper struct {
-	r, w            int
-	stopped, closed sync.Once
-}
-
-// newStopper returns a stopper, nil when no pipe can be made (the relay
-// then waits through Go's poller, as Close can interrupt).
-func newStopper() *stopper {
-	var p [2]int
-	if unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK) != nil {
-		return nil
-	}
-	return &stopper{r: p[0], w: p[1]}
-}
-
-// stop ends the waits on the pipe, now and from now on.
-func (s *stopper) stop() {
-	if s != nil {
-		s.stopped.Do(func() { unix.Close(s.w) })
-	}
-}
-
-// close releases the stopper once nothing can wait on it: after the pipe
-// it guards is closed (Close having waited for the wait in progress).
-func (s *stopper) close() {
-	if s != nil {
-		s.stop()
-		s.closed.Do(func() { unix.Close(s.r) })
 	}
 }
 
