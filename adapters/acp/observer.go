@@ -215,7 +215,7 @@ type observer struct {
 	linger  *time.Timer          // the wait between batches
 	clock   func() time.Duration // the observer's cost so far (observerClock)
 	wait    time.Duration        // its length after the last batch
-	dropped int64                // Stats.Dropped when the last batch ended
+	dropped int64                // Stats.lost when the last batch ended
 	batch   []item               // the chunks being observed
 	lines   []line               // their lines
 	ms      []mapping.Moment     // the lines' moments
@@ -237,20 +237,34 @@ type line struct {
 	closed  bool
 }
 
-// maxBatch bounds the chunks taken at once.
-const maxBatch = 256
+// maxBatch bounds the chunks taken at once, and maxBatchLines the lines:
+// past the first chunk, a batch takes no more once it holds that many.
+// The linger after a batch is a multiple of what the batch cost, so what
+// bounds the batch bounds how long the observer holds a processor in one
+// go: unbounded, its first batch of a burst was the whole queue (4,096
+// lines, tens of milliseconds) taken from the relays it shares two
+// processors with, and the burst ran at a fifth of a plain pipe's speed.
+const (
+	maxBatch      = 256
+	maxBatchLines = 64
+)
 
 // The observer never competes with the relay for the processor: after a
-// batch that took d of processor time, it lets chunks gather for at least minLinger and at
-// least lingerFactor·d before the next, so it uses at most 1/(1+lingerFactor)
-// of a processor however fast lines arrive, and is woken at most once per
-// minLinger at a steady rate, not once per line. Once the queue has
-// overflowed (a burst: observation is lossy already) it backs off to
-// burstFactor, so what is beyond it is dropped and counted, never slowed.
+// batch that took d of processor time, it lets chunks gather for at least
+// minLinger and at least lingerFactor·d before the next, so it uses at
+// most 1/(1+lingerFactor) of a processor however fast lines arrive, and is
+// woken at most once per minLinger at a steady rate, not once per line.
+// Once observation has lost something since the last batch (a burst: the
+// queue overflowed, or the relay passed a stretch on unread), or the queue
+// was nearly full when the batch began, it backs off to burstFactor, a
+// sixteenth of a processor, so what is beyond it is dropped and counted,
+// never slowed: in a 16 MiB burst on two processors shared with the
+// editor, the agent and both relays, the observer's batches were a tenth
+// and more of the burst's processor time.
 const (
 	minLinger    = time.Millisecond
 	lingerFactor = 3
-	burstFactor  = 8
+	burstFactor  = 15
 )
 
 func (o *observer) record(f shim.Failure) {
@@ -285,7 +299,7 @@ func (o *observer) run(stop <-chan struct{}) {
 }
 
 // take observes first and whatever else is queued once the linger is over
-// (up to maxBatch chunks) as one batch; stop ends the linger at once. The
+// (up to maxBatch chunks, maxBatchLines lines) as one batch; stop ends the linger at once. The
 // chunks' bytes stay counted against the queue's bound until the batch is
 // done.
 func (o *observer) take(first item, stop <-chan struct{}) {
@@ -300,12 +314,18 @@ func (o *observer) take(first item, stop <-chan struct{}) {
 		o.linger.Stop()
 	}
 	start := o.clock()
+	// A queue this full is a burst whose loss has begun (the relays pass
+	// what comes next on unread) or is about to: the next linger is a
+	// burst's, as after a loss, a batch sooner.
+	burst := o.q.nearlyFull()
 	o.batch = append(o.batch[:0], first)
+	lines := first.lines
 gather:
-	for len(o.batch) < maxBatch {
+	for len(o.batch) < maxBatch && lines < maxBatchLines {
 		select {
 		case it := <-o.q.ch:
 			o.batch = append(o.batch, it)
+			lines += it.lines
 		default:
 			break gather
 		}
@@ -320,8 +340,8 @@ gather:
 		o.batch[i] = item{}
 	}
 	factor := time.Duration(lingerFactor)
-	if dropped := o.stats.Dropped.Load(); dropped != o.dropped {
-		o.dropped, factor = dropped, burstFactor
+	if lost := o.stats.lost(); lost != o.dropped || burst {
+		o.dropped, factor = lost, burstFactor
 	}
 	o.wait = max(minLinger, factor*(o.clock()-start))
 }

@@ -28,7 +28,7 @@ import (
 // a launcher that re-spawns itself as a worker sharing its stdio and
 // exits (Qwen Code's `--acp`), a worker that stops at stdin EOF or never.
 const (
-	workerEnv = "ACP_STUB_WORKER" // polite: stop at stdin EOF; stubborn: never
+	workerEnv = "ACP_STUB_WORKER" // polite: stop at stdin EOF; stubborn: never; silent: never, and writes once
 	raiseEnv  = "ACP_STUB_SIGNAL" // the signal a dying stub ends by
 )
 
@@ -62,6 +62,9 @@ func runProcessStub(role string) {
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"worker %d"}}}}`+"\n", i)
 			if out.Flush() != nil {
 				os.Exit(0) // the reader went away
+			}
+			if os.Getenv(workerEnv) == "silent" {
+				time.Sleep(time.Hour) // stubborn, and never writes again (killWorker ends it)
 			}
 			select {
 			case <-eof:
@@ -104,16 +107,23 @@ func killWorker(t *testing.T, dir string) {
 // know the agent is gone).
 func orphanTee(t *testing.T, worker string, linger time.Duration, extra ...string) (acp.Result, []byte, string) {
 	t.Helper()
-	dir := t.TempDir()
-	t.Cleanup(func() { killWorker(t, dir) })
 	editorR, editorW := io.Pipe() // never closed before the tee returns
 	t.Cleanup(func() { editorW.Close() })
 	var out bytes.Buffer
+	res, dir := orphanTeeOn(t, editorR, &out, worker, linger, extra...)
+	return res, out.Bytes(), dir
+}
+
+// orphanTeeOn is orphanTee on the editor's stdin and stdout given.
+func orphanTeeOn(t *testing.T, stdin io.Reader, stdout io.Writer, worker string, linger time.Duration, extra ...string) (acp.Result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() { killWorker(t, dir) })
 	tee := &acp.Tee{
 		Command: []string{os.Args[0]},
 		Env:     append(os.Environ(), append([]string{roleEnv + "=launcher", dirEnv + "=" + dir, workerEnv + "=" + worker}, extra...)...),
-		Stdin:   editorR,
-		Stdout:  &out,
+		Stdin:   stdin,
+		Stdout:  stdout,
 		Stderr:  os.Stderr,
 		Linger:  linger,
 		// Drain bounds the wait for the relays after a cut; the test's
@@ -125,7 +135,7 @@ func orphanTee(t *testing.T, worker string, linger time.Duration, extra ...strin
 	if err != nil {
 		t.Fatalf("tee: %v", err)
 	}
-	return res, out.Bytes(), dir
+	return res, dir
 }
 
 // TestTeeOrphanedWorker: when the direct child exits, the tee closes its
@@ -151,6 +161,31 @@ func TestTeeOrphanedWorker(t *testing.T) {
 			t.Errorf("exit %d cut %v, want 5, true", res.ExitCode, res.Cut)
 		}
 		if !bytes.Contains(out, []byte(`"launcher"`)) {
+			t.Errorf("relayed %q", out)
+		}
+	})
+	// Between real pipes the relay takes the spliced path, and a silent
+	// worker never wakes its wait on the agent's stdout: the cut must
+	// still end it (Drain is an hour: Run returns only once the relays
+	// have).
+	t.Run("silent/pipes", func(t *testing.T) {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { inW.Close(); inR.Close() })
+		got := make(chan []byte, 1)
+		go func() { b, _ := io.ReadAll(outR); got <- b }()
+		res, _ := orphanTeeOn(t, inR, outW, "silent", 50*time.Millisecond)
+		outW.Close()
+		if res.ExitCode != 5 || !res.Cut {
+			t.Errorf("exit %d cut %v, want 5, true", res.ExitCode, res.Cut)
+		}
+		if out := <-got; !bytes.Contains(out, []byte(`"launcher"`)) {
 			t.Errorf("relayed %q", out)
 		}
 	})

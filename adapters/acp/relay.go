@@ -33,6 +33,11 @@ type Stats struct {
 	// DroppedBy splits Dropped per Direction: a message relayed both ways
 	// (an echoing agent) is two lines, one each way.
 	DroppedBy [2]atomic.Int64
+	// Unread is the bytes, per Direction, the spliced relay moved on
+	// without reading them at all because the queue was (nearly) full: a
+	// burst beyond what the observer can take costs it no copy. Their
+	// lines are in neither Lines nor Dropped.
+	Unread [2]atomic.Int64
 	// Undrained is the lines still queued when the drain bound gave them
 	// up (Result.Drained false).
 	Undrained atomic.Int64
@@ -48,6 +53,12 @@ func (s *Stats) drop(d Direction, n int64) {
 		s.Dropped.Add(n)
 		s.DroppedBy[d].Add(n)
 	}
+}
+
+// lost is a count that grows whenever observation loses something: lines
+// dropped, bytes relayed unread. The observer backs off while it grows.
+func (s *Stats) lost() int64 {
+	return s.Dropped.Load() + s.Unread[ClientToAgent].Load() + s.Unread[AgentToClient].Load()
 }
 
 // item is one queued observation: a copy of a relayed chunk, framed into
@@ -86,6 +97,14 @@ func (q *queue) room(n, lines int) bool {
 	return len(q.ch) < cap(q.ch) && q.bytes.Load()+int64(n) <= q.maxBytes && q.lines.Load()+int64(lines) <= q.maxLines
 }
 
+// nearlyFull reports whether the queue is within an eighth of its line
+// bound, or cannot take another piece's bytes: the spliced relay then
+// passes the stream on unread rather than read it only to count the
+// lines the queue would refuse.
+func (q *queue) nearlyFull() bool {
+	return len(q.ch) == cap(q.ch) || q.lines.Load() > q.maxLines-q.maxLines/8 || q.bytes.Load()+pieceSize > q.maxBytes
+}
+
 // offer queues it unless the queue is full. A chunk costs its capacity:
 // a pooled buffer holds all of it however little it carries.
 func (q *queue) offer(it item) bool {
@@ -110,25 +129,31 @@ func (q *queue) offer(it item) bool {
 func (q *queue) taken(it item) {
 	q.bytes.Add(-int64(cap(it.chunk)))
 	q.lines.Add(-int64(it.lines))
-	if cap(it.chunk) == readSize {
+	if cap(it.chunk) == pieceSize {
 		putChunk(it.chunk)
 	}
 }
 
-// chunks recycles the relays' read-sized observation buffers: a burst
-// queues one per read, and allocating each anew (zeroed, faulted in, then
-// collected) costs the relay more than the copy itself.
-var chunks = sync.Pool{New: func() any { return new([readSize]byte) }}
+// pieceSize is the most of a relayed span queued as one chunk. The
+// observer takes whole chunks, and how long it holds a processor in one go
+// grows with the chunk (see maxBatchLines): a burst's 64 KiB reads were
+// some 200 lines, two milliseconds of observing, each.
+const pieceSize = 16 << 10
 
-// getChunk returns a read-sized buffer (its contents are garbage).
-func getChunk() []byte { return chunks.Get().(*[readSize]byte)[:] }
+// chunks recycles the relays' piece-sized observation buffers: a burst
+// queues one per piece, and allocating each anew (zeroed, faulted in, then
+// collected) costs the relay more than the copy itself.
+var chunks = sync.Pool{New: func() any { return new([pieceSize]byte) }}
+
+// getChunk returns a piece-sized buffer (its contents are garbage).
+func getChunk() []byte { return chunks.Get().(*[pieceSize]byte)[:] }
 
 // putChunk returns a buffer from getChunk once nothing refers to it.
-func putChunk(b []byte) { chunks.Put((*[readSize]byte)(b[:readSize])) }
+func putChunk(b []byte) { chunks.Put((*[pieceSize]byte)(b[:pieceSize])) }
 
 // smallChunk is the size under which a queued copy is allocated to fit
 // rather than pooled: a paced stream's reads are a line or two each, and a
-// queue of such reads must not hold a read-sized buffer apiece.
+// queue of such reads must not hold a pooled buffer apiece.
 const smallChunk = 8 << 10
 
 // copyChunk is the observer's copy of a relayed chunk.
@@ -154,6 +179,17 @@ type relay struct {
 	lineLen int  // bytes relayed since the last newline
 	gap     bool // a chunk was dropped since the last one queued
 	cut     bool // and the last one dropped ended inside a line
+	unread  int  // the spans relayed unread (see Stats.Unread), for tests
+}
+
+// skip accounts for n bytes relayed unread: the observer forgets the line
+// in progress and, not knowing where in a line the span ended, skips
+// through the next newline it is given (a line lost there is counted
+// then).
+func (r *relay) skip(n int) {
+	r.stats.Unread[r.dir].Add(int64(n))
+	r.gap, r.cut, r.lineLen = true, true, 0
+	r.unread++
 }
 
 // readSize is the relay's read chunk.
@@ -175,7 +211,7 @@ func (r *relay) run() error {
 			// Queueing first keeps the join causal: a line is queued before
 			// the peer can see it, so a response is never observed before
 			// the request it answers. Queueing never blocks (offers drop).
-			r.observe(r.buf[:n])
+			r.observeAll(r.buf[:n])
 			if _, werr := r.dst.Write(r.buf[:n]); werr != nil {
 				return werr
 			}
@@ -191,48 +227,46 @@ func (r *relay) run() error {
 	}
 }
 
-// observe queues a copy of a relayed chunk, or counts the lines it ends
-// when the queue is full. The inside of a line already past the bound is
-// not queued at all: the observer has given up on that line.
-func (r *relay) observe(b []byte) { r.observeOwned(b, false) }
-
-// observeOwned is observe; owned says b is a getChunk buffer the queue
-// may keep as it is (it reports whether it did: if not, b is the
-// caller's still).
-func (r *relay) observeOwned(b []byte, owned bool) bool {
+// observe queues a copy of a relayed chunk (of at most pieceSize bytes),
+// or counts the lines it ends when the queue is full. The inside of a line
+// already past the bound is not queued at all: the observer has given up
+// on that line.
+func (r *relay) observe(b []byte) {
 	lines := bytes.Count(b, []byte{'\n'})
 	if lines == 0 {
 		past := r.lineLen > r.max
 		r.lineLen += len(b)
 		if past {
-			return false
+			return
 		}
 	} else {
 		r.lineLen = len(b) - 1 - bytes.LastIndexByte(b, '\n')
 	}
 	cost := len(b)
-	if !owned && len(b) >= smallChunk {
-		cost = readSize
-	}
-	if owned && len(b) < smallChunk {
-		owned = false
+	if len(b) >= smallChunk {
+		cost = pieceSize
 	}
 	if r.q.room(cost, lines) {
-		c := b
-		if !owned {
-			c = copyChunk(b)
-		}
+		c := copyChunk(b)
 		if r.q.offer(item{dir: r.dir, chunk: c, lines: lines, gap: r.gap, cut: r.cut}) {
 			r.gap = false
-			return owned
+			return
 		}
-		if !owned && cap(c) == readSize {
+		if cap(c) == pieceSize {
 			putChunk(c)
 		}
 	}
 	r.gap, r.cut = true, r.lineLen > 0
 	r.stats.drop(r.dir, int64(lines))
-	return false
+}
+
+// observeAll observes a relayed span of any length a piece at a time.
+func (r *relay) observeAll(b []byte) {
+	for len(b) > 0 {
+		k := min(len(b), pieceSize)
+		r.observe(b[:k])
+		b = b[k:]
+	}
 }
 
 // end queues the direction's end; when the queue cannot take it, a line in

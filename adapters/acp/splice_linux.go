@@ -17,6 +17,17 @@ import (
 // observation: the side pipe is emptied before the next tee, so it is never
 // full. handled is false, having relayed nothing, when either end is not a
 // pipe or the kernel refuses tee on it; run then copies as before.
+//
+// When the queue is nearly full (a burst the observer cannot keep up
+// with), a stride is spliced through the side pipe unread instead: reading
+// it would only count lines the queue must refuse, and copying a burst to
+// count it was a third of the relay's cost. Those bytes are counted
+// (Stats.Unread), their lines are not.
+//
+// Every pipe on the way is grown first (growPipe): at the default 64 KiB
+// a burst crosses the tee in 64 KiB strides, each one a wake-up of the
+// writer, the tee and the reader in turn, and on a busy machine those
+// hand-offs, not the bytes, are what the tee costs.
 func (r *relay) spliced() (handled bool, err error) {
 	src, ok := r.src.(*os.File)
 	if !ok || !isPipe(src) {
@@ -40,16 +51,34 @@ func (r *relay) spliced() (handled bool, err error) {
 	}
 	defer unix.Close(side[0])
 	defer unix.Close(side[1])
-	// One read's worth at a time, as the copying relay reads.
-	size := readSize
-	if got, err := unix.FcntlInt(uintptr(side[1]), unix.F_SETPIPE_SZ, readSize); err == nil && got < size {
-		size = got
+	srcRC.Control(func(fd uintptr) { growPipe(fd) })
+	dstRC.Control(func(fd uintptr) { growPipe(fd) })
+	// A tee takes at most what the side pipe holds: one wake-up's worth.
+	size := growPipe(uintptr(side[1]))
+	if size <= 0 {
+		size = readSize
 	}
 	srcBlocking, dstBlocking := blocking(srcRC), blocking(dstRC)
 	first := true
-	buf := getChunk()
-	defer func() { putChunk(buf) }()
+	buf := make([]byte, size)
 	for {
+		if r.q.nearlyFull() {
+			n, err := spliceFrom(srcRC, srcBlocking, side[1], size)
+			if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
+				return false, nil
+			}
+			first = false
+			if err != nil || n == 0 {
+				r.end()
+				return true, err
+			}
+			r.skip(n)
+			if err := spliceOn(side[0], dstRC, dstBlocking, n); err != nil {
+				return true, err
+			}
+			r.stats.Bytes[r.dir].Add(int64(n))
+			continue
+		}
 		n, err := teeFrom(srcRC, srcBlocking, side[1], size)
 		if first && (errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS)) {
 			return false, nil
@@ -69,14 +98,37 @@ func (r *relay) spliced() (handled bool, err error) {
 			r.end()
 			return true, err
 		}
-		if r.observeOwned(buf[:n], true) {
-			buf = getChunk()
-		}
+		r.observeAll(buf[:n])
 		if err := spliceAll(srcRC, dstRC, dstBlocking, n); err != nil {
 			return true, err
 		}
 		r.stats.Bytes[r.dir].Add(int64(n))
 	}
+}
+
+// pipeSize is the capacity the spliced relay asks of each pipe it touches.
+// Kernel memory is charged to the user by capacity, and a user past
+// fs.pipe-user-pages-soft (64 MiB by default) gets minimal pipes
+// everywhere, so a tee must not ask for much: five pipes of 256 KiB (its
+// editor's two, its agent's two, its side pipe) are 1.25 MiB, where 1 MiB
+// each measured no faster.
+const pipeSize = 256 << 10
+
+// growPipe raises the pipe's capacity to pipeSize, or as near as the
+// system allows (fs.pipe-max-size, the user's quota, which the kernel
+// checks), never lowering it, and returns the capacity it has (0 when
+// that cannot be read).
+func growPipe(fd uintptr) int {
+	cur, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		return 0
+	}
+	for want := pipeSize; want > cur; want /= 2 {
+		if got, err := unix.FcntlInt(fd, unix.F_SETPIPE_SZ, want); err == nil {
+			return got
+		}
+	}
+	return cur
 }
 
 // isPipe reports whether f is a pipe (or FIFO).
@@ -96,11 +148,26 @@ func blocking(rc syscall.RawConn) bool {
 // teeFrom duplicates up to size bytes of what src holds into the side
 // pipe w, waiting for src to hold something; 0 is the end of src.
 func teeFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) { return unix.Tee(fd, w, size, 0) })
+}
+
+// spliceFrom moves up to size bytes of what src holds into the side pipe
+// w (empty, so it never waits for room), waiting for src to hold
+// something; 0 is the end of src.
+func spliceFrom(src syscall.RawConn, srcBlocking bool, w, size int) (int, error) {
+	return fromPipe(src, srcBlocking, func(fd int) (int64, error) {
+		return unix.Splice(fd, nil, w, nil, size, unix.SPLICE_F_MOVE)
+	})
+}
+
+// fromPipe runs op on src until it has something to say, waiting for src
+// to be readable (by poll when src is blocking, the poller when not).
+func fromPipe(src syscall.RawConn, srcBlocking bool, op func(fd int) (int64, error)) (int, error) {
 	var n int64
 	var terr error
 	err := src.Read(func(fd uintptr) bool {
 		for {
-			n, terr = unix.Tee(int(fd), w, size, 0)
+			n, terr = op(int(fd))
 			switch {
 			case terr == unix.EINTR:
 				continue
@@ -159,6 +226,42 @@ func spliceAll(src, dst syscall.RawConn, dstBlocking bool, n int) error {
 	})
 	if cerr != nil {
 		return cerr
+	}
+	return serr
+}
+
+// spliceOn moves n bytes from the side pipe r (which holds them) to dst,
+// waiting for room in dst.
+func spliceOn(r int, dst syscall.RawConn, dstBlocking bool, n int) error {
+	var serr error
+	for n > 0 && serr == nil {
+		werr := dst.Write(func(dfd uintptr) bool {
+			for {
+				m, e := unix.Splice(r, nil, int(dfd), nil, n, unix.SPLICE_F_MOVE)
+				switch {
+				case e == unix.EINTR:
+					continue
+				case e == unix.EAGAIN && dstBlocking:
+					if perr := waitFd(int(dfd), unix.POLLOUT); perr != nil {
+						serr = perr
+						return true
+					}
+					continue
+				case e == unix.EAGAIN:
+					return false // the poller waits for room in dst
+				case e != nil:
+					serr = e
+				case m == 0:
+					serr = io.ErrUnexpectedEOF // the side pipe held them
+				default:
+					n -= int(m)
+				}
+				return true
+			}
+		})
+		if werr != nil && serr == nil {
+			serr = werr
+		}
 	}
 	return serr
 }

@@ -86,11 +86,17 @@ func TestSplicedRelay(t *testing.T) {
 	}
 }
 
-// TestSplicedDropsCounted relays through a queue of two lines: nothing of
-// the stream is lost, and every line the queue could not take is counted,
-// on the relay's direction.
+// TestSplicedDropsCounted relays through a queue of about two pieces'
+// lines that nothing takes from: nothing of
+// the stream is lost, every line the queue could not take is counted, on
+// the relay's direction, and so is every byte relayed unread once the
+// queue was full (their lines, of a known length here, are what is
+// missing from the count, give or take the line each unread span began or
+// ended inside).
 func TestSplicedDropsCounted(t *testing.T) {
-	in := bytes.Repeat([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}`+"\n"), 5000)
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n")
+	const total = 5000
+	in := bytes.Repeat(line, total)
 	sr, sw := pipePair(t, false)
 	dr, dw := pipePair(t, false)
 	defer sr.Close()
@@ -99,7 +105,7 @@ func TestSplicedDropsCounted(t *testing.T) {
 	got := make(chan []byte)
 	go func() { b, _ := io.ReadAll(dr); got <- b }()
 	st := &Stats{}
-	q := newQueue(2, 1<<30)
+	q := newQueue(2*pieceSize/len(line)+1, 1<<30)
 	r := &relay{dir: AgentToClient, src: sr, dst: dw, q: q, max: 1 << 20, stats: st}
 	if handled, err := r.spliced(); !handled || err != nil {
 		t.Fatalf("spliced: handled %v, err %v", handled, err)
@@ -114,26 +120,48 @@ func TestSplicedDropsCounted(t *testing.T) {
 		o.frame(it)
 		q.taken(it)
 	}
-	if seen, lost := int64(len(o.lines)), st.Dropped.Load(); seen+lost != 5000 || lost == 0 {
-		t.Errorf("observed %d + dropped %d lines, want 5000 with some dropped", seen, lost)
+	seen, lost, unread := int64(len(o.lines)), st.Dropped.Load(), st.Unread[AgentToClient].Load()
+	if lost+unread == 0 {
+		t.Fatal("nothing dropped or unread through a queue of two pieces")
 	}
-	if st.DroppedBy[AgentToClient].Load() != st.Dropped.Load() || st.DroppedBy[ClientToAgent].Load() != 0 {
-		t.Errorf("drops by direction %d/%d of %d", st.DroppedBy[0].Load(), st.DroppedBy[1].Load(), st.Dropped.Load())
+	if r.unread == 0 || unread == 0 {
+		t.Errorf("%d spans (%d bytes) relayed unread: the full queue should have been passed by", r.unread, unread)
+	}
+	missing := total - seen - lost - unread/int64(len(line))
+	if slack := int64(r.unread) + 1; missing < -slack || missing > slack {
+		t.Errorf("observed %d + dropped %d lines + %d bytes unread (%d lines): %d of %d unaccounted",
+			seen, lost, unread, unread/int64(len(line)), missing, total)
+	}
+	if st.DroppedBy[AgentToClient].Load() != st.Dropped.Load() || st.DroppedBy[ClientToAgent].Load() != 0 || st.Unread[ClientToAgent].Load() != 0 {
+		t.Errorf("drops by direction %d/%d of %d, unread %d/%d", st.DroppedBy[0].Load(), st.DroppedBy[1].Load(), st.Dropped.Load(),
+			st.Unread[0].Load(), st.Unread[1].Load())
+	}
+	if st.Bytes[AgentToClient].Load() != int64(len(in)) {
+		t.Errorf("Bytes %d, want %d", st.Bytes[AgentToClient].Load(), len(in))
 	}
 }
 
 // FuzzSplicedRelay relays arbitrary bytes, written in arbitrary pieces,
-// pipe to pipe through the spliced path: the destination gets them byte
-// for byte, and what the observer frames plus what was dropped is every
-// newline of the input.
+// pipe to pipe through the spliced path while an observer takes the queue:
+// the destination gets them byte for byte, what the observer frames plus
+// what was dropped is at most every newline of the input, and with a
+// queue too small for the input (so that stretches are relayed unread)
+// every framed line is one of the input's, whole, in order.
 func FuzzSplicedRelay(f *testing.F) {
 	f.Add([]byte("{\"a\":1}\n{\"b\":2}\n"), uint16(3), false)
 	f.Add([]byte("no newline"), uint16(1), true)
-	f.Add(bytes.Repeat([]byte("x\n"), 40000), uint16(7919), true)
+	f.Add(bytes.Repeat([]byte("x\n"), 3*pieceSize/4), uint16(7919), true)
 	f.Fuzz(func(t *testing.T, in []byte, piece uint16, tight bool) {
-		// At most a few hundred writes: each is a round through the
-		// kernel, and the fuzzer's time is better spent on more inputs.
-		piece = max(piece, uint16(min(len(in)/256, 1<<15)))
+		// Each execution costs a few pipes and a round through the kernel
+		// per write, and the fuzzer runs a new interesting input again for
+		// every byte it tries to remove: unbounded, mutants of a large
+		// seed kept it minimizing (no new executions) for longer than a
+		// make fuzz run lasts. Two pieces' worth, in at most 32 writes,
+		// reaches every branch of the relay.
+		if len(in) > 2*pieceSize {
+			in = in[:2*pieceSize]
+		}
+		piece = max(piece, uint16(min(len(in)/32, 1<<15)))
 		sr, sw := pipePair(t, false)
 		dr, dw := pipePair(t, false)
 		defer sr.Close()
@@ -149,33 +177,79 @@ func FuzzSplicedRelay(f *testing.F) {
 		got := make(chan []byte)
 		go func() { b, _ := io.ReadAll(dr); got <- b }()
 		st := &Stats{}
-		q := newQueue(len(in)+2, 1<<40) // a chunk is at least a byte
+		// Room for all, with the eighth the relay keeps free to spare.
+		q := newQueue(2*len(in)+16, 1<<40)
 		if tight {
 			q = newQueue(2, 1<<40)
 		}
 		r := &relay{src: sr, dst: dw, q: q, max: 1 << 30, stats: st}
+		// The observer's framing, concurrently, as the tee runs it; the
+		// lines are copied out since their chunks go back to the pool.
+		o := &observer{q: q, stats: st, maxLine: 1 << 30}
+		var framed [][]byte
+		stop, done := make(chan struct{}), make(chan struct{})
+		take := func(it item) {
+			o.frame(it)
+			for _, l := range o.lines {
+				framed = append(framed, bytes.Clone(l.b))
+			}
+			o.lines = o.lines[:0]
+			q.taken(it)
+		}
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case it := <-q.ch:
+					take(it)
+				case <-stop:
+					for len(q.ch) > 0 {
+						take(<-q.ch)
+					}
+					return
+				}
+			}
+		}()
 		handled, err := r.spliced()
 		dw.Close()
+		close(stop)
+		<-done
 		if !handled || err != nil {
 			t.Fatalf("spliced: handled %v, err %v", handled, err)
 		}
 		if out := <-got; !bytes.Equal(out, in) {
 			t.Fatalf("relayed %d bytes, not the %d sent", len(out), len(in))
 		}
-		o := &observer{q: q, stats: st, maxLine: 1 << 30}
-		for len(q.ch) > 0 {
-			it := <-q.ch
-			o.frame(it)
-			q.taken(it)
-		}
 		// Blank lines are not observed lines; count only the others.
-		framed := int64(st.Lines.Load())
 		nl := int64(bytes.Count(in, []byte{'\n'}))
-		if framed+st.Dropped.Load() > nl+1 {
-			t.Fatalf("framed %d + dropped %d lines of %d newlines", framed, st.Dropped.Load(), nl)
+		if n := st.Lines.Load(); n+st.Dropped.Load() > nl+1 {
+			t.Fatalf("framed %d + dropped %d lines of %d newlines", n, st.Dropped.Load(), nl)
 		}
-		if !tight && st.Dropped.Load() != 0 {
-			t.Fatalf("dropped %d with room for all", st.Dropped.Load())
+		if st.Unread[ClientToAgent].Load() > int64(len(in)) {
+			t.Fatalf("%d bytes unread of %d", st.Unread[ClientToAgent].Load(), len(in))
+		}
+		if !tight {
+			if st.Dropped.Load() != 0 || st.Unread[ClientToAgent].Load() != 0 {
+				t.Fatalf("dropped %d lines, %d bytes unread, with room for all", st.Dropped.Load(), st.Unread[ClientToAgent].Load())
+			}
+			return
+		}
+		var want [][]byte
+		for _, l := range bytes.Split(in, []byte{'\n'}) {
+			l = bytes.TrimSuffix(l, []byte{'\r'})
+			if len(bytes.TrimSpace(l)) > 0 {
+				want = append(want, l)
+			}
+		}
+		k := 0
+		for _, g := range framed {
+			for k < len(want) && !bytes.Equal(want[k], g) {
+				k++
+			}
+			if k == len(want) {
+				t.Fatalf("framed %q, which was not sent whole in that order", g)
+			}
+			k++
 		}
 	})
 }

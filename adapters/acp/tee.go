@@ -223,10 +223,15 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 				Error: fmt.Sprintf("agent exited with %d relayed lines not yet observed; the drain bound gave them up", n)})
 		}
 	}
-	if n := st.Dropped.Load(); n > 0 {
-		t.record(shim.Failure{Stage: "queue", Lost: int(n),
-			Error: fmt.Sprintf("observer queue full: %d lines relayed but not observed (%d editor->agent, %d agent->editor)",
-				n, st.DroppedBy[ClientToAgent].Load(), st.DroppedBy[AgentToClient].Load())})
+	unread := st.Unread[ClientToAgent].Load() + st.Unread[AgentToClient].Load()
+	if n := st.Dropped.Load(); n > 0 || unread > 0 {
+		msg := fmt.Sprintf("observer queue full: %d lines relayed but not observed (%d editor->agent, %d agent->editor)",
+			n, st.DroppedBy[ClientToAgent].Load(), st.DroppedBy[AgentToClient].Load())
+		if unread > 0 {
+			msg += fmt.Sprintf(", and %d bytes relayed unread, their lines uncounted (%d editor->agent, %d agent->editor)",
+				unread, st.Unread[ClientToAgent].Load(), st.Unread[AgentToClient].Load())
+		}
+		t.record(shim.Failure{Stage: "queue", Lost: int(n), Bytes: int(unread), Error: msg})
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) {

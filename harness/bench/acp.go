@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,12 +16,22 @@ import (
 
 // The ACP tee's goals, measured from outside as an editor sees them: the
 // installed binary (`aep-hook acp -- cat`, observation on, writing its
-// JSONL log to a temporary AEP_HOME) against `cat` alone on the same pipe
-// pair. Each process is started and one warm-up line echoed through it
-// before the clock starts (start-up excluded); the clock runs from the
+// JSONL log to a temporary AEP_HOME) against `cat` alone on the same kind
+// of pipe pair. Both are started the same way (exec, pipes made here) and
+// one warm-up line echoed through each before the clock starts, so
+// neither's start-up is in the figure (the hook-only build's exec of the
+// full binary, the Go runtime's start, cat's): the clock runs from the
 // first byte of the stream written to the last byte read back. Tee and
 // pipe alternate, pair by pair, and the figure is the median over pairs of
 // the pipe's time over the tee's.
+//
+// Beside the wall-clock times, the processor time the process tree (the
+// tee and its cat, or cat) spent inside the same window, from the kernel's
+// per-thread counters: on a loaded machine the wall clock measures the
+// other tenants as much as the tee, this does not. A third row, for
+// context only, is cat on pipes grown as the tee grows its own (the tee
+// grows the editor's pipes too, which speeds the editor's side up as
+// well): it shows how much of the tee's figure is the pipe size.
 
 // acpStream is 16 MiB of ~300-byte session/update notifications.
 func acpStream() []byte {
@@ -38,23 +49,36 @@ type pipeProc struct {
 	out *bufio.Reader
 }
 
-func startPipe(argv []string, env []string) (*pipeProc, error) {
+// startPipe starts argv on two pipes made here, grown to grow bytes when
+// grow > 0 (where the system allows), and echoes the warm-up line
+// through it.
+func startPipe(argv []string, env []string, grow int) (*pipeProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	in, err := cmd.StdinPipe()
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if grow > 0 {
+		growPipe(inW, grow)
+		growPipe(outR, grow)
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
 		return nil, err
 	}
-	p := &pipeProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	p := &pipeProc{cmd: cmd, in: inW, out: bufio.NewReaderSize(outR, 64<<10)}
 	// The warm-up line: once it is back, the process is up and relaying.
-	if _, err := in.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_bench","update":{"sessionUpdate":"plan","entries":[]}}}` + "\n")); err != nil {
+	if _, err := inW.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_bench","update":{"sessionUpdate":"plan","entries":[]}}}` + "\n")); err != nil {
 		return nil, err
 	}
 	if _, err := p.out.ReadBytes('\n'); err != nil {
@@ -63,10 +87,19 @@ func startPipe(argv []string, env []string) (*pipeProc, error) {
 	return p, nil
 }
 
+// streamed is one timed stream: the window's wall time and the processor
+// time the process tree spent in it (0 where that cannot be read).
+type streamed struct {
+	wall, cpu time.Duration
+}
+
 // stream writes data and reads it back, returning the time from the first
-// byte written to the last read; then it closes stdin and waits.
-func (p *pipeProc) stream(data []byte) (time.Duration, error) {
+// byte written to the last read and the tree's processor time in between;
+// then it closes stdin and waits.
+func (p *pipeProc) stream(data []byte) (streamed, error) {
 	werr := make(chan error, 1)
+	pid := p.cmd.Process.Pid
+	c0 := treeCPU(pid)
 	t0 := time.Now()
 	go func() {
 		for off := 0; off < len(data); off += 64 << 10 {
@@ -82,26 +115,84 @@ func (p *pipeProc) stream(data []byte) (time.Duration, error) {
 		n, err := p.out.Read(buf)
 		got += n
 		if err != nil {
-			return 0, fmt.Errorf("read back %d of %d bytes: %w", got, len(data), err)
+			return streamed{}, fmt.Errorf("read back %d of %d bytes: %w", got, len(data), err)
 		}
 	}
 	d := time.Since(t0)
+	c1 := treeCPU(pid)
 	if err := <-werr; err != nil {
-		return 0, err
+		return streamed{}, err
 	}
 	p.in.Close()
 	io.Copy(io.Discard, p.out)
-	return d, p.cmd.Wait()
+	cpu := c1 - c0
+	if c0 == 0 || c1 == 0 {
+		cpu = 0
+	}
+	return streamed{wall: d, cpu: cpu}, p.cmd.Wait()
 }
 
 // timeStream starts argv and times data through it (see stream).
-func timeStream(argv, env []string, data []byte) (time.Duration, error) {
-	p, err := startPipe(argv, env)
+func timeStream(argv, env []string, data []byte, grow int) (streamed, error) {
+	p, err := startPipe(argv, env, grow)
 	if err != nil {
-		return 0, err
+		return streamed{}, err
 	}
 	return p.stream(data)
 }
+
+// treeCPU is the processor time pid and its descendants have used so far,
+// from each thread's /proc schedstat (nanoseconds); 0 where there is no
+// such file (not Linux, or no schedstats).
+func treeCPU(pid int) time.Duration {
+	var total time.Duration
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		var ns int64
+		if err != nil {
+			return 0
+		}
+		fmt.Sscanf(string(b), "%d", &ns)
+		total += time.Duration(ns)
+		kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, k := range strings.Fields(string(kids)) {
+			var kid int
+			fmt.Sscanf(k, "%d", &kid)
+			total += treeCPU(kid)
+		}
+	}
+	return total
+}
+
+// burstLoss is what the tee's error log under home says observation lost:
+// lines dropped from the queue and bytes relayed unread.
+func burstLoss(home string) (lines, unread int) {
+	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.Contains(l, `"stage":"queue"`) && !strings.Contains(l, `"stage":"drain"`) {
+			continue
+		}
+		var f struct {
+			Lost  int `json:"lost"`
+			Bytes int `json:"bytes"`
+		}
+		if json.Unmarshal([]byte(l), &f) == nil {
+			lines += f.Lost
+			if strings.Contains(l, `"stage":"queue"`) {
+				unread += f.Bytes
+			}
+		}
+	}
+	return lines, unread
+}
+
+// teePipeSize is what the tee grows each pipe it relays between to
+// (adapters/acp's pipeSize), for the context row.
+const teePipeSize = 256 << 10
 
 // acpFigures prints the tee against the pipe (burst) and the tee's drops
 // at a steady 5,000 messages a second, and returns the two goals.
@@ -114,49 +205,87 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 		return []goal{burst, paced}
 	}
 	fmt.Println()
-	fmt.Printf("== ACP tee, as an editor sees it (%s acp -- cat against cat alone; observation on, JSONL to a temporary AEP_HOME;\n", filepath.Base(bin))
-	fmt.Println("   16 MiB of ~300-byte session/update lines; start-up excluded by a warm-up echo; first byte written to last byte read;")
-	fmt.Printf("   %d alternating pairs, median of pipe time / tee time)\n", pairs)
+	fmt.Printf("== ACP tee, as an editor sees it (%s acp -- cat against cat alone, each exec'd on two fresh pipes; observation on,\n", filepath.Base(bin))
+	fmt.Println("   JSONL to a temporary AEP_HOME; 16 MiB of ~300-byte session/update lines; start-up excluded by a warm-up echo;")
+	fmt.Printf("   first byte written to last byte read; %d alternating triples, median of cat time / tee time; CPU = the process\n", pairs)
+	fmt.Println("   tree's processor time in that window (tee + cat, or cat), which the machine's other load does not inflate)")
 	data := acpStream()
-	var ratios []float64
-	var teeT, pipeT []time.Duration
+	var ratios, cpuRatios []float64
+	var teeT, pipeT, grownT, teeC, pipeC, grownC []time.Duration
+	var lost, unread []int
 	for i := 0; i < pairs; i++ {
 		home := filepath.Join(tmp, fmt.Sprintf("acp-home-%d", i))
 		env := append(os.Environ(), "AEP_HOME="+home)
-		td, err := timeStream([]string{bin, "acp", "--", cat}, env, data)
+		td, err := timeStream([]string{bin, "acp", "--", cat}, env, data, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: acp tee:", err)
 			return []goal{burst, paced}
 		}
-		pd, err := timeStream([]string{cat}, env, data)
+		pd, err := timeStream([]string{cat}, env, data, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: cat:", err)
 			return []goal{burst, paced}
 		}
-		teeT, pipeT = append(teeT, td), append(pipeT, pd)
-		ratios = append(ratios, float64(pd)/float64(td))
+		gd, err := timeStream([]string{cat}, env, data, teePipeSize)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: cat, grown pipes:", err)
+			return []goal{burst, paced}
+		}
+		teeT, pipeT, grownT = append(teeT, td.wall), append(pipeT, pd.wall), append(grownT, gd.wall)
+		teeC, pipeC, grownC = append(teeC, td.cpu), append(pipeC, pd.cpu), append(grownC, gd.cpu)
+		ratios = append(ratios, float64(pd.wall)/float64(td.wall))
+		if td.cpu > 0 {
+			cpuRatios = append(cpuRatios, float64(pd.cpu)/float64(td.cpu))
+		}
+		l, u := burstLoss(home)
+		lost, unread = append(lost, l), append(unread, u)
 		os.RemoveAll(home)
 	}
+	for _, d := range [][]time.Duration{teeT, pipeT, grownT, teeC, pipeC, grownC} {
+		slices.Sort(d)
+	}
 	slices.Sort(ratios)
-	slices.Sort(teeT)
-	slices.Sort(pipeT)
+	slices.Sort(cpuRatios)
+	slices.Sort(lost)
+	slices.Sort(unread)
+	mid := func(d []time.Duration) time.Duration { return d[len(d)/2] }
 	mb := float64(len(data)) / (1 << 20)
-	fmt.Printf("%-22s %10s %12s\n", "", "p50 time", "MiB/s")
-	fmt.Printf("%-22s %10s %12.0f\n", "tee", round(teeT[len(teeT)/2]), mb/teeT[len(teeT)/2].Seconds())
-	fmt.Printf("%-22s %10s %12.0f\n", "pipe (cat)", round(pipeT[len(pipeT)/2]), mb/pipeT[len(pipeT)/2].Seconds())
-	fmt.Printf("ratios %s\n", fmtRatios(ratios))
+	fmt.Printf("%-44s %10s %8s %14s\n", "", "p50 time", "MiB/s", "p50 CPU")
+	row := func(name string, t, c []time.Duration) {
+		cpu := "-"
+		if mid(c) > 0 {
+			cpu = round(mid(c))
+		}
+		fmt.Printf("%-44s %10s %8.0f %14s\n", name, round(mid(t)), mb/mid(t).Seconds(), cpu)
+	}
+	row("tee (aep-hook acp -- cat)", teeT, teeC)
+	row("pipe (cat)", pipeT, pipeC)
+	row(fmt.Sprintf("context: cat on pipes grown to %d KiB", teePipeSize>>10), grownT, grownC)
+	fmt.Printf("ratios (cat / tee, wall) %s\n", fmtRatios(ratios))
+	if len(cpuRatios) > 0 {
+		fmt.Printf("ratios (cat / tee, CPU)  %s\n", fmtRatios(cpuRatios))
+	}
+	fmt.Printf("observation lost in the burst, as the tee recorded it (p50 of the tee runs): %d lines dropped (queue, drain),\n", lost[len(lost)/2])
+	fmt.Printf("   %d bytes relayed unread (lines uncounted), of %d lines each way (%.0f MiB both ways)\n",
+		unread[len(unread)/2], bytes.Count(data, []byte{'\n'}), 2*mb)
 	burst.value, burst.missing = ratios[len(ratios)/2], false
-	burst.base = fmt.Sprintf("tee p50 %s, pipe (cat) p50 %s, same run, alternating", round(teeT[len(teeT)/2]), round(pipeT[len(pipeT)/2]))
+	burst.base = fmt.Sprintf("tee p50 %s, cat p50 %s (wall, same run, alternating; CPU in window tee+cat %s, cat %s)",
+		round(mid(teeT)), round(mid(pipeT)), round(mid(teeC)), round(mid(pipeC)))
 
-	sent, dropped, err := acpPaced(bin, cat, filepath.Join(tmp, "acp-paced"))
+	sent, dropped, unreadPaced, err := acpPaced(bin, cat, filepath.Join(tmp, "acp-paced"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: acp paced:", err)
 		return []goal{burst, paced}
 	}
 	// cat echoes each message, so the tee relays (and observes) it twice:
-	// once each way. The tee records its drops as lines, both ways.
+	// once each way. The tee records its drops as lines, both ways, and
+	// what it relayed unread as bytes; those are counted here as the
+	// paced line's worth, rounded up.
 	fmt.Printf("paced: %d messages at 5,000/s through the tee around cat, %d lines relayed (one each way a message);\n", sent, 2*sent)
-	fmt.Printf("       lines relayed but not observed, as the tee recorded them (queue and drain): %d\n", dropped)
+	fmt.Printf("       lines relayed but not observed, as the tee recorded them (queue and drain): %d; bytes relayed unread: %d\n", dropped, unreadPaced)
+	if unreadPaced > 0 {
+		dropped += (unreadPaced + len(pacedLine) - 1) / len(pacedLine)
+	}
 	paced.value, paced.missing = float64(dropped), false
 	paced.base = fmt.Sprintf("%d lines dropped of %d relayed (%d messages, each once each way through cat)", dropped, 2*sent, sent)
 	return []goal{burst, paced}
@@ -170,45 +299,39 @@ func fmtRatios(r []float64) string {
 	return strings.Join(s, " ")
 }
 
+// pacedLine is the message acpPaced sends.
+var pacedLine = []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_paced","update":{"sessionUpdate":"tool_call_update","toolCallId":"tc1","status":"in_progress"}}}` + "\n")
+
 // acpPaced sends 5,000 session/update lines a second for 2 s through the
-// tee around cat and returns the messages sent and the lines the tee
-// recorded as relayed but not observed (its error log's queue and drain
-// failures; lines of both directions, up to twice the messages).
-func acpPaced(bin, cat, home string) (sent, dropped int, err error) {
+// tee around cat and returns the messages sent, the lines the tee recorded
+// as relayed but not observed (its error log's queue and drain failures;
+// lines of both directions, up to twice the messages) and the bytes it
+// recorded as relayed unread.
+func acpPaced(bin, cat, home string) (sent, dropped, unread int, err error) {
 	const rate, total = 5000, 10000
 	env := append(os.Environ(), "AEP_HOME="+home)
-	p, err := startPipe([]string{bin, "acp", "--", cat}, env)
+	p, err := startPipe([]string{bin, "acp", "--", cat}, env, 0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	go io.Copy(io.Discard, p.out)
-	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_paced","update":{"sessionUpdate":"tool_call_update","toolCallId":"tc1","status":"in_progress"}}}` + "\n")
 	start := time.Now()
 	tick := time.NewTicker(time.Millisecond)
 	for sent < total {
 		<-tick.C
 		due := min(total, int(time.Since(start)*rate/time.Second))
 		for ; sent < due; sent++ {
-			if _, err := p.in.Write(line); err != nil {
+			if _, err := p.in.Write(pacedLine); err != nil {
 				tick.Stop()
-				return sent, 0, err
+				return sent, 0, 0, err
 			}
 		}
 	}
 	tick.Stop()
 	p.in.Close()
 	if err := p.cmd.Wait(); err != nil {
-		return sent, 0, err
+		return sent, 0, 0, err
 	}
-	b, _ := os.ReadFile(filepath.Join(home, "internal", "errors.jsonl"))
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, `"stage":"queue"`) || strings.Contains(l, `"stage":"drain"`) {
-			var n int
-			if i := strings.Index(l, `"lost":`); i >= 0 {
-				fmt.Sscanf(l[i+len(`"lost":`):], "%d", &n)
-			}
-			dropped += n
-		}
-	}
-	return sent, dropped, nil
+	dropped, unread = burstLoss(home)
+	return sent, dropped, unread, nil
 }
