@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -52,6 +53,14 @@ func (c *AcpCmd) Run(s *Streams) error {
 	}
 	if len(cmd) == 0 {
 		return exitError{code: 2, msg: "acp: no agent command; usage: aep-hook acp [flags] -- CMD [ARGS...]"}
+	}
+	// The tee's heap is a few megabytes while the emitter allocates a few
+	// kilobytes per observed line: at the default pacing a burst runs a
+	// collection every few milliseconds, beside the relays on the same
+	// processors. A larger pacing trades some megabytes for fewer of them;
+	// a GOGC the user set wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	em, errs := teeEmitter(c.CaptureFlags)
 	v := mapping.ACP()
