@@ -554,13 +554,20 @@ func kimiHold(m Moment, g Gate) *Hold {
 // kimiGateRequest is the gate's attention.requested, raised only when the
 // loop holds this very PreToolUse live (without a relay nothing is asked).
 func kimiGateRequest(raw []byte, st *State, tool, call, run string) []Draft {
-	key := kimiGateKey(raw, tool, call)
+	return gateRequest(st, kimiGateKey(raw, tool, call), tool, call, run, Raw(raw, "tool_input"), kimiGateOptions())
+}
+
+// gateRequest is an opt-in gate's attention.requested for the call of
+// tool (its id call, its input) that the loop holds live under key: a
+// permission with the gate's own options, answerable over control, caused
+// by the call when its id is known.
+func gateRequest(st *State, key, tool, call, run string, input []byte, options []any) []Draft {
 	ds := raiseAttention(st, key, run)
 	d := Draft{Type: "attention.requested", Subject: tool, Run: run, Mark: key,
 		Data: map[string]any{
 			"kind":        "permission",
-			"prompt":      permissionPrompt(tool, Raw(raw, "tool_input")),
-			"options":     kimiGateOptions(),
+			"prompt":      permissionPrompt(tool, input),
+			"options":     options,
 			"respond_via": respondVia(true),
 		}}
 	if call != "" {

@@ -91,20 +91,7 @@ func piBlock(reason string) []byte {
 // loop holds this very tool_call live (without a relay nothing is asked).
 func piGateRequest(raw []byte, st *State) []Draft {
 	tool, call := Str(raw, "toolName"), Str(raw, "toolCallId")
-	key := piGateKey(raw)
-	run := currentRun(st)
-	ds := raiseAttention(st, key, run)
-	d := Draft{Type: "attention.requested", Subject: tool, Run: run, Mark: key,
-		Data: map[string]any{
-			"kind":        "permission",
-			"prompt":      permissionPrompt(tool, Raw(raw, "input")),
-			"options":     piGateOptions(),
-			"respond_via": respondVia(true),
-		}}
-	if call != "" {
-		d.CauseRef = "tool:" + call
-	}
-	return append(ds, d)
+	return gateRequest(st, piGateKey(raw), tool, call, currentRun(st), Raw(raw, "input"), piGateOptions())
 }
 
 // piGateEnd is what the gate adds at a call's end. A request still open

@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/aep-hook/aep-hook/internal/jsonstr"
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/aep-hook/aep-hook/internal/jsonbound"
 )
@@ -73,7 +73,7 @@ func appendCanonical(b []byte, v any, depth int) (_ []byte, ok bool) {
 	case bool:
 		return strconv.AppendBool(b, t), true
 	case string:
-		return appendCanonicalString(b, t), true
+		return jsonstr.Append(b, t), true
 	case float64:
 		if math.IsInf(t, 0) || math.IsNaN(t) {
 			return b, false
@@ -103,7 +103,7 @@ func appendCanonical(b []byte, v any, depth int) (_ []byte, ok bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendCanonicalString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
 			if b, ok = appendCanonical(b, t[k], depth+1); !ok {
 				return b, false
@@ -126,60 +126,4 @@ func appendCanonical(b []byte, v any, depth int) (_ []byte, ok bool) {
 		return append(b, ']'), true
 	}
 	return b, false
-}
-
-// appendCanonicalString appends s as a JSON string as encoding/json writes
-// it without HTML escaping: quote and backslash escaped, the control
-// characters as \b \f \n \r \t or \u00XX, each byte of invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped.
-func appendCanonicalString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

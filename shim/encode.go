@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/aep-hook/aep-hook/internal/jsonstr"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The event encoder: the bytes encoding/json produces for an Event (compact,
@@ -22,7 +22,7 @@ var errNonFinite = errors.New("json: unsupported value: NaN or infinite float")
 // appendEvent appends e's JSON line (with its newline) to b.
 func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = append(b, `{"aep":`...)
-	b = appendJSONString(b, e.AEP)
+	b = jsonstr.Append(b, e.AEP)
 	b = appendField(b, "id", e.ID, false)
 	b = appendField(b, "type", e.Type, false)
 	b = appendField(b, "subject", e.Subject, true)
@@ -59,7 +59,7 @@ func appendField(b []byte, name, value string, omitEmpty bool) []byte {
 		return b
 	}
 	b = append(append(append(b, ',', '"'), name...), '"', ':')
-	return appendJSONString(b, value)
+	return jsonstr.Append(b, value)
 }
 
 // appendJSON appends v's JSON encoding.
@@ -68,7 +68,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendJSONString(b, x), nil
+		return jsonstr.Append(b, x), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case int:
@@ -97,7 +97,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(appendJSONString(b, ms[i].k), ':')
+			b = append(jsonstr.Append(b, ms[i].k), ':')
 			var err error
 			if b, err = appendJSON(b, ms[i].v); err != nil {
 				return nil, err
@@ -167,65 +167,4 @@ func appendFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// plainByte marks the bytes a JSON string holds as they are: ASCII from
-// space up, but for the quote and the backslash.
-var plainByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendJSONString appends s as a JSON string the way encoding/json does
-// without HTML escaping: control characters escaped, invalid UTF-8 as
-// U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainByte[c] {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(append(b, s[start:]...), '"')
 }

@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"github.com/aep-hook/aep-hook/internal/jsonstr"
 	"slices"
 	"strconv"
 	"unicode/utf16"
@@ -54,9 +55,9 @@ func appendTableState(b []byte, s *mapping.State) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, s.Entries[k])
+			b = jsonstr.Append(b, s.Entries[k])
 		}
 		b = append(b, '}')
 	}
@@ -67,7 +68,7 @@ func appendTableState(b []byte, s *mapping.State) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonstr.Append(b, k)
 			b = append(b, ':')
 			b = strconv.AppendUint(b, s.Touch[k], 10)
 		}
