@@ -3,6 +3,8 @@ package realagents
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,4 +214,80 @@ func kimiWebControlQuestionDismiss() Scenario {
 			})
 		},
 	}
+}
+
+// kimiWebControlDown: the bridge runs with --control but no relay listens
+// at the address it is given. It follows as ever, the approval is decided
+// over REST (the web UI's way) with no delay from the missing link, and the
+// bridge's record offers no answer path for the request: nothing could
+// have answered it over control.
+func kimiWebControlDown(bash func(string) fakemodel.Reply) Scenario {
+	return Scenario{
+		Name: "control-down", Mode: "rest",
+		Description: "kimi web: the bridge run with --control and no relay listening: it follows as ever, the approval decided over REST lets the command run, and the record claims no control path",
+		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"down": {bash("echo without-relay > down.txt"), say("Written.")}}),
+		Drive: func(r *Run) error {
+			down, err := closedRelayURL()
+			if err != nil {
+				return err
+			}
+			err = kimiWebSessionWith(r, down, func(k *kimiWeb, sid string) error {
+				return k.turn(sid, "SCENARIO:down write the file", "approved")
+			})
+			if err != nil {
+				return err
+			}
+			if err := r.Exists("down.txt"); err != nil {
+				return err
+			}
+			return noControlClaims(filepath.Join(r.Getenv("AEP_HOME"), "logs"))
+		},
+	}
+}
+
+// closedRelayURL is a relay address on loopback where nothing listens.
+func closedRelayURL() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("reserving a port for the absent relay: %w", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "ws://" + addr + "/socket", nil
+}
+
+// noControlClaims fails when any attention.requested written under root
+// names control as a way to answer it, or when none was written at all.
+func noControlClaims(root string) error {
+	asks := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			ev := gjson.Parse(line)
+			if ev.Get("type").String() != "attention.requested" {
+				continue
+			}
+			asks++
+			for _, v := range ev.Get("data.respond_via").Array() {
+				if v.String() == "control" {
+					return fmt.Errorf("%s: a request no relay could answer claims control: %s", filepath.Base(p), line)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if asks == 0 {
+		return fmt.Errorf("no attention.requested recorded under %s", root)
+	}
+	return nil
 }
