@@ -185,6 +185,16 @@ func settleAttention(st *State, key, resolution, cause string) Draft {
 	}
 }
 
+// expireAttention ends the open request key as expired unanswered
+// (attention.timeout): what an opt-in gate's request becomes when it failed
+// open (its budget passed, the relay went away) and the call went on
+// without anyone answering it.
+func expireAttention(st *State, key string) Draft {
+	d := settleAttention(st, key, "", "")
+	d.Type, d.Data = "attention.timeout", map[string]any{}
+	return d
+}
+
 // permissionRequest is a Claude-Code-shaped PermissionRequest: an
 // attention.requested card (kind permission, the vendor's menu as options,
 // respond_via by whether the loop holds the moment live) marked for its

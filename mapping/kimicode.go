@@ -591,12 +591,13 @@ func kimiGated(mapFn func(Moment, *State) ([]Draft, error)) func(Moment, *State)
 }
 
 // kimiGateSettle closes a gate request nobody answered over the loop (the
-// budget passed, the relay went away) at the call's next moment: the call
-// went on to the vendor's own policy.
+// budget passed, the relay went away) at the call's next moment: it
+// expired unanswered, and the call went on to the vendor's own policy
+// (which may still ask in its own panel, a request of its own).
 func kimiGateSettle(raw []byte, st *State, tool, call string) []Draft {
 	key := kimiGateKey(raw, tool, call)
 	if !Pending(st, key) {
 		return nil
 	}
-	return []Draft{settleAttention(st, key, "dismissed", "")}
+	return []Draft{expireAttention(st, key)}
 }

@@ -49,7 +49,7 @@ func TestKimiGateHolds(t *testing.T) {
 
 // TestKimiGateRequest: a PreToolUse the loop holds live raises the gate's
 // request (control, the adapter's two options); observed alone it raises
-// none; a request nobody answered settles dismissed at the call's outcome.
+// none; a request nobody answered expires at the call's outcome.
 func TestKimiGateRequest(t *testing.T) {
 	v, _ := Lookup("kimi-code")
 	types := func(ds []Draft) []string {
@@ -78,11 +78,11 @@ func TestKimiGateRequest(t *testing.T) {
 		t.Fatalf("request mark %q, hold key %q, pending %v", req.Mark, h.Key, Pending(st, h.Key))
 	}
 	ds, _ = v.Map(Moment{Raw: []byte(kimiPost), Nonce: "n2"}, st)
-	if got := types(ds); !reflect.DeepEqual(got, []string{"attention.resolved", "tool.completed"}) {
+	if got := types(ds); !reflect.DeepEqual(got, []string{"attention.timeout", "tool.completed"}) {
 		t.Fatalf("unanswered gate at PostToolUse: %v", got)
 	}
-	if ds[0].Data["resolution"] != "dismissed" {
-		t.Errorf("resolution %v", ds[0].Data)
+	if ds[0].SubjectRef != h.Key || Pending(st, h.Key) {
+		t.Errorf("timeout %+v, still pending %v", ds[0], Pending(st, h.Key))
 	}
 
 	// Denied over the loop: the refusal is the call's outcome, by policy,

@@ -103,9 +103,7 @@ func piGateRequest(raw []byte, st *State) []Draft {
 func piGateEnd(raw []byte, st *State) (settled []Draft, outcome *Draft) {
 	call := Str(raw, "toolCallId")
 	if key := piGateKey(raw); Pending(st, key) {
-		d := settleAttention(st, key, "", "")
-		d.Type, d.Data = "attention.timeout", map[string]any{}
-		settled = append(settled, d)
+		settled = append(settled, expireAttention(st, key))
 	}
 	if call == "" {
 		return settled, nil

@@ -84,6 +84,22 @@ func kimiCode() *Agent {
 				},
 			},
 			{
+				Name: "control-timeout", Mode: "headless",
+				Description: "kimi -p, the PreToolUse gate on for Bash with a 2 s budget and nobody answering: the hook gives up, replies with no objection and the command runs (the request settles timed out)",
+				Facts:       truth.Facts{Turns: 1, Sessions: 1, Control: 1},
+				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
+					calls(call("Bash", obj{"command": "touch made-after-budget"})),
+					say("Created."),
+				}}),
+				Control: &Control{Budget: "2s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{}}},
+				Drive: func(r *Run) error {
+					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:late create a file")...); err != nil {
+						return err
+					}
+					return r.Exists("made-after-budget")
+				},
+			},
+			{
 				Name: "subagent", Mode: "headless",
 				Description: "kimi -p: the Agent tool runs a coder subagent in the foreground, which runs a command",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Subagents: 1},
