@@ -32,6 +32,12 @@ func calls(cs ...fakemodel.ToolCall) fakemodel.Reply { return fakemodel.Reply{Ca
 
 type obj = map[string]any
 
+// callThenSay is the script of a one-call turn: for the prompt's marker the
+// model makes the call c, then answers text once it has the result.
+func callThenSay(marker string, c fakemodel.ToolCall, text string) fakemodel.Script {
+	return fakemodel.Turns(map[string][]fakemodel.Reply{marker: {calls(c), say(text)}})
+}
+
 // failing is a model whose every answer is an HTTP 400 (an API failure);
 // side requests (titles, summaries) still get an answer.
 func failing(req fakemodel.Request) fakemodel.Reply {

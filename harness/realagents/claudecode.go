@@ -27,11 +27,8 @@ func claudeCode() *Agent {
 				Name: "denied", Mode: "headless",
 				Description: "claude -p in the default permission mode: the shell command needs a permission nobody can give, so it is denied (no PostToolUse; PostToolBatch lists it)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"denied": {
-					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
-					say("It was denied."),
-				}}),
-				Drive: headless(2*time.Minute, claudeHeadless("SCENARIO:denied create a file")...),
+				Model:       callThenSay("denied", call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"}), "It was denied."),
+				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:denied create a file")...),
 			},
 			{
 				Name: "subagent", Mode: "headless",
@@ -71,10 +68,7 @@ func claudeCode() *Agent {
 				Name: "queued", Mode: "headless",
 				Description: "claude -p --input-format stream-json with two user messages at once: the second is queued into the running turn (same prompt_id)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"queued": {
-					calls(call("Bash", obj{"command": "sleep 3", "description": "Wait"})),
-					say("First answer."),
-				}}),
+				Model:       callThenSay("queued", call("Bash", obj{"command": "sleep 3", "description": "Wait"}), "First answer."),
 				Drive: func(r *Run) error {
 					in := `{"type":"user","message":{"role":"user","content":"SCENARIO:queued first"}}` + "\n" +
 						`{"type":"user","message":{"role":"user","content":"and a second thing"}}` + "\n"
@@ -87,10 +81,7 @@ func claudeCode() *Agent {
 				Name: "resume-compact", Mode: "headless",
 				Description: "claude -p with --session-id, then /compact in a resumed -p run, then one more prompt in another resumed run: two resumes of an ended session, one compaction",
 				Facts:       truth.Facts{Turns: 2, Sessions: 3, Ended: 3, Compactions: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"resume": {
-					calls(call("Bash", obj{"command": "echo first", "description": "Say first"})),
-					say("First."),
-				}}),
+				Model:       callThenSay("resume", call("Bash", obj{"command": "echo first", "description": "Say first"}), "First."),
 				Drive: func(r *Run) error {
 					const sid = "5e55a000-0000-4000-8000-000000000001"
 					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:resume hello", "--session-id", sid, "--permission-mode", "bypassPermissions")...); err != nil {
@@ -148,11 +139,8 @@ func claudeCode() *Agent {
 				Name: "control-allow", Mode: "headless",
 				Description: "claude -p in the default permission mode, control on: the shell command's PermissionRequest is held and answered yes over the relay, so the command runs (PostToolUse; the file exists), where headless Claude would have denied it",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
-					calls(call("Bash", obj{"command": "touch made-by-control", "description": "Create a file"})),
-					say("Created."),
-				}}),
-				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "yes"}}}},
+				Model:       callThenSay("allow", call("Bash", obj{"command": "touch made-by-control", "description": "Create a file"}), "Created."),
+				Control:     &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "yes"}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:allow create a file")...); err != nil {
 						return err
@@ -164,11 +152,8 @@ func claudeCode() *Agent {
 				Name: "control-guidance", Mode: "headless",
 				Description: "claude -p, control on: the shell command is answered with free text over the relay, a refusal whose text Claude Code hands the model as the deny message (the model's next request carries it; the command does not run)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1, OpenTools: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"guide": {
-					calls(call("Bash", obj{"command": "touch not-this-file", "description": "Create a file"})),
-					say("Understood."),
-				}}),
-				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Text: "Use the scratch folder instead."}}}},
+				Model:       callThenSay("guide", call("Bash", obj{"command": "touch not-this-file", "description": "Create a file"}), "Understood."),
+				Control:     &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Text: "Use the scratch folder instead."}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", claudeHeadless("SCENARIO:guide create a file")...); err != nil {
 						return err
@@ -202,10 +187,7 @@ func claudeCode() *Agent {
 				Name: "control-elicit-accept", Mode: "headless",
 				Description: "claude -p, control on: the model calls the harness's MCP deploy tool, whose server asks Claude Code for a form (elicitation/create); the Elicitation hook is held and answered over the relay with the form's values, which Claude Code hands the server as the accepted content in place of its own dialog (no ElicitationResult fires: a hook's answer is final); the tool result the model reads next carries them",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
-					calls(call(claudeElicitTool, obj{})),
-					say("Deployed."),
-				}}),
+				Model:       callThenSay("elicit", call(claudeElicitTool, obj{}), "Deployed."),
 				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{
 					"env": "production", "replicas": 3, "confirm": true, "note": "hotfix",
 				}}}}},
@@ -216,21 +198,15 @@ func claudeCode() *Agent {
 				Name: "control-elicit-decline", Mode: "headless",
 				Description: "claude -p, control on: the MCP deploy tool's form (elicitation/create) is held at the Elicitation hook and declined over the relay; Claude Code answers the server decline, and the tool result the model reads next says so",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"decline": {
-					calls(call(claudeElicitTool, obj{})),
-					say("Not deployed."),
-				}}),
-				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "decline"}}}},
-				Drive:   claudeElicit("SCENARIO:decline deploy it", "elicitation decline: nothing deployed"),
+				Model:       callThenSay("decline", call(claudeElicitTool, obj{}), "Not deployed."),
+				Control:     &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "decline"}}}},
+				Drive:       claudeElicit("SCENARIO:decline deploy it", "elicitation decline: nothing deployed"),
 			},
 			{
 				Name: "control-elicit-tui", Mode: "tmux",
 				Description: "claude TUI, control on: the MCP deploy tool's form (elicitation/create) is held at the Elicitation hook and answered over the relay with the form's values; the turn ends with no key pressed, so Claude Code's own form dialog never waited, and the tool result the model reads next carries the values",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"elicit": {
-					calls(call(claudeElicitTool, obj{})),
-					say("Deployed."),
-				}}),
+				Model:       callThenSay("elicit", call(claudeElicitTool, obj{}), "Deployed."),
 				Control: &Control{Budget: "60s", Answers: []ControlAnswer{{Answer: &answer.Answer{Values: map[string]any{
 					"env": "staging", "replicas": 1, "confirm": true,
 				}}}}},
@@ -250,11 +226,8 @@ func claudeCode() *Agent {
 				Name: "control-elicit-timeout", Mode: "tmux",
 				Description: "claude TUI, control on with a 3 s budget and nobody answering: the Elicitation hook gives up, Claude Code's own form dialog appears and is dismissed there with Esc; ElicitationResult reports the cancel, the card is dismissed out of band, and the model reads the cancel",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Control: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
-					calls(call(claudeElicitTool, obj{})),
-					say("Not deployed."),
-				}}),
-				Control: &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Model:       callThenSay("late", call(claudeElicitTool, obj{}), "Not deployed."),
+				Control:     &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
 				Drive: func(r *Run) error {
 					cfg, err := claudeMCPConfig(r)
 					if err != nil {
@@ -272,11 +245,8 @@ func claudeCode() *Agent {
 				Name: "control-timeout", Mode: "tmux",
 				Description: "claude TUI, control on with a 3 s budget and nobody answering: the hook gives up, Claude Code's own permission dialog appears and is answered Yes there; the card is answered once, out of band",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
-					calls(call("Bash", obj{"command": "touch allowed-in-dialog", "description": "Create a file"})),
-					say("Done."),
-				}}),
-				Control: &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
+				Model:       callThenSay("late", call("Bash", obj{"command": "touch allowed-in-dialog", "description": "Create a file"}), "Done."),
+				Control:     &Control{Budget: "3s", Answers: []ControlAnswer{{}}},
 				Drive: TUI([]string{"--permission-mode", "default"},
 					Screen(claudeReady),
 					Typed("SCENARIO:late make a file"),
@@ -288,12 +258,9 @@ func claudeCode() *Agent {
 				Name: "control-down", Mode: "headless",
 				Description: "claude -p, control on but no relay listening: the hook replies at once (the card says oob) and headless Claude denies the command as it does without control",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
-					calls(call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"})),
-					say("It was denied."),
-				}}),
-				Control: &Control{Down: true},
-				Drive:   headless(2*time.Minute, claudeHeadless("SCENARIO:down create a file")...),
+				Model:       callThenSay("down", call("Bash", obj{"command": "touch made-by-claude", "description": "Create a file"}), "It was denied."),
+				Control:     &Control{Down: true},
+				Drive:       headless(2*time.Minute, claudeHeadless("SCENARIO:down create a file")...),
 			},
 			{
 				Name: "queued-interrupt", Mode: "tmux",

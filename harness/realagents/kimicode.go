@@ -36,11 +36,8 @@ func kimiCode() *Agent {
 				Name: "control-allow", Mode: "headless",
 				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command's PreToolUse is held and answered allow (no objection) over the relay, so the command runs (PostToolUse; the file exists)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
-					calls(call("Bash", obj{"command": "touch made-by-control"})),
-					say("Created."),
-				}}),
-				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Model:       callThenSay("allow", call("Bash", obj{"command": "touch made-by-control"}), "Created."),
+				Control:     &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:allow create a file")...); err != nil {
 						return err
@@ -52,11 +49,8 @@ func kimiCode() *Agent {
 				Name: "control-deny", Mode: "headless",
 				Description: "kimi -p, the PreToolUse gate on for Bash: the shell command is denied over the relay with a reason; Kimi blocks it (the file is never made, no further hook fires for the call: the refusal is recorded as its tool.denied by policy) and hands the model the reason",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"deny": {
-					calls(call("Bash", obj{"command": "touch not-this-file"})),
-					say("Understood."),
-				}}),
-				Control: &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
+				Model:       callThenSay("deny", call("Bash", obj{"command": "touch not-this-file"}), "Understood."),
+				Control:     &Control{Budget: "20s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:deny create a file")...); err != nil {
 						return err
@@ -71,11 +65,8 @@ func kimiCode() *Agent {
 				Name: "control-down", Mode: "headless",
 				Description: "kimi -p, the PreToolUse gate on for Bash but no relay listening: the hook finds none, replies at once, asks nothing (no attention request), and the command runs",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
-					calls(call("Bash", obj{"command": "touch made-without-relay"})),
-					say("Created."),
-				}}),
-				Control: &Control{Down: true, Budget: "20s", Tools: []string{"Bash"}},
+				Model:       callThenSay("down", call("Bash", obj{"command": "touch made-without-relay"}), "Created."),
+				Control:     &Control{Down: true, Budget: "20s", Tools: []string{"Bash"}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:down create a file")...); err != nil {
 						return err
@@ -87,11 +78,8 @@ func kimiCode() *Agent {
 				Name: "control-timeout", Mode: "headless",
 				Description: "kimi -p, the PreToolUse gate on for Bash with a 2 s budget and nobody answering: the hook gives up, replies with no objection and the command runs (the request settles timed out)",
 				Facts:       truth.Facts{Turns: 1, Sessions: 1, Control: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
-					calls(call("Bash", obj{"command": "touch made-after-budget"})),
-					say("Created."),
-				}}),
-				Control: &Control{Budget: "2s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{}}},
+				Model:       callThenSay("late", call("Bash", obj{"command": "touch made-after-budget"}), "Created."),
+				Control:     &Control{Budget: "2s", Tools: []string{"Bash"}, Answers: []ControlAnswer{{}}},
 				Drive: func(r *Run) error {
 					if _, err := r.Exec(2*time.Minute, "", kimiHeadless("SCENARIO:late create a file")...); err != nil {
 						return err

@@ -79,11 +79,8 @@ func piAgent() *Agent {
 				Name: "control-allow", Mode: "rpc",
 				Description: "pi --mode rpc, the extension's tool_call gate on for bash, its posture written into the extension as `aep-hook install pi --control --gate-tools bash` writes it: the command's tool_call is held and answered allow over the relay, so the command runs (the file exists)",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"allow": {
-					calls(call("bash", obj{"command": "touch made-by-control"})),
-					say("Created."),
-				}}),
-				Control: &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
+				Model:       callThenSay("allow", call("bash", obj{"command": "touch made-by-control"}), "Created."),
+				Control:     &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "allow"}}}},
 				Drive: func(r *Run) error {
 					if err := piInstallPosture(r); err != nil {
 						return err
@@ -98,11 +95,8 @@ func piAgent() *Agent {
 				Name: "control-deny", Mode: "rpc",
 				Description: "pi --mode rpc, the extension's tool_call gate on for bash: the command is denied over the relay with a reason; the handler blocks it, pi ends the call as an error carrying the reason (recorded as the call's tool.denied by policy, caused by the command), the file is never made and the model reads the reason",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Answers: 1, Control: 1, ViaControl: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"deny": {
-					calls(call("bash", obj{"command": "touch not-this-file"})),
-					say("Understood."),
-				}}),
-				Control: &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
+				Model:       callThenSay("deny", call("bash", obj{"command": "touch not-this-file"}), "Understood."),
+				Control:     &Control{Budget: "20s", Tools: []string{"bash"}, Answers: []ControlAnswer{{Answer: &answer.Answer{Option: "deny", Text: "Use the scratch folder instead."}}}},
 				Drive: func(r *Run) error {
 					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:deny create a file", 1) }); err != nil {
 						return err
@@ -117,11 +111,8 @@ func piAgent() *Agent {
 				Name: "control-down", Mode: "rpc",
 				Description: "pi --mode rpc, the extension's tool_call gate on for bash but no relay listening: the held run finds none, replies at once, asks nothing (no attention request), and the command runs",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"down": {
-					calls(call("bash", obj{"command": "touch made-without-relay"})),
-					say("Created."),
-				}}),
-				Control: &Control{Down: true, Budget: "20s", Tools: []string{"bash"}},
+				Model:       callThenSay("down", call("bash", obj{"command": "touch made-without-relay"}), "Created."),
+				Control:     &Control{Down: true, Budget: "20s", Tools: []string{"bash"}},
 				Drive: func(r *Run) error {
 					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:down create a file", 1) }); err != nil {
 						return err
@@ -133,11 +124,8 @@ func piAgent() *Agent {
 				Name: "control-timeout", Mode: "rpc",
 				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 2 s budget and nobody answering: the held run gives up, the handler returns nothing and the command runs (the request settles dismissed at the call's end)",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Control: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"late": {
-					calls(call("bash", obj{"command": "touch made-after-budget"})),
-					say("Created."),
-				}}),
-				Control: &Control{Budget: "2s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Model:       callThenSay("late", call("bash", obj{"command": "touch made-after-budget"}), "Created."),
+				Control:     &Control{Budget: "2s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
 				Drive: func(r *Run) error {
 					if err := piSession(r, nil, func(p *piRPC) error { return p.prompt("SCENARIO:late create a file", 1) }); err != nil {
 						return err
@@ -149,11 +137,8 @@ func piAgent() *Agent {
 				Name: "control-abort", Mode: "rpc",
 				Description: "pi --mode rpc, the extension's tool_call gate on for bash with a 60 s budget: while the call waits for an answer the user aborts over RPC; the handler stops the held run and returns at once, pi ends the call aborted (the command never runs, the request settles dismissed) and the loop ends cancelled",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1, Interrupts: 1, Control: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"abort": {
-					calls(call("bash", obj{"command": "touch not-after-abort"})),
-					say("Aborted."),
-				}}),
-				Control: &Control{Budget: "60s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
+				Model:       callThenSay("abort", call("bash", obj{"command": "touch not-after-abort"}), "Aborted."),
+				Control:     &Control{Budget: "60s", Tools: []string{"bash"}, Answers: []ControlAnswer{{}}},
 				Drive: func(r *Run) error {
 					if err := piSession(r, nil, func(p *piRPC) error {
 						if err := p.send(obj{"type": "prompt", "message": "SCENARIO:abort create a file"}); err != nil {
@@ -182,10 +167,7 @@ func piAgent() *Agent {
 				Name: "question", Mode: "rpc",
 				Description: "pi --mode rpc with an ask_user tool extension: the model asks, the human picks an option",
 				Facts:       truth.Facts{Runs: 1, Sessions: 1, Ended: 1},
-				Model: fakemodel.Turns(map[string][]fakemodel.Reply{"question": {
-					calls(call("ask_user", obj{"question": "Which env?", "options": []string{"dev", "prod"}})),
-					say("Deploying to dev."),
-				}}),
+				Model:       callThenSay("question", call("ask_user", obj{"question": "Which env?", "options": []string{"dev", "prod"}}), "Deploying to dev."),
 				Drive: func(r *Run) error {
 					ui := func(req gjson.Result) map[string]any { return map[string]any{"value": "dev"} }
 					return piSession(r, ui, func(p *piRPC) error {

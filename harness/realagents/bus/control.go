@@ -174,13 +174,9 @@ func controlScenarios() []Scenario {
 			Drive: permOver(answer.Answer{Text: "not now, use the staging box"}, "error")},
 		{Name: "control_question", Description: "the question tool asks one select question; answered over the relay with a choice id, which reaches the server as its label",
 			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
-			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
-				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("thanks")}},
+			Model: dbQuestion("thanks"),
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
-					return err
-				}
-				q, err := d.Wait("question.asked", 3*time.Minute)
+				q, err := d.askDB()
 				if err != nil {
 					return err
 				}
@@ -202,13 +198,9 @@ func controlScenarios() []Scenario {
 		// read-only plugin) records as a dismissal: no answer.
 		{Name: "control_question_reject", Description: "the question tool asks one select question; refused over the relay (option reject), which the bridge sends to the server's own reject route: the server reports question.rejected and the question call ends as a dismissal; the sender reads the refusal back via control, the tape's replay sees a dismissal",
 			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1},
-			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
-				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("understood")}},
+			Model: dbQuestion("understood"),
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
-					return err
-				}
-				q, err := d.Wait("question.asked", 3*time.Minute)
+				q, err := d.askDB()
 				if err != nil {
 					return err
 				}

@@ -603,3 +603,19 @@ func waitHealth(base, user string) error {
 	}
 	return errors.New("server did not answer /global/health in 2m")
 }
+
+// askDB prompts the question scenario and waits for the server's
+// question.asked: the model's one select question (dbQuestion).
+func (d *Driver) askDB() (gjson.Result, error) {
+	if err := d.Prompt("SCENARIO:question ask me"); err != nil {
+		return gjson.Result{}, err
+	}
+	return d.Wait("question.asked", 3*time.Minute)
+}
+
+// dbQuestion is the model of the question scenarios: the question tool
+// asks one select question (PG or SQLite), then the model says after.
+func dbQuestion(after string) map[string][]fakemodel.Reply {
+	return map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
+		"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say(after)}}
+}

@@ -119,13 +119,9 @@ func scenarios() []Scenario {
 			Drive: func(d *Driver) error { return permTurn(d, "reject") }},
 		{Name: "question", Description: "the question tool asks one select question; answered with a choice",
 			Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1},
-			Model: map[string][]fakemodel.Reply{"question": {tool("question", obj{"questions": []any{obj{"question": "Which db?", "header": "DB",
-				"options": []any{obj{"label": "PG", "description": "postgres"}, obj{"label": "SQLite", "description": "file"}}}}}), say("thanks")}},
+			Model: dbQuestion("thanks"),
 			Drive: func(d *Driver) error {
-				if err := d.Prompt("SCENARIO:question ask me"); err != nil {
-					return err
-				}
-				q, err := d.Wait("question.asked", 3*time.Minute)
+				q, err := d.askDB()
 				if err != nil {
 					return err
 				}
