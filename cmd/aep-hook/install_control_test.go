@@ -19,19 +19,7 @@ import (
 // reachable, the user's token file present), install without --control
 // goes back to observe-only, uninstall takes everything.
 func TestInstallControl(t *testing.T) {
-	home := doctorHome(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	relay := "ws://" + ln.Addr().String() + "/socket"
-	if err := os.MkdirAll(filepath.Join(home, ".aep"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".aep", "token"), []byte("local-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home, relay, ln := controlHome(t)
 	out := do(t, 0, "install", "--binary", bin, "--control", "--relay", relay, "--gate-tools", "Shell", "kimi-code", "codex", "gemini-cli")
 	for _, want := range []string{
 		"note: Kimi Code CLI: the held hooks (PreToolUse) wait up to 55s for an answer over " + relay + " (its hook timeout set to 60 s)",
@@ -158,4 +146,25 @@ func TestControlCommandRuns(t *testing.T) {
 	if !found {
 		t.Error("no attention.requested recorded")
 	}
+}
+
+// controlHome is a doctor home with the user's relay token file and a
+// listener standing in for the relay (reachable until the test ends); it
+// returns the home, the relay's address and the listener (closed at the
+// test's end, or sooner by the test to take the relay away).
+func controlHome(t *testing.T) (home, relay string, ln net.Listener) {
+	t.Helper()
+	home = doctorHome(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	if err := os.MkdirAll(filepath.Join(home, ".aep"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".aep", "token"), []byte("local-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, "ws://" + ln.Addr().String() + "/socket", ln
 }

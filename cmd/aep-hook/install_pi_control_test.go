@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,19 +13,7 @@ import (
 // back and probes through the extension's command; install without
 // --control leaves the extension observe-only again.
 func TestInstallPiControl(t *testing.T) {
-	home := doctorHome(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	relay := "ws://" + ln.Addr().String() + "/socket"
-	if err := os.MkdirAll(filepath.Join(home, ".aep"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".aep", "token"), []byte("local-token\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	home, relay, ln := controlHome(t)
 	out := do(t, 0, "install", "--binary", bin, "--control", "--relay", relay, "--gate-tools", "bash,write", "--budget", "30s", "pi")
 	for _, want := range []string{
 		"pi: the held hooks (aep-hook.js) wait up to 30s for an answer over " + relay,

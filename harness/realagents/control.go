@@ -320,36 +320,17 @@ func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, 
 // pending and answerable, answers it and checks the outcome is the
 // recorded one.
 func answerOne(url string, a answer.Answer, want string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	cl := &answer.Client{URL: url, Token: controlSenderTok, Agent: controlSender, Host: "sender-host", Window: 5 * time.Second}
-	cn, err := cl.Dial(ctx)
+	// Replay runs one firing at a time: the one answerable request is this
+	// firing's.
+	out, err := respondFirst(cl, 30*time.Second, 50*time.Millisecond, a, func(r answer.Request) bool { return r.Answerable })
 	if err != nil {
 		return err
 	}
-	defer cn.Close()
-	for ctx.Err() == nil {
-		rs, err := cn.Pending(ctx)
-		if err != nil {
-			return err
-		}
-		// Replay runs one firing at a time: the one answerable request is
-		// this firing's.
-		for _, r := range rs {
-			if r.Answerable {
-				out, err := cn.Respond(ctx, r, a)
-				if err != nil {
-					return err
-				}
-				if out.Ack != want {
-					return fmt.Errorf("outcome %s (%s %s), recorded %s", out.Ack, out.Reason, out.Detail, want)
-				}
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	if out.Ack != want {
+		return fmt.Errorf("outcome %s (%s %s), recorded %s", out.Ack, out.Reason, out.Detail, want)
 	}
-	return fmt.Errorf("the request never became answerable")
+	return nil
 }
 
 // Exists checks that the agent's tool made the file name in the

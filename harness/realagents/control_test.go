@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/mapping"
 )
 
@@ -93,35 +94,17 @@ func TestRecordedDownNoDelay(t *testing.T) {
 // text is replied to as a refusal carrying that text, in the vendor's own
 // field for the model's message, in every recording.
 func TestRecordedGuidanceReachesVendor(t *testing.T) {
-	fxs, err := LoadFixtures(fixturesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, fx := range fxs {
-		c := fx.Scenario.Control
-		if c == nil || c.Down {
-			continue
+	eachHeldAnswer(t, func(fx Fixture, i int, a *answer.Answer) {
+		if a.Text == "" || a.Option != "" || a.Values != nil {
+			return
 		}
-		v, ok := mapping.Lookup(fx.Scenario.Agent)
-		if !ok {
-			continue
+		f := fx.Firings[i]
+		if !strings.Contains(f.Stdout, `"behavior":"deny"`) || !strings.Contains(f.Stdout, a.Text) {
+			t.Errorf("%s: firing %d answered %q replied %s, want a deny carrying the text", filepath.Base(fx.Dir), f.N, a.Text, f.Stdout)
 		}
-		for i, n := range heldFirings(v, fx.Firings, c.Tools) {
-			if n >= len(c.Answers) || c.Answers[n].Answer == nil {
-				continue
-			}
-			a := c.Answers[n].Answer
-			if a.Text == "" || a.Option != "" || a.Values != nil {
-				continue
-			}
-			f := fx.Firings[i]
-			if !strings.Contains(f.Stdout, `"behavior":"deny"`) || !strings.Contains(f.Stdout, a.Text) {
-				t.Errorf("%s: firing %d answered %q replied %s, want a deny carrying the text", filepath.Base(fx.Dir), f.N, a.Text, f.Stdout)
-			}
-			checked++
-		}
-	}
+		checked++
+	})
 	if checked == 0 {
 		t.Error("no recording answered with guidance text")
 	}
@@ -162,5 +145,31 @@ func TestHeldElapsed(t *testing.T) {
 				t.Errorf("timings kept %v, want %v", got, tt.keep)
 			}
 		})
+	}
+}
+
+// eachHeldAnswer calls check for every held firing, in every recorded
+// fixture whose relay was up, that the scenario answered over control: the
+// fixture, the firing's index and the answer sent.
+func eachHeldAnswer(t *testing.T, check func(fx Fixture, i int, a *answer.Answer)) {
+	t.Helper()
+	fxs, err := LoadFixtures(fixturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range fxs {
+		c := fx.Scenario.Control
+		if c == nil || c.Down {
+			continue
+		}
+		v, ok := mapping.Lookup(fx.Scenario.Agent)
+		if !ok {
+			continue
+		}
+		for i, n := range heldFirings(v, fx.Firings, c.Tools) {
+			if n < len(c.Answers) && c.Answers[n].Answer != nil {
+				check(fx, i, c.Answers[n].Answer)
+			}
+		}
 	}
 }

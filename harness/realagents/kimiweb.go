@@ -67,10 +67,7 @@ func kimiWebAgent() *Agent {
 				}}})), say("Deploying to dev.")}}),
 				Drive: func(r *Run) error {
 					return kimiWebSession(r, func(k *kimiWeb, sid string) error {
-						if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
-							return err
-						}
-						q, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute)
+						q, err := k.ask(sid)
 						if err != nil {
 							return err
 						}
@@ -542,4 +539,13 @@ func (k *kimiWeb) waitConns(n int, timeout time.Duration) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil
+}
+
+// ask prompts the question scenario in sid and waits for the server's
+// event.question.requested: the model's AskUserQuestion card.
+func (k *kimiWeb) ask(sid string) (gjson.Result, error) {
+	if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
+		return gjson.Result{}, err
+	}
+	return k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute)
 }

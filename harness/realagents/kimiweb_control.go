@@ -158,10 +158,7 @@ func kimiWebControlQuestion() Scenario {
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("Deploying to prod.")}}),
 		Drive: func(r *Run) error {
 			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
-				if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
-					return err
-				}
-				q, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute)
+				q, err := k.ask(sid)
 				if err != nil {
 					return err
 				}
@@ -193,10 +190,7 @@ func kimiWebControlQuestionDismiss() Scenario {
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("No answer, then.")}}),
 		Drive: func(r *Run) error {
 			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
-				if _, err := k.prompt(sid, "SCENARIO:question ask me"); err != nil {
-					return err
-				}
-				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.requested" }, 1, time.Minute); err != nil {
+				if _, err := k.ask(sid); err != nil {
 					return err
 				}
 				if err := k.answerOver(sid, answer.Answer{Option: "dismiss"}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aep-hook/aep-hook/consumer/answer"
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/tidwall/gjson"
 )
@@ -164,61 +165,46 @@ func TestMCPElicitRefusedWithoutCapability(t *testing.T) {
 // elicit tool's result, which the model read next, names the action and
 // carries the values.
 func TestRecordedElicitationReachesServer(t *testing.T) {
-	fxs, err := LoadFixtures(fixturesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := map[string]int{}
-	for _, fx := range fxs {
-		c := fx.Scenario.Control
-		if c == nil || c.Down {
-			continue
-		}
-		v, ok := mapping.Lookup(fx.Scenario.Agent)
-		if !ok {
-			continue
+	eachHeldAnswer(t, func(fx Fixture, i int, a *answer.Answer) {
+		f := fx.Firings[i]
+		if f.Hook() != "Elicitation" {
+			return
 		}
 		name := fx.Scenario.Agent + "/" + fx.Scenario.Name
-		for i, n := range heldFirings(v, fx.Firings, c.Tools) {
-			f := fx.Firings[i]
-			if f.Hook() != "Elicitation" || n >= len(c.Answers) || c.Answers[n].Answer == nil {
-				continue
-			}
-			a := c.Answers[n].Answer
-			var reply struct {
-				Out struct {
-					Event   string         `json:"hookEventName"`
-					Action  string         `json:"action"`
-					Content map[string]any `json:"content"`
-				} `json:"hookSpecificOutput"`
-			}
-			if err := json.Unmarshal([]byte(f.Stdout), &reply); err != nil || reply.Out.Event != "Elicitation" {
-				t.Errorf("%s: firing %d replied %q, want an Elicitation hookSpecificOutput", name, f.N, f.Stdout)
-				continue
-			}
-			want := "elicitation " + a.Option + ": nothing deployed"
-			if a.Values != nil {
-				b, _ := json.Marshal(a.Values)
-				if reply.Out.Action != "accept" || !reflect.DeepEqual(reply.Out.Content, a.Values) {
-					t.Errorf("%s: firing %d replied %s, want accept with %s", name, f.N, f.Stdout, b)
-				}
-				want = "elicitation accept: " + string(b)
-			} else if reply.Out.Action != a.Option || reply.Out.Content != nil {
-				t.Errorf("%s: firing %d replied %s, want action %s and no content", name, f.N, f.Stdout, a.Option)
-			}
-			got := ""
-			for _, g := range fx.Firings[i+1:] {
-				if g.Hook() == "PostToolUse" && gjson.GetBytes(g.Stdin(), "tool_name").String() == claudeElicitTool {
-					got = gjson.GetBytes(g.Stdin(), "tool_response.0.text").String()
-					break
-				}
-			}
-			if got != want {
-				t.Errorf("%s: the elicit tool returned %q, want %q", name, got, want)
-			}
-			checked[reply.Out.Action]++
+		var reply struct {
+			Out struct {
+				Event   string         `json:"hookEventName"`
+				Action  string         `json:"action"`
+				Content map[string]any `json:"content"`
+			} `json:"hookSpecificOutput"`
 		}
-	}
+		if err := json.Unmarshal([]byte(f.Stdout), &reply); err != nil || reply.Out.Event != "Elicitation" {
+			t.Errorf("%s: firing %d replied %q, want an Elicitation hookSpecificOutput", name, f.N, f.Stdout)
+			return
+		}
+		want := "elicitation " + a.Option + ": nothing deployed"
+		if a.Values != nil {
+			b, _ := json.Marshal(a.Values)
+			if reply.Out.Action != "accept" || !reflect.DeepEqual(reply.Out.Content, a.Values) {
+				t.Errorf("%s: firing %d replied %s, want accept with %s", name, f.N, f.Stdout, b)
+			}
+			want = "elicitation accept: " + string(b)
+		} else if reply.Out.Action != a.Option || reply.Out.Content != nil {
+			t.Errorf("%s: firing %d replied %s, want action %s and no content", name, f.N, f.Stdout, a.Option)
+		}
+		got := ""
+		for _, g := range fx.Firings[i+1:] {
+			if g.Hook() == "PostToolUse" && gjson.GetBytes(g.Stdin(), "tool_name").String() == claudeElicitTool {
+				got = gjson.GetBytes(g.Stdin(), "tool_response.0.text").String()
+				break
+			}
+		}
+		if got != want {
+			t.Errorf("%s: the elicit tool returned %q, want %q", name, got, want)
+		}
+		checked[reply.Out.Action]++
+	})
 	if checked["accept"] == 0 || checked["decline"] == 0 {
 		t.Errorf("elicitations answered over control, by action: %v; want an accept and a decline recorded", checked)
 	}

@@ -3,6 +3,7 @@ package realagents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -18,41 +19,51 @@ import (
 // (token), and wants the command accepted and the outcome recorded via
 // control by alice.
 func AnswerOver(url, token, session, subject string, a answer.Answer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cn, err := (&answer.Client{URL: url, Token: token, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
+	cl := &answer.Client{URL: url, Token: token, Agent: "alice", Host: "driver", Window: 10 * time.Second}
+	out, err := respondFirst(cl, 2*time.Minute, 100*time.Millisecond, a, func(r answer.Request) bool {
+		return r.Session == session && r.Answerable && (subject == "" || r.Subject == subject)
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("session %s: %w", session, err)
+	}
+	if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+		return fmt.Errorf("answer over control: %+v", out)
+	}
+	var ans struct{ Data struct{ Via, By string } }
+	if err := json.Unmarshal(out.Answered, &ans); err != nil {
+		return fmt.Errorf("the outcome: %w", err)
+	}
+	if ans.Data.Via != "control" || ans.Data.By != "alice" {
+		return fmt.Errorf("the outcome says via %q by %q", ans.Data.Via, ans.Data.By)
+	}
+	return nil
+}
+
+// respondFirst dials the relay as cl, polls its pending list every poll
+// (the real agent, or the replayed firing, sets the pace of its request)
+// until a request matches, answers that one with a and returns the
+// outcome; within limit in all.
+func respondFirst(cl *answer.Client, limit, poll time.Duration, a answer.Answer, match func(answer.Request) bool) (answer.Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cn, err := cl.Dial(ctx)
+	if err != nil {
+		return answer.Outcome{}, err
 	}
 	defer cn.Close()
 	for ctx.Err() == nil {
 		rs, err := cn.Pending(ctx)
 		if err != nil {
-			return err
+			return answer.Outcome{}, err
 		}
 		for _, r := range rs {
-			if r.Session != session || !r.Answerable || subject != "" && r.Subject != subject {
-				continue
+			if match(r) {
+				return cn.Respond(ctx, r, a)
 			}
-			out, err := cn.Respond(ctx, r, a)
-			if err != nil {
-				return err
-			}
-			if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
-				return fmt.Errorf("answer over control: %+v", out)
-			}
-			var ans struct{ Data struct{ Via, By string } }
-			if err := json.Unmarshal(out.Answered, &ans); err != nil {
-				return fmt.Errorf("the outcome: %w", err)
-			}
-			if ans.Data.Via != "control" || ans.Data.By != "alice" {
-				return fmt.Errorf("the outcome says via %q by %q", ans.Data.Via, ans.Data.By)
-			}
-			return nil
 		}
-		time.Sleep(100 * time.Millisecond) // polling the relay's pending list: the real agent sets the pace
+		time.Sleep(poll)
 	}
-	return fmt.Errorf("no answerable request in session %s", session)
+	return answer.Outcome{}, errors.New("no matching request became answerable")
 }
 
 // CancelOver sends control.cancel{scope run} with id for session over the
