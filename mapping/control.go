@@ -92,9 +92,6 @@ type Hold struct {
 	// cannot apply it (the loop refuses the command with the error's
 	// text).
 	Reply func(a Answer) ([]byte, error)
-	// Fresh says the table raises the request only when the loop holds the
-	// moment live (an opt-in gate): without a relay nothing is asked.
-	Fresh bool
 	// Enforced, when set, records what an applied answer made the vendor
 	// do that no later moment reports (a gate's refusal: the call never
 	// runs and nothing says so), cause-linked to the command cmdID.

@@ -521,7 +521,7 @@ func kimiHold(m Moment, g Gate) *Hold {
 	}
 	return &Hold{
 		Key: kimiGateKey(m.Raw, tool, call), Kind: "permission", Options: optionsOf(kimiGateOptions()),
-		Allow: "allow", Refuse: "deny", Fresh: true,
+		Allow: "allow", Refuse: "deny",
 		// A refused call never runs and Kimi fires nothing more for it:
 		// the refusal is its outcome (by policy: the operator's answer).
 		Enforced: func(st *State, a Answer, cmdID string) []Draft {

@@ -57,7 +57,7 @@ func piHold(m Moment, g Gate) *Hold {
 	}
 	return &Hold{
 		Key: piGateKey(raw), Kind: "permission", Options: optionsOf(piGateOptions()),
-		Allow: "allow", Refuse: "deny", Fresh: true,
+		Allow: "allow", Refuse: "deny",
 		// pi reports the refused call's end itself (tool_execution_end,
 		// isError): that report records the refusal, caused by this
 		// command; nothing is recorded for it now.

@@ -48,7 +48,7 @@ func TestPiGateHolds(t *testing.T) {
 		}
 	}
 	h := v.Hold(m, Gate{Tools: []string{"bash"}})
-	if h.Key != "attn:gate:c1" || !h.Fresh || len(h.Options) != 2 {
+	if h.Key != "attn:gate:c1" || len(h.Options) != 2 {
 		t.Errorf("hold %+v", h)
 	}
 	for _, tc := range []struct {
