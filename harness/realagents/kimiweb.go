@@ -42,7 +42,7 @@ func kimiWebAgent() *Agent {
 				Drive:       kimiWebTurn("SCENARIO:tools run them", "approved", "approved"),
 			},
 			kimiWebControlApprove(bash), kimiWebControlReject(bash), kimiWebControlCancel(bash),
-			kimiWebControlQuestion(), kimiWebControlQuestionDismiss(), kimiWebControlDown(bash),
+			kimiWebControlQuestion(), kimiWebControlQuestionDismiss(), kimiWebControlDown(bash), kimiWebControlUI(bash),
 			{
 				Name: "approvals", Mode: "rest",
 				Description: "kimi web: an approval rejected with feedback, then one granted (two prompts)",

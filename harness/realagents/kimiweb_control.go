@@ -210,6 +210,40 @@ func kimiWebControlQuestionDismiss() Scenario {
 	}
 }
 
+// kimiWebControlUI: the loop is live for the approval (the relay lists it
+// answerable), yet the web UI decides it first, over REST. The server's
+// broadcast of its own decision settles the request once, as the UI's
+// answer: the relay then holds nothing waiting, and no command is
+// recorded as having answered it.
+func kimiWebControlUI(bash func(string) fakemodel.Reply) Scenario {
+	return Scenario{
+		Name: "control-ui", Mode: "rest",
+		Description: "kimi web: the bridge linked to a live relay, the approval answerable over it, but decided approved in the web UI (REST) first: the command runs, the request settles once as the UI's answer and nothing waits on the relay",
+		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"ui": {bash("echo from-the-ui > ui.txt"), say("Written.")}}),
+		Drive: func(r *Run) error {
+			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+				if _, err := k.prompt(sid, "SCENARIO:ui write the file"); err != nil {
+					return err
+				}
+				if err := PendingOver(k.relay, kwAliceToken, sid, true); err != nil {
+					return err
+				}
+				if err := k.resolveApproval(sid, "approved", 1); err != nil {
+					return err
+				}
+				if err := k.waitTurns(sid, 1); err != nil {
+					return err
+				}
+				if err := r.Exists("ui.txt"); err != nil {
+					return err
+				}
+				return PendingOver(k.relay, kwAliceToken, sid, false)
+			})
+		},
+	}
+}
+
 // kimiWebControlDown: the bridge runs with --control but no relay listens
 // at the address it is given. It follows as ever, the approval is decided
 // over REST (the web UI's way) with no delay from the missing link, and the

@@ -66,6 +66,42 @@ func respondFirst(cl *answer.Client, limit, poll time.Duration, a answer.Answer,
 	return answer.Outcome{}, errors.New("no matching request became answerable")
 }
 
+// PendingOver reads the relay at url as alice (token) until session has a
+// request answerable over control (answerable true: the loop is live for
+// it) or, with answerable false, none waiting at all (it settled).
+func PendingOver(url, token, session string, answerable bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cn, err := (&answer.Client{URL: url, Token: token, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cn.Close()
+	for ctx.Err() == nil {
+		rs, err := cn.Pending(ctx)
+		if err != nil {
+			return err
+		}
+		waiting, live := 0, 0
+		for _, r := range rs {
+			if r.Session == session {
+				waiting++
+				if r.Answerable {
+					live++
+				}
+			}
+		}
+		if answerable && live > 0 || !answerable && waiting == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond) // polling the relay's pending list: the real agent sets the pace
+	}
+	if answerable {
+		return fmt.Errorf("no request of session %s became answerable over control", session)
+	}
+	return fmt.Errorf("session %s still has a request waiting on the relay", session)
+}
+
 // CancelOver sends control.cancel{scope run} with id for session over the
 // relay at url as alice (token), subscribed so that the ack (an event)
 // reaches it, and wants it accepted.

@@ -235,6 +235,30 @@ func controlScenarios() []Scenario {
 				}
 				return d.Idle()
 			}},
+		{Name: "control_ui_answer", Description: "bash asks permission with the relay live (the ask answerable over it), but the server's own REST route answers it first: the call runs, the ask settles once as that answer and nothing waits on the relay",
+			Control: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
+			Drive: func(d *Driver) error {
+				if err := d.Prompt("SCENARIO:perm list files"); err != nil {
+					return err
+				}
+				ask, err := d.Wait("permission.asked", 3*time.Minute)
+				if err != nil {
+					return err
+				}
+				if err := realagents.PendingOver(d.relay, ctlAliceToken, d.sid, true); err != nil {
+					return err
+				}
+				if err := d.ReplyPermission(ask.Get("properties.id").String(), "once"); err != nil {
+					return err
+				}
+				if got, err := d.toolOutcome("bash"); err != nil || got != "completed" {
+					return fmt.Errorf("the bash call ended %q (%v), want completed", got, err)
+				}
+				if err := d.Idle(); err != nil {
+					return err
+				}
+				return realagents.PendingOver(d.relay, ctlAliceToken, d.sid, false)
+			}},
 		{Name: "control_relay_down", Description: "control on, no relay listening: the ask claims no answer path and is answered over the server's own REST route, without delay",
 			Control: true, RelayDown: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
 			Drive: func(d *Driver) error { return permTurn(d, "once") }},
