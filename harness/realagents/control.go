@@ -171,7 +171,7 @@ func (r *Run) StartControl() error {
 	var notes []string
 	go func() {
 		defer close(done)
-		r.answers(ctx, cr.URL, c.Answers, func(i int, outcome string) {
+		sendAnswers(ctx, cr.URL, c.Answers, func(i int, outcome string) {
 			c.Answers[i].Outcome = outcome
 			notes = append(notes, fmt.Sprintf("control: request %d answered: %s", i+1, firstNonEmpty(outcome, "left to its budget")))
 		})
@@ -185,9 +185,9 @@ func (r *Run) StartControl() error {
 	return nil
 }
 
-// answers answers the held requests at url as they appear, one step of
-// steps each, in order, until ctx ends or every step is spent.
-func (r *Run) answers(ctx context.Context, url string, steps []ControlAnswer, settled func(i int, outcome string)) {
+// sendAnswers answers the held requests at url as they appear, one step
+// of steps each, in order, until ctx ends or every step is spent.
+func sendAnswers(ctx context.Context, url string, steps []ControlAnswer, settled func(i int, outcome string)) {
 	cl := &answer.Client{URL: url, Token: controlSenderTok, Agent: controlSender, Host: "sender-host", Window: 5 * time.Second}
 	var cn *answer.Conn
 	seen := map[string]bool{}

@@ -48,7 +48,10 @@ func TestRecordedDownNoDelay(t *testing.T) {
 	checked := 0
 	for _, fx := range fxs {
 		c := fx.Scenario.Control
-		if c == nil || !c.Down {
+		// A follower's recording has no firings to time: it holds nothing
+		// (the server waits for whoever answers), and its scenario proves
+		// the down relay by the agent going on as ever.
+		if c == nil || !c.Down || len(fx.Firings) == 0 && len(fx.Stream) > 0 {
 			continue
 		}
 		name := fx.Scenario.Agent + "/" + fx.Scenario.Name

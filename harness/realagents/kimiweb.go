@@ -244,28 +244,19 @@ type kimiWeb struct {
 	bridge *exec.Cmd
 	token  string
 	turns  map[string]int
-	// relay is the relay's WebSocket URL when the bridge answers over
-	// control (kimiWebControlSession).
-	relay string
 }
 
-// kimiWebSession starts the server, the proxy and the bridge, creates a
-// session, runs drive in it, and stops them all (the bridge first, so it
-// ends its connection).
+// kimiWebSession starts the server, the proxy and the bridge (linked to
+// the scenario's relay when it has Control), creates a session, runs drive
+// in it, and stops them all (the bridge first, so it ends its connection).
 func kimiWebSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
-	return kimiWebSessionWith(r, "", drive)
-}
-
-// kimiWebSessionWith is kimiWebSession with the bridge's control link to
-// relay when relay is set.
-func kimiWebSessionWith(r *Run, relay string, drive func(k *kimiWeb, sid string) error) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	k := &kimiWeb{r: r, port: port, turns: map[string]int{}, relay: relay}
+	k := &kimiWeb{r: r, port: port, turns: map[string]int{}}
 	defer k.stopServer()
 	if err := k.startServer(); err != nil {
 		return err
@@ -288,9 +279,10 @@ func kimiWebSessionWith(r *Run, relay string, drive func(k *kimiWeb, sid string)
 	k.bridge = exec.Command(r.H.AEPHook, "follow", "kimi-web", "--url", k.proxy.URL,
 		"--token-file", filepath.Join(r.Home, ".kimi-code", "server.token"), "--mode", "primary")
 	k.bridge.Env, k.bridge.Stdout, k.bridge.Stderr = r.Env, logf, logf
-	if relay != "" {
-		k.bridge.Args = append(k.bridge.Args, "--control", "--relay", relay)
-		k.bridge.Env = append(append([]string(nil), r.Env...), "AEP_RELAY_TOKEN="+kwEmitToken, "AEP_HOST="+kwHost)
+	if r.Scenario.Control != nil {
+		// The relay and its emitter token come from the environment
+		// StartControl set, as an installed follower has them.
+		k.bridge.Args = append(k.bridge.Args, "--control", "--relay", r.Getenv("AEP_RELAY"))
 	}
 	if err := k.bridge.Start(); err != nil {
 		return err

@@ -1,10 +1,8 @@
 package realagents
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,64 +16,48 @@ import (
 )
 
 // The kimi web scenarios answered over control: the bridge runs with
-// --control against a real `aep-hook relay`, and the driver answers the
-// approvals as an AEP-0004 sender (alice) instead of the web UI; the
-// server's behaviour proves the answer (the file written or not, the turn
-// aborted). The recording is the bridge's connections, as for every kimi
-// web scenario.
+// --control against a real `aep-hook relay` (the scenario's Control, as
+// for the hooks), and the harness's sender answers the requests in order
+// instead of the web UI; the server's behaviour proves the answer (the
+// file written or not, the turn aborted). The recording is the bridge's
+// connections, its calls to the server among them, and the replay answers
+// again over a fresh relay.
 
-const (
-	kwEmitToken  = "emit-real-kimiweb-token-0123456789"
-	kwAliceToken = "alice-real-kimiweb-token-0123456789"
-	kwHost       = "kimiweb-rec"
-)
+// kwSender is the harness's sender on the scenario's relay.
+func kwSender(r *Run) Sender {
+	return Sender{URL: r.Getenv("AEP_RELAY"), Token: controlSenderTok, As: controlSender}
+}
 
-// kimiWebControlSession runs drive with a relay and the bridge linked to
-// it.
-func kimiWebControlSession(r *Run, drive func(k *kimiWeb, sid string) error) error {
-	lines := `{"token":"` + kwEmitToken + `","identity":"emitter:` + kwHost + `/*","scopes":["write:*"]}` + "\n" +
-		`{"token":"` + kwAliceToken + `","identity":"consumer:alice","scopes":["subscribe:*","read:*","control:control.*"]}` + "\n"
-	relay, err := StartRelay(r.H.AEPHook, r.Dir, append(os.Environ(), "AEP_HOME="+filepath.Join(r.Dir, "relay-home")), lines)
-	if err != nil {
-		return err
+// kwCancelID is the control.cancel the scenarios send.
+const kwCancelID = "01KREALKWCANCEL0000000001"
+
+// answered is a Control answering its requests with as, in order.
+func answered(as ...answer.Answer) *Control {
+	c := &Control{}
+	for i := range as {
+		c.Answers = append(c.Answers, ControlAnswer{Answer: &as[i]})
 	}
-	defer relay.Stop()
-	return kimiWebSessionWith(r, relay.URL, drive)
-}
-
-// answerOver answers the session's approval over the relay as alice and
-// wants the outcome via control.
-func (k *kimiWeb) answerOver(sid string, a answer.Answer) error {
-	return AnswerOver(k.relay, kwAliceToken, sid, "", a)
-}
-
-// cancelOver sends control.cancel{scope run} for the session as alice.
-func (k *kimiWeb) cancelOver(sid string) error {
-	return CancelOver(k.relay, kwAliceToken, sid, "01KREALKWCANCEL0000000001")
+	return c
 }
 
 func kimiWebControlApprove(bash func(string) fakemodel.Reply) Scenario {
 	return Scenario{
 		Name: "control-approve", Mode: "rest",
 		Description: "kimi web: an approval answered approved over the relay (the bridge's decision call): the command runs",
-		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Control: 1, ViaControl: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"write": {bash("echo over-control > ctl.txt"), say("Written.")}}),
+		Control:     answered(answer.Answer{Option: "approved"}),
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			err := kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				if _, err := k.prompt(sid, "SCENARIO:write the file"); err != nil {
 					return err
 				}
-				if err := k.answerOver(sid, answer.Answer{Option: "approved"}); err != nil {
-					return err
-				}
-				if err := k.waitTurns(sid, 1); err != nil {
-					return err
-				}
-				if _, err := os.Stat(filepath.Join(r.Work, "ctl.txt")); err != nil {
-					return fmt.Errorf("approved over control, yet the command did not run: %w", err)
-				}
-				return nil
+				return k.waitTurns(sid, 1)
 			})
+			if err != nil {
+				return err
+			}
+			return r.Exists("ctl.txt")
 		},
 	}
 }
@@ -84,24 +66,20 @@ func kimiWebControlReject(bash func(string) fakemodel.Reply) Scenario {
 	return Scenario{
 		Name: "control-reject", Mode: "rest",
 		Description: "kimi web: an approval answered over the relay with free text: rejected with the text as feedback; the command does not run",
-		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Control: 1, ViaControl: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"write": {bash("echo never > ctl.txt"), say("Not written.")}}),
+		Control:     answered(answer.Answer{Text: "not now, use the staging box"}),
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			err := kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				if _, err := k.prompt(sid, "SCENARIO:write the file"); err != nil {
 					return err
 				}
-				if err := k.answerOver(sid, answer.Answer{Text: "not now, use the staging box"}); err != nil {
-					return err
-				}
-				if err := k.waitTurns(sid, 1); err != nil {
-					return err
-				}
-				if _, err := os.Stat(filepath.Join(r.Work, "ctl.txt")); err == nil {
-					return errors.New("rejected over control, yet the command ran")
-				}
-				return nil
+				return k.waitTurns(sid, 1)
 			})
+			if err != nil {
+				return err
+			}
+			return r.Absent("ctl.txt")
 		},
 	}
 }
@@ -110,20 +88,18 @@ func kimiWebControlCancel(bash func(string) fakemodel.Reply) Scenario {
 	return Scenario{
 		Name: "control-cancel", Mode: "rest",
 		Description: "kimi web: a long command approved over the relay, then the turn cancelled over the relay (control.cancel → the prompt's abort)",
-		Facts:       truth.Facts{Turns: 1, Answers: 1, Interrupts: 1},
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Interrupts: 1, Control: 1, ViaControl: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"slow": {bash("sleep 30"), say("Slept.")}}),
+		Control:     answered(answer.Answer{Option: "approved"}),
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				if _, err := k.prompt(sid, "SCENARIO:slow take long"); err != nil {
-					return err
-				}
-				if err := k.answerOver(sid, answer.Answer{Option: "approved"}); err != nil {
 					return err
 				}
 				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "tool.call.started" }, 1, time.Minute); err != nil {
 					return err
 				}
-				if err := k.cancelOver(sid); err != nil {
+				if err := kwSender(r).Cancel(sid, kwCancelID); err != nil {
 					return err
 				}
 				return k.waitTurns(sid, 1)
@@ -150,22 +126,31 @@ func (k *kimiWeb) toolOutput() (string, error) {
 	return f.Get("payload.output").String(), nil
 }
 
+// The ids kimi-code's server gives the ask's one question and its second
+// option (it numbers them from 0 in the order the model listed them): the
+// form's field and choice ids, so the answer can be written down ahead.
+const (
+	kwAskID   = "q_0"
+	kwAskProd = "opt_0_1"
+)
+
 func kimiWebControlQuestion() Scenario {
 	return Scenario{
 		Name: "control-question", Mode: "rest",
 		Description: "kimi web: an AskUserQuestion card answered over the relay with the form's choice id (the bridge's answer call, kind single): the server takes it as the option's label, which the model reads",
-		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Control: 1, ViaControl: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("Deploying to prod.")}}),
+		Control:     answered(answer.Answer{Values: map[string]any{kwAskID: kwAskProd}}),
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				q, err := k.ask(sid)
 				if err != nil {
 					return err
 				}
 				qs := q.Get("payload.questions.0")
-				a := answer.Answer{Values: map[string]any{qs.Get("id").String(): qs.Get("options.1.id").String()}}
-				if err := k.answerOver(sid, a); err != nil {
-					return err
+				if qs.Get("id").String() != kwAskID || qs.Get("options.1.id").String() != kwAskProd {
+					return fmt.Errorf("the server numbered the question %s and its second option %s, the scenario answers %s with %s",
+						qs.Get("id"), qs.Get("options.1.id"), kwAskID, kwAskProd)
 				}
 				out, err := k.toolOutput()
 				if err != nil {
@@ -180,20 +165,19 @@ func kimiWebControlQuestion() Scenario {
 	}
 }
 
-// The tape's replay maps the server's dismissal with no command noted: a
-// dismissal, no answer (the sender read the command's answer back live).
+// kimiWebControlQuestionDismiss: refused over control, the request is the
+// operator's answer (via control); the server reports the card dismissed
+// and the call returns no answer.
 func kimiWebControlQuestionDismiss() Scenario {
 	return Scenario{
 		Name: "control-question-dismiss", Mode: "rest",
-		Description: "kimi web: an AskUserQuestion card dismissed over the relay (the bridge's dismiss call): the server reports it dismissed and the call returns no answer; the sender reads the dismissal back via control, the tape's replay sees a dismissal",
-		Facts:       truth.Facts{Turns: 1},
+		Description: "kimi web: an AskUserQuestion card dismissed over the relay (the bridge's dismiss call): the server reports it dismissed and the call returns no answer; the record has the dismissal as the operator's answer via control",
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Control: 1, ViaControl: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"question": {kimiWebAsk(), say("No answer, then.")}}),
+		Control:     answered(answer.Answer{Option: "dismiss"}),
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				if _, err := k.ask(sid); err != nil {
-					return err
-				}
-				if err := k.answerOver(sid, answer.Answer{Option: "dismiss"}); err != nil {
 					return err
 				}
 				if _, err := k.waitFrame(func(f gjson.Result) bool { return f.Get("type").String() == "event.question.dismissed" }, 1, time.Minute); err != nil {
@@ -219,14 +203,15 @@ func kimiWebControlUI(bash func(string) fakemodel.Reply) Scenario {
 	return Scenario{
 		Name: "control-ui", Mode: "rest",
 		Description: "kimi web: the bridge linked to a live relay, the approval answerable over it, but decided approved in the web UI (REST) first: the command runs, the request settles once as the UI's answer and nothing waits on the relay",
-		Facts:       truth.Facts{Turns: 1, Answers: 1},
+		Facts:       truth.Facts{Turns: 1, Answers: 1, Control: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"ui": {bash("echo from-the-ui > ui.txt"), say("Written.")}}),
+		Control:     &Control{Answers: []ControlAnswer{{}}},
 		Drive: func(r *Run) error {
-			return kimiWebControlSession(r, func(k *kimiWeb, sid string) error {
+			return kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				if _, err := k.prompt(sid, "SCENARIO:ui write the file"); err != nil {
 					return err
 				}
-				if err := PendingOver(k.relay, kwAliceToken, sid, true); err != nil {
+				if err := kwSender(r).Pending(sid, true); err != nil {
 					return err
 				}
 				if err := k.resolveApproval(sid, "approved", 1); err != nil {
@@ -238,7 +223,7 @@ func kimiWebControlUI(bash func(string) fakemodel.Reply) Scenario {
 				if err := r.Exists("ui.txt"); err != nil {
 					return err
 				}
-				return PendingOver(k.relay, kwAliceToken, sid, false)
+				return kwSender(r).Pending(sid, false)
 			})
 		},
 	}
@@ -255,12 +240,9 @@ func kimiWebControlDown(bash func(string) fakemodel.Reply) Scenario {
 		Description: "kimi web: the bridge run with --control and no relay listening: it follows as ever, the approval decided over REST lets the command run, and the record claims no control path",
 		Facts:       truth.Facts{Turns: 1, Answers: 1},
 		Model:       fakemodel.Turns(map[string][]fakemodel.Reply{"down": {bash("echo without-relay > down.txt"), say("Written.")}}),
+		Control:     &Control{Down: true},
 		Drive: func(r *Run) error {
-			down, err := closedRelayURL()
-			if err != nil {
-				return err
-			}
-			err = kimiWebSessionWith(r, down, func(k *kimiWeb, sid string) error {
+			err := kimiWebSession(r, func(k *kimiWeb, sid string) error {
 				return k.turn(sid, "SCENARIO:down write the file", "approved")
 			})
 			if err != nil {
@@ -272,17 +254,6 @@ func kimiWebControlDown(bash func(string) fakemodel.Reply) Scenario {
 			return noControlClaims(filepath.Join(r.Getenv("AEP_HOME"), "logs"))
 		},
 	}
-}
-
-// closedRelayURL is a relay address on loopback where nothing listens.
-func closedRelayURL() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("reserving a port for the absent relay: %w", err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "ws://" + addr + "/socket", nil
 }
 
 // noControlClaims fails when any attention.requested written under root

@@ -27,22 +27,66 @@ import (
 // recording has them, closing a connection where the server's side ended
 // it. Once every connection is played the bridge is stopped. It returns the
 // problems seen (a frame the bridge did not send, or sent unasked).
+//
+// A recording answered over control (its scenario has Control) replays
+// with a fresh relay and the bridge's --control, and the harness's sender
+// answers again with the recorded answers; the stand-in server then holds
+// back the frames the recording has after each of the bridge's own calls
+// to it (a decision, an answer, a dismissal, an abort) until the bridge
+// makes that call, as the real server reported the call's effect only
+// after it. An abort call is the sender's control.cancel, sent again when
+// the replay reaches it.
 func replayKimiWeb(bin string, env []string, fx Fixture) []string {
-	rs := newKimiReplay(fx.Stream)
+	rs := newKimiReplay(fx.Stream, fx.Scenario.Control != nil)
 	srv := httptest.NewServer(rs)
 	defer srv.Close()
 	defer close(rs.stop)
-	tmp := ""
+	tmp, home := "", ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
 			tmp = v
+		}
+		if v, ok := strings.CutPrefix(kv, "AEP_HOME="); ok {
+			home = v
 		}
 	}
 	tokenFile := filepath.Join(tmp, "server.token")
 	if err := os.WriteFile(tokenFile, []byte("replay-token\n"), 0o600); err != nil {
 		return []string{err.Error()}
 	}
-	cmd := exec.Command(bin, "follow", "kimi-web", "--url", srv.URL, "--token-file", tokenFile, "--mode", "primary")
+	args := []string{"follow", "kimi-web", "--url", srv.URL, "--token-file", tokenFile, "--mode", "primary"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	senderDone := make(chan struct{})
+	close(senderDone)
+	if c := fx.Scenario.Control; c != nil {
+		url := downURL
+		if !c.Down {
+			cr, err := startRelay(bin, tmp, home, "replay-host")
+			if err != nil {
+				return []string{err.Error()}
+			}
+			defer cr.Stop()
+			url = cr.URL
+			senderDone = make(chan struct{})
+			go func() {
+				defer close(senderDone)
+				sendAnswers(ctx, url, c.Answers, func(i int, outcome string) {
+					if want := c.Answers[i].Outcome; outcome != want {
+						rs.problem(fmt.Sprintf("control: request %d settled %q, recorded %q", i+1, outcome, want))
+					}
+				})
+			}()
+			rs.cancel = func(session string) {
+				if err := (Sender{URL: url, Token: controlSenderTok, As: controlSender}).Cancel(session, kwCancelID); err != nil {
+					rs.problem("control: the cancel: " + err.Error())
+				}
+			}
+		}
+		args = append(args, "--control", "--relay", url)
+		env = append(append([]string(nil), env...), controlEnv(c, url, c.Budget)...)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -56,6 +100,8 @@ func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 	}
 	// Let the bridge hand the last frames to the emitter, then stop it.
 	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-senderDone
 	cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -73,7 +119,7 @@ func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 
 // kimiReplay is the stand-in server.
 type kimiReplay struct {
-	conns [][]StreamLine            // per connection, its lines
+	conns [][]StreamLine            // per connection, its lines (and, gated, the bridge's calls)
 	rest  map[string][]HTTPExchange // per method and path, the answers in order
 	mu    sync.Mutex
 	next  int // the next connection to play
@@ -81,15 +127,27 @@ type kimiReplay struct {
 	done  chan struct{} // every connection played
 	stop  chan struct{} // the bridge stopped: let go of open connections
 	once  sync.Once
+	// calls carries the method and path of each call the bridge made
+	// other than a read (a decision, an answer, an abort), when gated.
+	calls chan string
+	// cancel, when set, sends the recorded control.cancel for a session:
+	// the replay reached the abort call it led to.
+	cancel func(session string)
 }
 
-func newKimiReplay(lines []StreamLine) *kimiReplay {
-	rs := &kimiReplay{rest: map[string][]HTTPExchange{}, done: make(chan struct{}), stop: make(chan struct{})}
+// newKimiReplay splits the recording into its connections and its REST
+// answers. gated keeps the bridge's own calls in their connection's
+// place, so that what the server said after each is held back until the
+// bridge makes it.
+func newKimiReplay(lines []StreamLine, gated bool) *kimiReplay {
+	rs := &kimiReplay{rest: map[string][]HTTPExchange{}, done: make(chan struct{}), stop: make(chan struct{}), calls: make(chan string, 256)}
 	for _, l := range lines {
 		if l.HTTP != nil {
 			k := l.HTTP.Method + " " + l.HTTP.Path
 			rs.rest[k] = append(rs.rest[k], *l.HTTP)
-			continue
+			if !gated || l.HTTP.Method == http.MethodGet {
+				continue
+			}
 		}
 		for len(rs.conns) < l.Conn {
 			rs.conns = append(rs.conns, nil)
@@ -135,6 +193,12 @@ func (rs *kimiReplay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rs.mu.Unlock()
+	if r.Method != http.MethodGet {
+		select {
+		case rs.calls <- k:
+		default: // more calls than any recording has: the gate reports it
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if ex == nil {
 		w.WriteHeader(http.StatusNotFound)
@@ -209,8 +273,32 @@ func (rs *kimiReplay) serveWS(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	last := n == len(rs.conns)-1
+	called := map[string]int{}
+	awaitCall := func(ex *HTTPExchange) bool {
+		k := ex.Method + " " + ex.Path
+		if rs.cancel != nil && strings.HasSuffix(ex.Path, ":abort") {
+			if sid, _, ok := strings.Cut(strings.TrimPrefix(ex.Path, "/api/v1/sessions/"), "/"); ok {
+				go rs.cancel(sid)
+			}
+		}
+		deadline := time.After(30 * time.Second)
+		for called[k] == 0 {
+			select {
+			case c := <-rs.calls:
+				called[c]++
+			case <-deadline:
+				return false
+			}
+		}
+		called[k]--
+		return true
+	}
 	for _, l := range rs.conns[n] {
 		switch {
+		case l.HTTP != nil:
+			if !awaitCall(l.HTTP) {
+				rs.problem(fmt.Sprintf("connection %d: the bridge did not call %s %s", n+1, l.HTTP.Method, l.HTTP.Path))
+			}
 		case l.End && l.Dir == "in":
 			c.Close(websocket.StatusGoingAway, "recorded end")
 			rs.leftovers(n, bag)

@@ -13,14 +13,22 @@ import (
 	"github.com/aep-hook/aep-hook/consumer/answer"
 )
 
-// AnswerOver is the scenarios' AEP-0004 sender for the followers that
-// answer over control: it waits for session's answerable request whose
-// subject is subject ("" any), answers it over the relay at url as alice
-// (token), and wants the command accepted and the outcome recorded via
-// control by alice.
-func AnswerOver(url, token, session, subject string, a answer.Answer) error {
-	cl := &answer.Client{URL: url, Token: token, Agent: "alice", Host: "driver", Window: 10 * time.Second}
-	out, err := respondFirst(cl, 2*time.Minute, 100*time.Millisecond, a, func(r answer.Request) bool {
+// Sender is the scenarios' AEP-0004 sender for the followers that answer
+// over control: a consumer of the relay at URL with Token, whose identity
+// is As.
+type Sender struct {
+	URL, Token, As string
+}
+
+func (s Sender) client(window time.Duration) *answer.Client {
+	return &answer.Client{URL: s.URL, Token: s.Token, Agent: s.As, Host: "driver", Window: window}
+}
+
+// Answer waits for session's answerable request whose subject is subject
+// ("" any), answers it with a, and wants the command accepted and the
+// outcome recorded via control by the sender.
+func (s Sender) Answer(session, subject string, a answer.Answer) error {
+	out, err := respondFirst(s.client(10*time.Second), 2*time.Minute, 100*time.Millisecond, a, func(r answer.Request) bool {
 		return r.Session == session && r.Answerable && (subject == "" || r.Subject == subject)
 	})
 	if err != nil {
@@ -33,8 +41,8 @@ func AnswerOver(url, token, session, subject string, a answer.Answer) error {
 	if err := json.Unmarshal(out.Answered, &ans); err != nil {
 		return fmt.Errorf("the outcome: %w", err)
 	}
-	if ans.Data.Via != "control" || ans.Data.By != "alice" {
-		return fmt.Errorf("the outcome says via %q by %q", ans.Data.Via, ans.Data.By)
+	if ans.Data.Via != "control" || ans.Data.By != s.As {
+		return fmt.Errorf("the outcome says via %q by %q, want control by %q", ans.Data.Via, ans.Data.By, s.As)
 	}
 	return nil
 }
@@ -66,13 +74,13 @@ func respondFirst(cl *answer.Client, limit, poll time.Duration, a answer.Answer,
 	return answer.Outcome{}, errors.New("no matching request became answerable")
 }
 
-// PendingOver reads the relay at url as alice (token) until session has a
-// request answerable over control (answerable true: the loop is live for
-// it) or, with answerable false, none waiting at all (it settled).
-func PendingOver(url, token, session string, answerable bool) error {
+// Pending reads the relay until session has a request answerable over
+// control (answerable true: the loop is live for it) or, with answerable
+// false, none waiting at all (it settled).
+func (s Sender) Pending(session string, answerable bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cn, err := (&answer.Client{URL: url, Token: token, Agent: "alice", Host: "driver", Window: 10 * time.Second}).Dial(ctx)
+	cn, err := s.client(10 * time.Second).Dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,22 +110,21 @@ func PendingOver(url, token, session string, answerable bool) error {
 	return fmt.Errorf("session %s still has a request waiting on the relay", session)
 }
 
-// CancelOver sends control.cancel{scope run} with id for session over the
-// relay at url as alice (token), subscribed so that the ack (an event)
-// reaches it, and wants it accepted.
-func CancelOver(url, token, session, id string) error {
+// Cancel sends control.cancel{scope run} with id for session, subscribed
+// so that the ack (an event) reaches the sender, and wants it accepted.
+func (s Sender) Cancel(session, id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	ws, _, err := websocket.Dial(ctx, s.URL, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + s.Token}}})
 	if err != nil {
 		return err
 	}
 	defer ws.CloseNow()
 	for _, f := range []string{
-		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"alice"},"capabilities":{}}`,
+		`{"type":"hello","versions":["0.1"],"role":"consumer","identity":{"agent":"` + s.As + `"},"capabilities":{}}`,
 		`{"type":"subscribe","id":"s","filter":{}}`,
 		`{"aep":"0.1","id":"` + id + `","type":"control.cancel","time":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") +
-			`","source":"aep://driver/agent/alice","agent":"alice","session":"` + session + `","data":{"scope":"run"}}`,
+			`","source":"aep://driver/agent/` + s.As + `","agent":"` + s.As + `","session":"` + session + `","data":{"scope":"run"}}`,
 	} {
 		if err := ws.Write(ctx, websocket.MessageText, []byte(f)); err != nil {
 			return err

@@ -34,6 +34,13 @@ type RecordingProxy struct {
 	conns    int
 	live     map[int]func()
 	hold     bool
+	// calling counts the bridge's calls in flight (any REST request but a
+	// read); while one is, frames are kept in deferred and written after
+	// its exchange, so the recording never has the server's report of a
+	// call (its broadcast of a decision) ahead of the call itself, which
+	// the proxy only sees answered after the server has broadcast.
+	calling  int
+	deferred [][]byte
 }
 
 // Hold, while on, refuses new WebSocket connections (503), as a network
@@ -74,18 +81,43 @@ func StartRecordingProxy(upstream, path string) (*RecordingProxy, error) {
 			p.relayWS(w, r)
 			return
 		}
+		if r.Method != http.MethodGet {
+			p.mu.Lock()
+			p.calling++
+			p.mu.Unlock()
+			defer p.callDone()
+		}
 		rp.ServeHTTP(w, r)
 	})}
 	go p.srv.Serve(ln)
 	return p, nil
 }
 
-// record appends one line.
+// record appends one line; a frame waits while a call is in flight.
 func (p *RecordingProxy) record(l StreamLine) {
 	b, _ := json.Marshal(l)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.calling > 0 && l.HTTP == nil {
+		p.deferred = append(p.deferred, append(b, '\n'))
+		return
+	}
 	p.out.Write(append(b, '\n'))
+}
+
+// callDone ends a call in flight (its exchange already recorded) and,
+// the last one done, writes the frames kept meanwhile.
+func (p *RecordingProxy) callDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calling--
+	if p.calling > 0 {
+		return
+	}
+	for _, b := range p.deferred {
+		p.out.Write(b)
+	}
+	p.deferred = nil
 }
 
 // recordREST keeps a REST exchange (the body is read and put back).

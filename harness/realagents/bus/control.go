@@ -88,13 +88,18 @@ func (d *Driver) Answer(subject string, a answer.Answer) error {
 	if d.relay == "" {
 		return errors.New("the scenario runs without a relay")
 	}
-	return realagents.AnswerOver(d.relay, ctlAliceToken, d.sid, subject, a)
+	return d.sender().Answer(d.sid, subject, a)
+}
+
+// sender is alice on the driver's relay.
+func (d *Driver) sender() realagents.Sender {
+	return realagents.Sender{URL: d.relay, Token: ctlAliceToken, As: "alice"}
 }
 
 // CancelRun sends control.cancel{scope run} for the driver's session as
 // alice and wants it accepted.
 func (d *Driver) CancelRun() error {
-	return realagents.CancelOver(d.relay, ctlAliceToken, d.sid, "01KREALCANCEL000000000001")
+	return d.sender().Cancel(d.sid, "01KREALCANCEL000000000001")
 }
 
 // toolOutcome waits for the driver's session's tool part of tool to end
@@ -245,7 +250,7 @@ func controlScenarios() []Scenario {
 				if err != nil {
 					return err
 				}
-				if err := realagents.PendingOver(d.relay, ctlAliceToken, d.sid, true); err != nil {
+				if err := d.sender().Pending(d.sid, true); err != nil {
 					return err
 				}
 				if err := d.ReplyPermission(ask.Get("properties.id").String(), "once"); err != nil {
@@ -257,7 +262,7 @@ func controlScenarios() []Scenario {
 				if err := d.Idle(); err != nil {
 					return err
 				}
-				return realagents.PendingOver(d.relay, ctlAliceToken, d.sid, false)
+				return d.sender().Pending(d.sid, false)
 			}},
 		{Name: "control_relay_down", Description: "control on, no relay listening: the ask claims no answer path and is answered over the server's own REST route, without delay",
 			Control: true, RelayDown: true, Facts: truth.Facts{Turns: 1, Sessions: 1, Answers: 1}, Model: permModel,
