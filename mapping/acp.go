@@ -32,7 +32,7 @@ func ACP() Vendor {
 }
 
 func acpIdentify(m Moment) (string, string) {
-	hook := m.Facts.Kind.String() + ":" + m.Facts.Method
+	hook := acpHook(m.Facts)
 	if s := m.Facts.Session; s != "" {
 		return hook, s
 	}
@@ -40,6 +40,23 @@ func acpIdentify(m Moment) (string, string) {
 		return hook, s
 	}
 	return hook, UnknownSession
+}
+
+// acpUpdateHook is the name of a session/update notification, most of
+// what a busy connection carries: spelled once, not built per message.
+const acpUpdateHook = "notification:session/update"
+
+// ACPHook is the name the ACP table gives a moment with facts f (its kind
+// and method), for a transport that names its moments itself
+// (Moment.Hook) as the table would.
+func ACPHook(f Facts) string { return acpHook(f) }
+
+// acpHook is the moment's name: its kind and method.
+func acpHook(f Facts) string {
+	if f.Kind == KindNotification && f.Method == "session/update" {
+		return acpUpdateHook
+	}
+	return f.Kind.String() + ":" + f.Method
 }
 
 // Table-state keys: the run a prompt request opened (by rpc id), the turn
@@ -240,7 +257,7 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 		_, open := st.Get(acpToolKey(callID))
 		_, denied := st.Get(acpDeniedKey(callID))
 		if !open && !denied && (call.Get("rawInput").Exists() || call.Get("status").Exists()) {
-			ds = append(ds, acpToolRequested([]byte(call.Raw), st, run, callID, false))
+			ds = append(ds, acpToolRequested(call, st, run, callID, false))
 		}
 	}
 	dr := Draft{Type: "attention.requested", Subject: callID, Run: run, Data: d}
@@ -255,13 +272,15 @@ func acpPermission(raw []byte, st *State, id, run string) []Draft {
 // acpToolRequested opens a call announced by a tool_call update (of an
 // agent that titles its calls by their tool: titled) or a permission
 // request.
-func acpToolRequested(call []byte, st *State, run, callID string, titled bool) Draft {
-	name := acpToolName(gjson.ParseBytes(call), titled)
+func acpToolRequested(call gjson.Result, st *State, run, callID string, titled bool) Draft {
+	name := acpToolName(call, titled)
 	if callID != "" {
-		st.Set(acpToolKey(callID), name)
+		// A copy: the name is a piece of the call, which may be large
+		// (its input), and the state outlives the message.
+		st.Set(acpToolKey(callID), strings.Clone(name))
 	}
-	d := Data("tool", ToolRef(name, callID), "kind", Str(call, "kind"))
-	if in := gjson.GetBytes(call, "rawInput"); in.Exists() && in.Type != gjson.Null {
+	d := Data("tool", ToolRef(name, callID), "kind", StrOf(call.Get("kind")))
+	if in := call.Get("rawInput"); in.Exists() && in.Type != gjson.Null {
 		d["args_digest"] = redact.DigestJSON([]byte(in.Raw))
 		d["args"] = in.Value()
 	}
@@ -475,23 +494,24 @@ func acpCost(c gjson.Result) map[string]any {
 // acpUpdate maps one session/update notification by its sessionUpdate.
 func acpUpdate(m Moment, st *State, run string) []Draft {
 	raw := m.Raw
+	// The update is read in place from here on (u's members are pieces
+	// of u.Raw): a burst's every line used to be copied three times more.
 	u := gjson.GetBytes(raw, "params.update")
 	kind := u.Get("sessionUpdate").String()
-	ur := []byte(u.Raw)
 	switch kind {
 	case "tool_call":
-		callID := Str(ur, "toolCallId")
+		callID := StrOf(u.Get("toolCallId"))
 		if _, open := st.Get(acpToolKey(callID)); open && callID != "" {
 			// Announced already (by a permission request): an update.
-			return acpToolStatus(ur, st, run, callID, true)
+			return acpToolStatus(u, st, run, callID, true)
 		}
-		ds := []Draft{acpToolRequested(ur, st, run, callID, acpTitledByTool[m.Facts.Peer.Name])}
-		return append(ds, acpToolStatus(ur, st, run, callID, false)...)
+		ds := []Draft{acpToolRequested(u, st, run, callID, acpTitledByTool[m.Facts.Peer.Name])}
+		return append(ds, acpToolStatus(u, st, run, callID, false)...)
 	case "tool_call_update":
-		return acpToolStatus(ur, st, run, Str(ur, "toolCallId"), true)
+		return acpToolStatus(u, st, run, StrOf(u.Get("toolCallId")), true)
 	case "plan":
 		counts := map[string]int{}
-		entries := gjson.GetBytes(ur, "entries")
+		entries := u.Get("entries")
 		for _, e := range entries.Array() {
 			counts[e.Get("status").String()]++
 		}
@@ -509,13 +529,14 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 		if !m.Deltas {
 			return nil
 		}
-		d := Data("delta", Str(ur, "content.text"))
+		d := Data("delta", StrOf(u.Get("content.text")))
 		return []Draft{{Type: vendorEventType("acp", wireSegments(kind)...), Run: run, Severity: debug,
 			Data: d, Levels: deltaLevels(redact.Metadata)}}
 	case "usage_update":
 		// The schema's update is the context window: used of size tokens,
 		// and the session's cost so far (claude-agent-acp, kimi); the
 		// earlier draft's token counts are kept where an agent sends them.
+		ur := []byte(u.Raw)
 		d := Data("gen_ai.usage.input_tokens", extInt(ur, "usedTokens"), "gen_ai.usage.output_tokens", extInt(ur, "outputTokens"),
 			"used", extInt(ur, "used"), "size", extInt(ur, "size"))
 		if c := acpCost(gjson.GetBytes(ur, "cost")); c != nil {
@@ -534,11 +555,16 @@ func acpUpdate(m Moment, st *State, run string) []Draft {
 // first tool_call's own pending status is the request itself). A call the
 // editor rejected is closed already: what the agent reports of it after is
 // an update.
-func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draft {
-	status := Str(ur, "status")
+func acpToolStatus(u gjson.Result, st *State, run, callID string, update bool) []Draft {
+	status := StrOf(u.Get("status"))
 	name, open := st.Get(acpToolKey(callID))
-	if !open {
-		name = acpToolName(gjson.ParseBytes(ur), false)
+	// The name only closing statuses need: an intermediate update, most
+	// of a busy call's, does without reading it (five lookups).
+	toolName := func() string {
+		if !open {
+			return acpToolName(u, false)
+		}
+		return name
 	}
 	if _, denied := st.Get(acpDeniedKey(callID)); denied && callID != "" {
 		update = true
@@ -546,8 +572,8 @@ func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draf
 		switch status {
 		case "completed":
 			st.Del(acpToolKey(callID))
-			d := Data("tool", ToolRef(name, callID))
-			if out := gjson.GetBytes(ur, "rawOutput"); out.Exists() && out.Type != gjson.Null {
+			d := Data("tool", ToolRef(toolName(), callID))
+			if out := u.Get("rawOutput"); out.Exists() && out.Type != gjson.Null {
 				d["result_digest"] = redact.DigestJSON([]byte(out.Raw))
 				d["result"] = out.Value()
 			}
@@ -555,12 +581,16 @@ func acpToolStatus(ur []byte, st *State, run, callID string, update bool) []Draf
 		case "failed":
 			st.Del(acpToolKey(callID))
 			return []Draft{{Type: "tool.failed", Subject: callID, Run: run,
-				Data: Data("tool", ToolRef(name, callID), "error", Data("type", "tool_error"))}}
+				Data: Data("tool", ToolRef(toolName(), callID), "error", Data("type", "tool_error"))}}
 		}
 	}
 	if !update {
 		return nil
 	}
 	return []Draft{{Type: "x.acp.tool_call.update", Subject: callID, Run: run, Severity: debug,
-		Data: Data("status", status), Levels: extLevels(redact.Metadata, "status")}}
+		Data: Data("status", status), Levels: acpStatusLevels}}
 }
+
+// acpStatusLevels declares a tool call update's status, once for every
+// update: a draft's levels are only read (by the capture gate).
+var acpStatusLevels = extLevels(redact.Metadata, "status")

@@ -255,3 +255,17 @@ func TestACPUsage(t *testing.T) {
 		t.Errorf("usage update %+v", ds)
 	}
 }
+
+// TestACPHook: the name a transport gives a moment (ACPHook) is the one
+// the table's Identify gives it, for every kind.
+func TestACPHook(t *testing.T) {
+	for _, k := range []mapping.Kind{mapping.KindRequest, mapping.KindResponse, mapping.KindNotification, mapping.KindEnd} {
+		for _, method := range []string{"session/update", "session/prompt", "initialize", ""} {
+			f := mapping.Facts{Kind: k, Method: method}
+			hook, _ := mapping.ACP().Identify(mapping.Moment{Facts: f, Raw: []byte(`{}`)})
+			if got, want := mapping.ACPHook(f), k.String()+":"+method; got != want || hook != want {
+				t.Errorf("%v %q: ACPHook %q, Identify %q, want %q", k, method, got, hook, want)
+			}
+		}
+	}
+}

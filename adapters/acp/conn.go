@@ -22,6 +22,7 @@ type connection struct {
 	session string
 	held    []mapping.Moment
 	lane    string
+	out     []mapping.Moment // admit's result, reused batch after batch
 }
 
 // maxHeld bounds the messages waiting for the connection's first session;
@@ -29,10 +30,9 @@ type connection struct {
 const maxHeld = 64
 
 // admit gives a batch's moments the connection's facts and returns those
-// to hand over now, in wire order (held ones first, once their session is
-// known).
+// known). The result is valid until the next call.
 func (c *connection) admit(ms []mapping.Moment) []mapping.Moment {
-	out := make([]mapping.Moment, 0, len(ms)+len(c.held))
+	out := c.out[:0]
 	for _, m := range ms {
 		c.learn(&m)
 		if m.Facts.Session == "" {
@@ -52,6 +52,7 @@ func (c *connection) admit(ms []mapping.Moment) []mapping.Moment {
 		m.Facts.Peer = c.peer
 		out = append(out, m)
 	}
+	c.out = out
 	return out
 }
 

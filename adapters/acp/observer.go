@@ -3,8 +3,10 @@ package acp
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -27,10 +29,74 @@ type pending struct {
 type joiner struct {
 	open  [2]map[string]pending
 	order [2][]string // insertion order, for bounding
+	// The methods and hook names seen (up to maxInterned each) and the
+	// last session named, each kept once: classify reads a line in
+	// place, and what it returns must not be a piece of the line (whose
+	// buffer is reused after its batch), but a busy connection repeats the
+	// same few, and copying them for every line was most of what
+	// classifying cost.
+	methods map[string]string
+	hooks   map[hookKey]string
+	session string
 }
 
+// hookKey names a moment's hook: its kind and method.
+type hookKey struct {
+	kind   mapping.Kind
+	method string
+}
+
+// maxInterned bounds the methods and hook names a joiner keeps: a peer
+// sending ever new methods gets copies past it, never a growing table.
+const maxInterned = 64
+
 func newJoiner() *joiner {
-	return &joiner{open: [2]map[string]pending{{}, {}}}
+	return &joiner{open: [2]map[string]pending{{}, {}}, methods: map[string]string{}, hooks: map[hookKey]string{}}
+}
+
+// method is s, a piece of the line being classified, as a string of its
+// own.
+func (j *joiner) method(s string) string {
+	if m, ok := j.methods[s]; ok {
+		return m
+	}
+	m := strings.Clone(s)
+	if len(j.methods) < maxInterned {
+		j.methods[m] = m
+	}
+	return m
+}
+
+// sessionOf is s, a piece of the line being classified, as a string of
+// its own: the last session's when it is that one.
+func (j *joiner) sessionOf(s string) string {
+	if s != j.session {
+		j.session = strings.Clone(s)
+	}
+	return j.session
+}
+
+// hook is the ACP table's name for a moment with facts f, built once per
+// kind and method.
+func (j *joiner) hook(f mapping.Facts) string {
+	k := hookKey{f.Kind, f.Method}
+	if h, ok := j.hooks[k]; ok {
+		return h
+	}
+	h := mapping.ACPHook(f)
+	if len(j.hooks) < maxInterned {
+		j.hooks[k] = h
+	}
+	return h
+}
+
+// inPlace is b's bytes as a string without copying them, for gjson to
+// read b without the copy gjson.ParseBytes makes of every line. The
+// string and every piece of it are valid only while b is unchanged:
+// nothing cut from it may outlive the call that made it (classify copies
+// or interns what it returns).
+func inPlace(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (j *joiner) remember(d Direction, id string, p pending) {
@@ -90,9 +156,9 @@ func (d Direction) fact() mapping.Direction {
 
 // classify reads the JSON-RPC shape of line into the moment's facts and
 // joins a response to its request (its method and session). line must be
-// valid JSON.
+// valid JSON. What it returns is its own: line may change after.
 func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
-	msg := gjson.ParseBytes(line)
+	msg := gjson.Parse(inPlace(line))
 	if !msg.IsObject() {
 		return mapping.Facts{}, fmt.Errorf("JSON-RPC message is not an object")
 	}
@@ -120,15 +186,22 @@ func (j *joiner) classify(d Direction, line []byte) (mapping.Facts, error) {
 		}
 		return true
 	})
-	f := mapping.Facts{Direction: d.fact(), Method: method.String(), Session: session.String()}
+	// Every string leaving here is copied (or interned) out of line.
+	f := mapping.Facts{Direction: d.fact()}
+	if s := method.String(); s != "" {
+		f.Method = j.method(s)
+	}
+	if s := session.String(); s != "" {
+		f.Session = j.sessionOf(s)
+	}
 	hasID := id.Exists() && id.Type != gjson.Null
 	if hasID {
-		f.ID = id.String()
+		f.ID = strings.Clone(id.String())
 	}
 	switch {
 	case method.Exists() && hasID:
 		f.Kind = mapping.KindRequest
-		j.remember(d, id.Raw, pending{method: f.Method, session: f.Session, id: f.ID})
+		j.remember(d, strings.Clone(id.Raw), pending{method: f.Method, session: f.Session, id: f.ID})
 	case method.Exists():
 		f.Kind = mapping.KindNotification
 	case hasID && answer:
@@ -434,11 +507,15 @@ func (o *observer) observe() {
 	o.ms = o.ms[:0]
 	for _, l := range o.lines {
 		if f, ok := o.facts(l); ok {
-			o.ms = append(o.ms, mapping.Moment{Raw: l.b, Facts: f, Deltas: o.deltas})
+			// Named here as the table names it, so the emitter need not
+			// copy the batch to fill the names in.
+			o.ms = append(o.ms, mapping.Moment{Hook: o.join.hook(f), Raw: l.b, Facts: f, Deltas: o.deltas})
 		}
 	}
-	o.hand(o.conn.admit(o.ms))
-	clear(o.ms) // the lines belong to the batch's chunks
+	ms := o.conn.admit(o.ms)
+	o.hand(ms)
+	clear(ms) // the lines belong to the batch's chunks
+	clear(o.ms)
 	clear(o.lines)
 }
 

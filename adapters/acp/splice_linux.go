@@ -73,7 +73,7 @@ func (r *relay) spliced() (handled bool, err error) {
 				return true, err
 			}
 			r.skip(n)
-			if err := spliceOn(side[0], dstRC, dstBlocking, n); err != nil {
+			if err := spliceTo(side[0], dstRC, dstBlocking, n); err != nil {
 				return true, err
 			}
 			r.stats.Bytes[r.dir].Add(int64(n))
@@ -193,51 +193,23 @@ func fromPipe(src syscall.RawConn, srcBlocking bool, op func(fd int) (int64, err
 // room in dst.
 func spliceAll(src, dst syscall.RawConn, dstBlocking bool, n int) error {
 	var serr error
-	cerr := src.Control(func(sfd uintptr) {
-		for n > 0 && serr == nil {
-			werr := dst.Write(func(dfd uintptr) bool {
-				for {
-					m, e := unix.Splice(int(sfd), nil, int(dfd), nil, n, unix.SPLICE_F_MOVE)
-					switch {
-					case e == unix.EINTR:
-						continue
-					case e == unix.EAGAIN && dstBlocking:
-						if perr := waitFd(int(dfd), unix.POLLOUT); perr != nil {
-							serr = perr
-							return true
-						}
-						continue
-					case e == unix.EAGAIN:
-						return false // the poller waits for room in dst
-					case e != nil:
-						serr = e
-					case m == 0:
-						serr = io.ErrUnexpectedEOF // src held them a moment ago
-					default:
-						n -= int(m)
-					}
-					return true
-				}
-			})
-			if werr != nil && serr == nil {
-				serr = werr
-			}
-		}
-	})
+	cerr := src.Control(func(sfd uintptr) { serr = spliceTo(int(sfd), dst, dstBlocking, n) })
 	if cerr != nil {
 		return cerr
 	}
 	return serr
 }
 
-// spliceOn moves n bytes from the side pipe r (which holds them) to dst,
-// waiting for room in dst.
-func spliceOn(r int, dst syscall.RawConn, dstBlocking bool, n int) error {
+// spliceTo moves n bytes from the pipe descriptor sfd, which holds them
+// (the source, or the side pipe a stride went through unread), to dst,
+// waiting for room in dst (by poll when dst is blocking, the poller when
+// not).
+func spliceTo(sfd int, dst syscall.RawConn, dstBlocking bool, n int) error {
 	var serr error
 	for n > 0 && serr == nil {
 		werr := dst.Write(func(dfd uintptr) bool {
 			for {
-				m, e := unix.Splice(r, nil, int(dfd), nil, n, unix.SPLICE_F_MOVE)
+				m, e := unix.Splice(sfd, nil, int(dfd), nil, n, unix.SPLICE_F_MOVE)
 				switch {
 				case e == unix.EINTR:
 					continue
@@ -252,7 +224,7 @@ func spliceOn(r int, dst syscall.RawConn, dstBlocking bool, n int) error {
 				case e != nil:
 					serr = e
 				case m == 0:
-					serr = io.ErrUnexpectedEOF // the side pipe held them
+					serr = io.ErrUnexpectedEOF // sfd held them a moment ago
 				default:
 					n -= int(m)
 				}
