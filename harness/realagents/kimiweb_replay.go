@@ -38,9 +38,6 @@ import (
 // the replay reaches it.
 func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 	rs := newKimiReplay(fx.Stream, fx.Scenario.Control != nil)
-	srv := httptest.NewServer(rs)
-	defer srv.Close()
-	defer close(rs.stop)
 	tmp, home := "", ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
@@ -54,7 +51,7 @@ func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 	if err := os.WriteFile(tokenFile, []byte("replay-token\n"), 0o600); err != nil {
 		return []string{err.Error()}
 	}
-	args := []string{"follow", "kimi-web", "--url", srv.URL, "--token-file", tokenFile, "--mode", "primary"}
+	var args []string
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	senderDone := make(chan struct{})
@@ -86,6 +83,13 @@ func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 		args = append(args, "--control", "--relay", url)
 		env = append(append([]string(nil), env...), controlEnv(c, url, c.Budget)...)
 	}
+	// The stand-in serves only once rs is whole (its cancel set).
+	srv := httptest.NewServer(rs)
+	defer func() {
+		close(rs.stop) // let go of the open connections, then stop serving
+		srv.Close()
+	}()
+	args = append([]string{"follow", "kimi-web", "--url", srv.URL, "--token-file", tokenFile, "--mode", "primary"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
 	var out strings.Builder
