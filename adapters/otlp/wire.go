@@ -212,12 +212,13 @@ type wireDecoder struct {
 	// come, this one included: a chunk is sized for them, up to recChunk.
 	left int
 	// prev and cur are the attributes of the previous record and of this
-	// one: most values repeat from record to record, and a repeated string
-	// shares the earlier box instead of allocating its own. The previous
-	// value of a key is looked for in the key's own position first (an
-	// exporter sends one kind of record in one order), then among the
-	// others; comparing a few short keys costs less than hashing every
-	// string into a cache.
+	// one, both in the chunk (cur is decoded in place, never copied): most
+	// values repeat from record to record, and a repeated string shares
+	// the earlier box instead of allocating its own. The previous value of
+	// a key is looked for in the key's own position first (an exporter
+	// sends one kind of record in one order), then among the others;
+	// comparing a few short keys costs less than hashing every string
+	// into a cache.
 	prev, cur []mapping.Attr
 }
 
@@ -241,17 +242,24 @@ func (d *wireDecoder) previous(i int, key string) any {
 	return nil
 }
 
-// put adds one attribute to the record being decoded: a key already there
-// (the wire allows it) keeps its place and takes the later value, as a map
-// filled in order would hold it.
-func (d *wireDecoder) put(key string, v any) {
-	for j := range d.cur {
-		if d.cur[j].Key == key {
-			d.cur[j].Value = v
-			return
+// dedupeAttrs folds repeated keys of as (the wire allows them) in place:
+// a key keeps its first place and takes its last value, as a map filled
+// in order would hold it.
+func dedupeAttrs(as []mapping.Attr) []mapping.Attr {
+	out := as[:0]
+	for _, a := range as {
+		found := false
+		for j := range out {
+			if out[j].Key == a.Key {
+				out[j].Value, found = a.Value, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, a)
 		}
 	}
-	d.cur = append(d.cur, mapping.Attr{Key: key, Value: v})
+	return out
 }
 
 // within makes the strings read inside b come from one copy of it.
@@ -275,10 +283,10 @@ func (d *wireDecoder) newRecord() *mapping.OTelRecord {
 	return &d.recs[len(d.recs)-1]
 }
 
-// flat copies the decoded attributes (cur) into the current chunk; the
-// slice returned cannot grow into the next record's.
-func (d *wireDecoder) flat() []mapping.Attr {
-	n := len(d.cur)
+// reserve is room for n attributes in the current chunk: an empty slice
+// that holds n without growing, whose appends cannot reach another
+// record's.
+func (d *wireDecoder) reserve(n int) []mapping.Attr {
 	if n == 0 {
 		return []mapping.Attr{} // not nil: Flat holds the (no) attributes
 	}
@@ -288,8 +296,8 @@ func (d *wireDecoder) flat() []mapping.Attr {
 		d.attrs = make([]mapping.Attr, 0, max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
 	}
 	start := len(d.attrs)
-	d.attrs = append(d.attrs, d.cur...)
-	return d.attrs[start : start+n : start+n]
+	d.attrs = d.attrs[:start+n]
+	return d.attrs[start : start : start+n]
 }
 
 // str is b as a string: cut from the arena when b lies inside its base,
@@ -547,13 +555,13 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	if err != nil {
 		return flatRecord{}, err
 	}
-	d.cur = d.cur[:0]
+	d.cur = d.reserve(len(attrs))
 	kb, err = d.entriesEnc(attrs, 0, kb, nil, true)
-	flat := d.flat()
-	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
 	}
+	flat := d.cur[:len(d.cur):len(d.cur)]
+	d.prev, d.cur = flat, nil
 	k.buf = kb
 	d.entries = attrs
 	sum := sha256.Sum256(kb)
@@ -600,33 +608,22 @@ func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error
 }
 
 // entriesEnc decodes kvs into m (when not nil), or into the record's
-// attributes (wireDecoder.cur) when record is set, whose strings may share
-// the boxes of the previous record's (see wireDecoder.prev), and appends
-// their order-free encoding to enc, as keyer.appendMap does.
+// attributes (wireDecoder.cur, with room for them all) when record is set,
+// whose strings may share the boxes of the previous record's (see
+// wireDecoder.prev), and appends their order-free encoding to enc, as
+// keyer.appendMap does.
 func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any, record bool) ([]byte, error) {
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
 	for i, kv := range kvs {
-		var key, val []byte
-		haveKey, haveVal := false, false
-		r := wireReader{b: kv}
-		for r.more() {
-			num, v, ok := r.nextBytes()
-			if !ok {
-				return nil, errSlowPath
-			}
-			switch {
-			case num == 1 && !haveKey:
-				key, haveKey = v, true
-			case num == 2 && !haveVal:
-				val, haveVal = v, true
-			default:
-				return nil, errSlowPath
-			}
+		key, val, ok := kvParts(kv)
+		if !ok {
+			return nil, errSlowPath
 		}
 		start := len(ent)
 		ent = appendString(ent, key)
+		keyEnd := len(ent)
 		ks := d.str(key)
 		var prev any
 		if record {
@@ -638,16 +635,68 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 			return nil, err
 		}
 		if record {
-			d.put(ks, x)
+			d.cur = append(d.cur, mapping.Attr{Key: ks, Value: x})
 		}
-		spans = append(spans, newSpan(ent, start))
+		spans = append(spans, newSpan(ent, start, keyEnd))
 		if m != nil {
 			m[ks] = x
 		}
 	}
 	enc = appendSorted(enc, ent, spans)
+	// Sorted, the entries of one key lie side by side: a repeated key
+	// (rare) shows there, and only then are the attributes folded.
+	if record && repeatsKey(ent, spans) {
+		d.cur = dedupeAttrs(d.cur)
+	}
 	k.ent, k.spans = ent, spans
 	return enc, nil
+}
+
+// repeatsKey reports whether two of the sorted spans encode the same key.
+func repeatsKey(ent []byte, spans []span) bool {
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if a.key-a.start == b.key-b.start && string(ent[a.start:a.key]) == string(ent[b.start:b.key]) {
+			return true
+		}
+	}
+	return false
+}
+
+// kvParts splits a KeyValue message into its key (field 1) and value
+// (field 2), each present at most once; ok is false for anything else.
+// The layouts exporters write, both fields each with a one-byte length,
+// the key first (prost, the Rust SDK's) or the value first (pdata's
+// marshaler), are read without the general loop.
+func kvParts(kv []byte) (key, val []byte, ok bool) {
+	if len(kv) >= 4 && kv[1] < 0x80 {
+		n := int(kv[1])
+		if 4+n <= len(kv) && kv[3+n] < 0x80 && 4+n+int(kv[3+n]) == len(kv) {
+			switch {
+			case kv[0] == 0x0a && kv[2+n] == 0x12:
+				return kv[2 : 2+n], kv[4+n:], true
+			case kv[0] == 0x12 && kv[2+n] == 0x0a:
+				return kv[4+n:], kv[2 : 2+n], true
+			}
+		}
+	}
+	haveKey, haveVal := false, false
+	r := wireReader{b: kv}
+	for r.more() {
+		num, v, ok := r.nextBytes()
+		if !ok {
+			return nil, nil, false
+		}
+		switch {
+		case num == 1 && !haveKey:
+			key, haveKey = v, true
+		case num == 2 && !haveVal:
+			val, haveVal = v, true
+		default:
+			return nil, nil, false
+		}
+	}
+	return key, val, true
 }
 
 // value decodes one AnyValue as rawValue would give it and appends its key
@@ -657,6 +706,11 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 func (d *wireDecoder) value(b []byte, depth int, enc []byte, prev any) (any, []byte, error) {
 	if depth >= maxWireDepth {
 		return nil, nil, errSlowPath
+	}
+	if len(b) >= 2 && b[0] == 0x0a && b[1] < 0x80 && len(b) == 2+int(b[1]) {
+		// A string with a one-byte length, the most common value.
+		s := b[2:]
+		return d.boxed(s, prev), appendString(append(enc, byte(pcommon.ValueTypeStr)), s), nil
 	}
 	r := wireReader{b: b}
 	if !r.more() {
