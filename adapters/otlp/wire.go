@@ -196,14 +196,16 @@ type wireDecoder struct {
 	k         *keyer
 	nonFinite bool // a NaN or infinite double was read (errNonFinite)
 	entries   [][]byte
-	// arena is a copy of the request's body, base the body: the strings
-	// read inside it are cut from arena, so one allocation holds every
-	// attribute name and value of the request (held while its records
-	// are, which is until the request is answered: the tables keep
-	// nothing of a record past it but in the state they save). A string
-	// outside base is copied alone.
-	arena string
-	base  []byte
+	// strs is where the request's strings are copied, back to back, a
+	// chunk at a time (see str): a string repeated from the previous
+	// record is not copied again, so a request of records alike copies
+	// little more than what changes between them, in a few allocations.
+	// Bytes once written there are never written again: the strings cut
+	// from them stay immutable.
+	strs []byte
+	// event and severity are the previous record's event name and severity
+	// text, which its successors mostly repeat.
+	event, severity string
 	// recs and attrs are where the request's records and their attributes
 	// are allocated, a chunk at a time: one allocation for many records.
 	recs  []mapping.OTelRecord
@@ -262,11 +264,6 @@ func dedupeAttrs(as []mapping.Attr) []mapping.Attr {
 	return out
 }
 
-// within makes the strings read inside b come from one copy of it.
-func (d *wireDecoder) within(b []byte) {
-	d.base, d.arena = b, string(b)
-}
-
 // recChunk bounds the records (and their attributes) one chunk holds,
 // maxAttrChunk the attributes of records sharing a chunk.
 const (
@@ -300,19 +297,39 @@ func (d *wireDecoder) reserve(n int) []mapping.Attr {
 	return d.attrs[start : start : start+n]
 }
 
-// str is b as a string: cut from the arena when b lies inside its base,
-// else copied.
+// strChunk is the size of the chunks strings are copied into; a string
+// longer than a quarter of it is copied alone.
+const strChunk = 4 << 10
+
+// str is b as a string, copied into the current string chunk.
 func (d *wireDecoder) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	// Addresses compared, never turned back into pointers: b's offset in
-	// base when it lies there.
-	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.base)))
-	if len(b) <= len(d.base) && off <= uintptr(len(d.base)-len(b)) {
-		return d.arena[off : off+uintptr(len(b))]
+	if len(b) > strChunk/4 {
+		return string(b)
 	}
-	return string(b)
+	if cap(d.strs)-len(d.strs) < len(b) {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	start := len(d.strs)
+	d.strs = append(d.strs, b...)
+	return unsafe.String(&d.strs[start], len(b))
+}
+
+// same is b as a string, last itself when it holds the same bytes.
+func (d *wireDecoder) same(b []byte, last string) string {
+	if last == string(b) {
+		return last
+	}
+	return d.str(b)
+}
+
+// hexID is id in lowercase hex, as hex.EncodeToString gives it.
+func (d *wireDecoder) hexID(id []byte) string {
+	var buf [32]byte
+	n := hex.Encode(buf[:], id)
+	return d.str(buf[:n])
 }
 
 // boxed is b as a string in an interface, the box of prev when prev holds
@@ -327,7 +344,6 @@ func (d *wireDecoder) boxed(b []byte, prev any) any {
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
 	d := &wireDecoder{k: k}
-	d.within(body)
 	rls, ok := only1(body)
 	if !ok {
 		return nil, errSlowPath
@@ -578,17 +594,18 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 		Scope:          scope,
 		Flat:           flat,
 		Body:           bodyVal,
-		EventName:      d.str(eventName),
-		SeverityText:   d.str(severityText),
+		EventName:      d.same(eventName, d.event),
+		SeverityText:   d.same(severityText, d.severity),
 		SeverityNumber: severity,
 		Time:           timeNano,
 		ObservedTime:   observed,
 	}
+	d.event, d.severity = rec.EventName, rec.SeverityText
 	if traceID != [16]byte{} {
-		rec.TraceID = hex.EncodeToString(traceID[:])
+		rec.TraceID = d.hexID(traceID[:])
 	}
 	if spanID != [8]byte{} {
-		rec.SpanID = hex.EncodeToString(spanID[:])
+		rec.SpanID = d.hexID(spanID[:])
 	}
 	fr.rec = rec
 	return fr, nil
@@ -624,10 +641,19 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 		start := len(ent)
 		ent = appendString(ent, key)
 		keyEnd := len(ent)
-		ks := d.str(key)
+		var ks string
 		var prev any
 		if record {
-			prev = d.previous(i, ks)
+			// The key as the previous record had it, uncopied, when it
+			// had it in the same place (see wireDecoder.prev).
+			if i < len(d.prev) && d.prev[i].Key == string(key) {
+				ks, prev = d.prev[i].Key, d.prev[i].Value
+			} else {
+				ks = d.str(key)
+				prev = d.previous(i, ks)
+			}
+		} else {
+			ks = d.str(key)
 		}
 		var x any
 		var err error
