@@ -228,20 +228,20 @@ type wireDecoder struct {
 // beyond its own position.
 const maxScan = 32
 
-// previous is the value key had in the previous record, at position i or
-// elsewhere; nil when it had none.
-func (d *wireDecoder) previous(i int, key string) any {
-	if i < len(d.prev) && d.prev[i].Key == key {
-		return d.prev[i].Value
+// previous is where key was in the previous record's attributes, at
+// position i or elsewhere; -1 when it had no such attribute.
+func (d *wireDecoder) previous(i int, key []byte) int {
+	if i < len(d.prev) && d.prev[i].Key == string(key) {
+		return i
 	}
 	if len(d.prev) <= maxScan {
 		for j := range d.prev {
-			if d.prev[j].Key == key {
-				return d.prev[j].Value
+			if d.prev[j].Key == string(key) {
+				return j
 			}
 		}
 	}
-	return nil
+	return -1
 }
 
 // dedupeAttrs folds repeated keys of as (the wire allows them) in place:
@@ -644,13 +644,13 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 		var ks string
 		var prev any
 		if record {
-			// The key as the previous record had it, uncopied, when it
-			// had it in the same place (see wireDecoder.prev).
-			if i < len(d.prev) && d.prev[i].Key == string(key) {
-				ks, prev = d.prev[i].Key, d.prev[i].Value
+			// The key and value as the previous record had them: the
+			// key uncopied, the value's box shared when it holds the
+			// same (see wireDecoder.prev).
+			if j := d.previous(i, key); j >= 0 {
+				ks, prev = d.prev[j].Key, d.prev[j].Value
 			} else {
 				ks = d.str(key)
-				prev = d.previous(i, ks)
 			}
 		} else {
 			ks = d.str(key)
