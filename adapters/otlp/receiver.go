@@ -135,6 +135,7 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
 	sessions := map[[2]string]struct{}{} // the (agent, session) pairs this request writes to
+	var last [2]string                   // the pair admitted last: most records follow one of their session
 	capped := 0
 	defer func() {
 		if capped > 0 {
@@ -151,7 +152,7 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 				rejected++
 				continue
 			}
-			hook, ok := r.admit(sessions, v, fr.rec)
+			hook, ok := r.admit(sessions, &last, v, fr.rec)
 			if !ok {
 				capped++
 				rejected++
@@ -176,8 +177,9 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 // admit reports whether a record's session may be written by this request:
 // one already written to, or a new one while the request has written to
 // fewer than MaxSessions. It returns the record's name as the table
-// identifies it, for its moment.
-func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) (hook string, ok bool) {
+// identifies it, for its moment. last is the pair admitted last, which
+// needs no lookup.
+func (r *Receiver) admit(sessions map[[2]string]struct{}, last *[2]string, v mapping.Vendor, rec *mapping.OTelRecord) (hook string, ok bool) {
 	session := mapping.UnknownSession
 	if v.Identify != nil {
 		var s string
@@ -186,13 +188,16 @@ func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec 
 		}
 	}
 	key := [2]string{v.AgentName(), session}
-	if _, ok := sessions[key]; ok {
+	if key == *last {
 		return hook, true
 	}
-	if len(sessions) >= r.cfg.MaxSessions {
-		return hook, false
+	if _, ok := sessions[key]; !ok {
+		if len(sessions) >= r.cfg.MaxSessions {
+			return hook, false
+		}
+		sessions[key] = struct{}{}
 	}
-	sessions[key] = struct{}{}
+	*last = key
 	return hook, true
 }
 
