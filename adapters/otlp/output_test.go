@@ -38,7 +38,7 @@ type scenario struct {
 // OTLP/JSON ones re-encoded as protobuf so they take the fast path), the
 // benchmark's requests, and random requests over every field and value
 // type.
-func outputScenarios(t *testing.T) []scenario {
+func outputScenarios(t testing.TB) []scenario {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "fixtures", "codex-otel", "recorded", "*", "otlp.jsonl"))
 	if err != nil || len(files) == 0 {

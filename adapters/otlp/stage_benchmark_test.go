@@ -82,3 +82,23 @@ func BenchmarkStageCPU(b *testing.B) {
 		b.ReportMetric(float64(t[s].Microseconds())/reqs, name+"-µs/req")
 	}
 }
+
+// BenchmarkStageDecodeRecorded is the fast path's decoding of the recorded
+// Codex sessions' requests (fixtures/codex-otel), as Codex's exporter
+// wrote them or re-encoded from OTLP/JSON by pdata.
+func BenchmarkStageDecodeRecorded(b *testing.B) {
+	var bodies [][]byte
+	for _, sc := range outputScenarios(b) {
+		if sc.name != "bench" && sc.name != "random" {
+			bodies = append(bodies, sc.bodies...)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, body := range bodies {
+			if _, err := decodeWire(body, &keyer{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

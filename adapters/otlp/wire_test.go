@@ -199,6 +199,8 @@ func FuzzKVParts(f *testing.F) {
 	f.Add([]byte{0x12, 0x03, 0x0a, 0x01, 'v', 0x0a, 0x01, 'k'}) // value first (pdata)
 	f.Add([]byte{0x0a, 0x01, 'k', 0x0a, 0x01, 'k'})
 	f.Add([]byte{0x12, 0x00, 0x12, 0x00})
+	f.Add(append([]byte{0x0a, 0x01, 'k', 0x12, 0x83, 0x01, 0x0a, 0x80, 0x01}, make([]byte, 128)...)) // two-byte lengths
+	f.Add([]byte{0x0a, 0x80, 0x00, 0x12, 0x00})                                                      // a length not written shortest
 	f.Fuzz(func(t *testing.T, kv []byte) {
 		key, val, ok := kvParts(kv)
 		wkey, wval, wok := kvFieldLoop(kv)
