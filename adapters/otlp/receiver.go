@@ -4,7 +4,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -209,15 +211,17 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 	if len(batch) == 0 {
 		return 0, nil
 	}
-	ms := make([]mapping.Moment, len(batch))
+	pooled := getMoments(len(batch))
+	defer putMoments(pooled)
+	ms := *pooled
 	// The nonces, each a record key's first 8 bytes in hex, cut from one
-	// string for the batch.
+	// string for the batch (its bytes never written again).
 	const nonceLen = 16
 	hexes := make([]byte, nonceLen*len(batch))
 	for i, p := range batch {
 		hex.Encode(hexes[nonceLen*i:], p.key[:8])
 	}
-	nonces := string(hexes)
+	nonces := unsafe.String(unsafe.SliceData(hexes), len(hexes))
 	for i, p := range batch {
 		ms[i] = recordMoment(p.rec)
 		ms[i].Hook = p.hook // as the emitter would name it: no copy of the batch there
@@ -248,6 +252,35 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		return rejected, fmt.Errorf("%w: %s records: %w", errEmit, v.Name, batchErr)
 	}
 	return rejected, nil
+}
+
+// momentPool recycles the moments emitBatch hands the emitter: a batch's
+// moments are garbage once HandleBatch returns (the emitter keeps nothing
+// of them but what it copies), and a request's hundred of them is a tenth
+// of what the request allocates. Only slices up to maxPooledMoments are
+// kept, so the pool holds little beyond what typical requests need.
+var momentPool = sync.Pool{New: func() any { return new([]mapping.Moment) }}
+
+const maxPooledMoments = 1024
+
+// getMoments is room for n moments, every one to be set by the caller.
+func getMoments(n int) *[]mapping.Moment {
+	p := momentPool.Get().(*[]mapping.Moment)
+	if cap(*p) < n {
+		*p = make([]mapping.Moment, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+// putMoments gives the moments back to the pool, cleared first: a pooled
+// slice must not keep a request's records alive.
+func putMoments(p *[]mapping.Moment) {
+	if cap(*p) > maxPooledMoments {
+		return
+	}
+	clear(*p)
+	momentPool.Put(p)
 }
 
 // pending is one decoded record waiting for its session's batch.
