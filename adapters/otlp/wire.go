@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -210,6 +211,8 @@ type wireDecoder struct {
 	// are allocated, a chunk at a time: one allocation for many records.
 	recs  []mapping.OTelRecord
 	attrs []mapping.Attr
+	// sc, when not nil, holds the chunks of an earlier request to reuse.
+	sc *wireScratch
 	// left is how many records of the scope being decoded are still to
 	// come, this one included: a chunk is sized for them, up to recChunk.
 	left int
@@ -274,7 +277,7 @@ const (
 // newRecord is a zeroed record from the current chunk.
 func (d *wireDecoder) newRecord() *mapping.OTelRecord {
 	if len(d.recs) == cap(d.recs) {
-		d.recs = make([]mapping.OTelRecord, 0, min(max(d.left, 1), recChunk))
+		d.recs = d.sc.recChunk(min(max(d.left, 1), recChunk))
 	}
 	d.recs = d.recs[:len(d.recs)+1]
 	return &d.recs[len(d.recs)-1]
@@ -290,11 +293,101 @@ func (d *wireDecoder) reserve(n int) []mapping.Attr {
 	if cap(d.attrs)-len(d.attrs) < n {
 		// Room for the scope's next records if they have as many, within
 		// maxAttrChunk (a record of many attributes gets a chunk alone).
-		d.attrs = make([]mapping.Attr, 0, max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
+		d.attrs = d.sc.attrChunk(max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
 	}
 	start := len(d.attrs)
 	d.attrs = d.attrs[:start+n]
 	return d.attrs[start : start : start+n]
+}
+
+// wireScratch keeps the record and attribute chunks of one request for
+// the next (scratchPool): a request of a hundred records allocates them
+// as a sixth of all it allocates. A chunk is reused when it is large
+// enough for what is asked, and cleared when the scratch is released, so
+// nothing of a request outlives it there; only scratches within
+// maxScratchRecs records and maxScratchAttrs attributes are kept, so the
+// pool holds little beyond what typical requests need.
+type wireScratch struct {
+	recs  [][]mapping.OTelRecord
+	attrs [][]mapping.Attr
+	// usedRecs and usedAttrs count the chunks handed out since the last
+	// release.
+	usedRecs, usedAttrs int
+}
+
+const (
+	maxScratchRecs  = 2 * recChunk
+	maxScratchAttrs = maxAttrChunk
+)
+
+// scratchPool recycles the fast path's chunks between requests.
+var scratchPool = sync.Pool{New: func() any { return new(wireScratch) }}
+
+// recChunk is an empty chunk for at least n records.
+func (sc *wireScratch) recChunk(n int) []mapping.OTelRecord {
+	if sc == nil {
+		return make([]mapping.OTelRecord, 0, n)
+	}
+	for i := sc.usedRecs; i < len(sc.recs); i++ {
+		if cap(sc.recs[i]) >= n {
+			// Swapped into the used part: each chunk is handed out once
+			// per request.
+			sc.recs[i], sc.recs[sc.usedRecs] = sc.recs[sc.usedRecs], sc.recs[i]
+			sc.usedRecs++
+			return sc.recs[sc.usedRecs-1][:0]
+		}
+	}
+	c := make([]mapping.OTelRecord, 0, n)
+	sc.recs = append(sc.recs, c)
+	sc.recs[sc.usedRecs], sc.recs[len(sc.recs)-1] = sc.recs[len(sc.recs)-1], sc.recs[sc.usedRecs]
+	sc.usedRecs++
+	return c
+}
+
+// attrChunk is an empty chunk for at least n attributes.
+func (sc *wireScratch) attrChunk(n int) []mapping.Attr {
+	if sc == nil {
+		return make([]mapping.Attr, 0, n)
+	}
+	for i := sc.usedAttrs; i < len(sc.attrs); i++ {
+		if cap(sc.attrs[i]) >= n {
+			sc.attrs[i], sc.attrs[sc.usedAttrs] = sc.attrs[sc.usedAttrs], sc.attrs[i]
+			sc.usedAttrs++
+			return sc.attrs[sc.usedAttrs-1][:0]
+		}
+	}
+	c := make([]mapping.Attr, 0, n)
+	sc.attrs = append(sc.attrs, c)
+	sc.attrs[sc.usedAttrs], sc.attrs[len(sc.attrs)-1] = sc.attrs[len(sc.attrs)-1], sc.attrs[sc.usedAttrs]
+	sc.usedAttrs++
+	return c
+}
+
+// getScratch is a scratch for one request's decoding.
+func getScratch() *wireScratch { return scratchPool.Get().(*wireScratch) }
+
+// release clears the chunks the request used (whose records must no
+// longer be read) and gives the scratch back to the pool, unless it grew
+// past the bounds.
+func (sc *wireScratch) release() {
+	nrec, nattr := 0, 0
+	for _, c := range sc.recs[:sc.usedRecs] {
+		clear(c[:cap(c)])
+	}
+	for _, c := range sc.attrs[:sc.usedAttrs] {
+		clear(c[:cap(c)])
+	}
+	for _, c := range sc.recs {
+		nrec += cap(c)
+	}
+	for _, c := range sc.attrs {
+		nattr += cap(c)
+	}
+	sc.usedRecs, sc.usedAttrs = 0, 0
+	if nrec > maxScratchRecs || nattr > maxScratchAttrs {
+		return
+	}
+	scratchPool.Put(sc)
 }
 
 // strChunk is the size of the chunks strings are copied into; a string
@@ -343,7 +436,14 @@ func (d *wireDecoder) boxed(b []byte, prev any) any {
 
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
-	d := &wireDecoder{k: k}
+	return decodeWireIn(body, k, nil)
+}
+
+// decodeWireIn is decodeWire with the records and their attributes in sc's
+// chunks (new ones when sc is nil): what it returns lives until sc is
+// released.
+func decodeWireIn(body []byte, k *keyer, sc *wireScratch) ([]flatResource, error) {
+	d := &wireDecoder{k: k, sc: sc}
 	rls, ok := only1(body)
 	if !ok {
 		return nil, errSlowPath
