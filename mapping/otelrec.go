@@ -236,6 +236,11 @@ type otelProfile struct {
 	// types are the companion types by suffix (typeName), built once.
 	typesOnce sync.Once
 	types     map[string]string
+	// idLens has bit n set when an identity attribute's name is n bytes
+	// long (63 standing for any longer): most attributes are told from
+	// identity by their length alone, without a lookup (isIdentity).
+	idOnce sync.Once
+	idLens uint64
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -295,7 +300,7 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	a := r.attrs()
 	data := make(map[string]any, min(a.len()+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
 	keep := func(k string, v any) {
-		if p.identity[k] || v == nil {
+		if v == nil || p.isIdentity(k) {
 			return
 		}
 		if s, ok := v.(string); ok && s == vendorRedactedMarker {
@@ -315,7 +320,7 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	// The declared levels of every key data can hold: an attribute's own,
 	// the resource's host.name at redacted, the body at full (undeclared).
 	levels := p.levels
-	if hv := r.Resource["host.name"]; attrStr(r.Resource, "host.name") != "" {
+	if hv := r.Resource["host.name"]; isNonEmptyString(hv) {
 		if _, dup := data["host.name"]; !dup {
 			data["host.name"] = hv // the resource's own box: no copy per record
 		}
@@ -327,6 +332,26 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 		}
 	}
 	return Draft{Type: p.typeName(suffix), Data: data, Levels: levels}
+}
+
+// isIdentity reports whether the attribute k is envelope identity (the
+// profile's identity set).
+func (p *otelProfile) isIdentity(k string) bool {
+	p.idOnce.Do(func() {
+		for id := range p.identity {
+			p.idLens |= 1 << min(len(id), 63)
+		}
+	})
+	if p.idLens&(1<<min(len(k), 63)) == 0 {
+		return false
+	}
+	return p.identity[k]
+}
+
+// isNonEmptyString reports whether v is a string other than "".
+func isNonEmptyString(v any) bool {
+	s, _ := v.(string)
+	return s != ""
 }
 
 // typeName is the type of a known record's companion event, prefix and

@@ -90,7 +90,9 @@ func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 	var frs []flatResource
 	werr := errSlowPath
 	if !asJSON {
-		frs, werr = decodeWire(buf.Bytes(), &keyer{})
+		sc := getScratch()
+		defer sc.release() // after the records are emitted: nothing reads them then
+		frs, werr = decodeWireIn(buf.Bytes(), &keyer{}, sc)
 	}
 	if werr == nil {
 		rejected, err = r.consumeFlat(frs)

@@ -4,7 +4,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -135,6 +137,7 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 	r.stats.requests.Add(1)
 	defer func() { r.stats.rejected.Add(rejected) }()
 	sessions := map[[2]string]struct{}{} // the (agent, session) pairs this request writes to
+	var last [2]string                   // the pair admitted last: most records follow one of their session
 	capped := 0
 	defer func() {
 		if capped > 0 {
@@ -151,7 +154,7 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 				rejected++
 				continue
 			}
-			hook, ok := r.admit(sessions, v, fr.rec)
+			hook, ok := r.admit(sessions, &last, v, fr.rec)
 			if !ok {
 				capped++
 				rejected++
@@ -176,8 +179,9 @@ func (r *Receiver) consume(n int, resource func(i int) (map[string]any, []flatRe
 // admit reports whether a record's session may be written by this request:
 // one already written to, or a new one while the request has written to
 // fewer than MaxSessions. It returns the record's name as the table
-// identifies it, for its moment.
-func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec *mapping.OTelRecord) (hook string, ok bool) {
+// identifies it, for its moment. last is the pair admitted last, which
+// needs no lookup.
+func (r *Receiver) admit(sessions map[[2]string]struct{}, last *[2]string, v mapping.Vendor, rec *mapping.OTelRecord) (hook string, ok bool) {
 	session := mapping.UnknownSession
 	if v.Identify != nil {
 		var s string
@@ -186,13 +190,16 @@ func (r *Receiver) admit(sessions map[[2]string]struct{}, v mapping.Vendor, rec 
 		}
 	}
 	key := [2]string{v.AgentName(), session}
-	if _, ok := sessions[key]; ok {
+	if key == *last {
 		return hook, true
 	}
-	if len(sessions) >= r.cfg.MaxSessions {
-		return hook, false
+	if _, ok := sessions[key]; !ok {
+		if len(sessions) >= r.cfg.MaxSessions {
+			return hook, false
+		}
+		sessions[key] = struct{}{}
 	}
-	sessions[key] = struct{}{}
+	*last = key
 	return hook, true
 }
 
@@ -204,15 +211,17 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 	if len(batch) == 0 {
 		return 0, nil
 	}
-	ms := make([]mapping.Moment, len(batch))
+	pooled := getMoments(len(batch))
+	defer putMoments(pooled)
+	ms := *pooled
 	// The nonces, each a record key's first 8 bytes in hex, cut from one
-	// string for the batch.
+	// string for the batch (its bytes never written again).
 	const nonceLen = 16
 	hexes := make([]byte, nonceLen*len(batch))
 	for i, p := range batch {
 		hex.Encode(hexes[nonceLen*i:], p.key[:8])
 	}
-	nonces := string(hexes)
+	nonces := unsafe.String(unsafe.SliceData(hexes), len(hexes))
 	for i, p := range batch {
 		ms[i] = recordMoment(p.rec)
 		ms[i].Hook = p.hook // as the emitter would name it: no copy of the batch there
@@ -243,6 +252,35 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		return rejected, fmt.Errorf("%w: %s records: %w", errEmit, v.Name, batchErr)
 	}
 	return rejected, nil
+}
+
+// momentPool recycles the moments emitBatch hands the emitter: a batch's
+// moments are garbage once HandleBatch returns (the emitter keeps nothing
+// of them but what it copies), and a request's hundred of them is a tenth
+// of what the request allocates. Only slices up to maxPooledMoments are
+// kept, so the pool holds little beyond what typical requests need.
+var momentPool = sync.Pool{New: func() any { return new([]mapping.Moment) }}
+
+const maxPooledMoments = 1024
+
+// getMoments is room for n moments, every one to be set by the caller.
+func getMoments(n int) *[]mapping.Moment {
+	p := momentPool.Get().(*[]mapping.Moment)
+	if cap(*p) < n {
+		*p = make([]mapping.Moment, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+// putMoments gives the moments back to the pool, cleared first: a pooled
+// slice must not keep a request's records alive.
+func putMoments(p *[]mapping.Moment) {
+	if cap(*p) > maxPooledMoments {
+		return
+	}
+	clear(*p)
+	momentPool.Put(p)
 }
 
 // pending is one decoded record waiting for its session's batch.

@@ -43,19 +43,19 @@ type keyer struct {
 	spans []span // where each entry of ent lies
 }
 
-// span is where one map entry's encoding lies in the keyer's scratch, with
-// its first 8 bytes (big-endian, zero-padded) to order most entries without
-// comparing the bytes.
+// span is where one map entry's encoding lies in the keyer's scratch, key
+// where the encoding of its key ends, with its first 8 bytes (big-endian,
+// zero-padded) to order most entries without comparing the bytes.
 type span struct {
-	start, end int
-	head       uint64
+	start, end, key int
+	head            uint64
 }
 
-// newSpan is the span of ent[start:].
-func newSpan(ent []byte, start int) span {
+// newSpan is the span of ent[start:], its key's encoding ending at key.
+func newSpan(ent []byte, start, key int) span {
 	var h [8]byte
 	copy(h[:], ent[start:])
-	return span{start, len(ent), binary.BigEndian.Uint64(h[:])}
+	return span{start, len(ent), key, binary.BigEndian.Uint64(h[:])}
 }
 
 // appendSorted appends the count of spans and their entries in byte order:
@@ -265,8 +265,10 @@ func (k *keyer) appendMap(b []byte, m pcommon.Map) []byte {
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
 	for key, v := range m.All() {
 		start := len(ent)
-		ent = k.appendValue(appendString(ent, key), v)
-		spans = append(spans, newSpan(ent, start))
+		ent = appendString(ent, key)
+		keyEnd := len(ent)
+		ent = k.appendValue(ent, v)
+		spans = append(spans, newSpan(ent, start, keyEnd))
 	}
 	b = appendSorted(b, ent, spans)
 	k.ent, k.spans = ent, spans

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -196,28 +197,33 @@ type wireDecoder struct {
 	k         *keyer
 	nonFinite bool // a NaN or infinite double was read (errNonFinite)
 	entries   [][]byte
-	// arena is a copy of the request's body, base the body: the strings
-	// read inside it are cut from arena, so one allocation holds every
-	// attribute name and value of the request (held while its records
-	// are, which is until the request is answered: the tables keep
-	// nothing of a record past it but in the state they save). A string
-	// outside base is copied alone.
-	arena string
-	base  []byte
+	// strs is where the request's strings are copied, back to back, a
+	// chunk at a time (see str): a string repeated from the previous
+	// record is not copied again, so a request of records alike copies
+	// little more than what changes between them, in a few allocations.
+	// Bytes once written there are never written again: the strings cut
+	// from them stay immutable.
+	strs []byte
+	// event and severity are the previous record's event name and severity
+	// text, which its successors mostly repeat.
+	event, severity string
 	// recs and attrs are where the request's records and their attributes
 	// are allocated, a chunk at a time: one allocation for many records.
 	recs  []mapping.OTelRecord
 	attrs []mapping.Attr
+	// sc, when not nil, holds the chunks of an earlier request to reuse.
+	sc *wireScratch
 	// left is how many records of the scope being decoded are still to
 	// come, this one included: a chunk is sized for them, up to recChunk.
 	left int
 	// prev and cur are the attributes of the previous record and of this
-	// one: most values repeat from record to record, and a repeated string
-	// shares the earlier box instead of allocating its own. The previous
-	// value of a key is looked for in the key's own position first (an
-	// exporter sends one kind of record in one order), then among the
-	// others; comparing a few short keys costs less than hashing every
-	// string into a cache.
+	// one, both in the chunk (cur is decoded in place, never copied): most
+	// values repeat from record to record, and a repeated string shares
+	// the earlier box instead of allocating its own. The previous value of
+	// a key is looked for in the key's own position first (an exporter
+	// sends one kind of record in one order), then among the others;
+	// comparing a few short keys costs less than hashing every string
+	// into a cache.
 	prev, cur []mapping.Attr
 }
 
@@ -225,38 +231,40 @@ type wireDecoder struct {
 // beyond its own position.
 const maxScan = 32
 
-// previous is the value key had in the previous record, at position i or
-// elsewhere; nil when it had none.
-func (d *wireDecoder) previous(i int, key string) any {
-	if i < len(d.prev) && d.prev[i].Key == key {
-		return d.prev[i].Value
+// previous is where key was in the previous record's attributes, at
+// position i or elsewhere; -1 when it had no such attribute.
+func (d *wireDecoder) previous(i int, key []byte) int {
+	if i < len(d.prev) && d.prev[i].Key == string(key) {
+		return i
 	}
 	if len(d.prev) <= maxScan {
 		for j := range d.prev {
-			if d.prev[j].Key == key {
-				return d.prev[j].Value
+			if d.prev[j].Key == string(key) {
+				return j
 			}
 		}
 	}
-	return nil
+	return -1
 }
 
-// put adds one attribute to the record being decoded: a key already there
-// (the wire allows it) keeps its place and takes the later value, as a map
-// filled in order would hold it.
-func (d *wireDecoder) put(key string, v any) {
-	for j := range d.cur {
-		if d.cur[j].Key == key {
-			d.cur[j].Value = v
-			return
+// dedupeAttrs folds repeated keys of as (the wire allows them) in place:
+// a key keeps its first place and takes its last value, as a map filled
+// in order would hold it.
+func dedupeAttrs(as []mapping.Attr) []mapping.Attr {
+	out := as[:0]
+	for _, a := range as {
+		found := false
+		for j := range out {
+			if out[j].Key == a.Key {
+				out[j].Value, found = a.Value, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, a)
 		}
 	}
-	d.cur = append(d.cur, mapping.Attr{Key: key, Value: v})
-}
-
-// within makes the strings read inside b come from one copy of it.
-func (d *wireDecoder) within(b []byte) {
-	d.base, d.arena = b, string(b)
+	return out
 }
 
 // recChunk bounds the records (and their attributes) one chunk holds,
@@ -269,42 +277,152 @@ const (
 // newRecord is a zeroed record from the current chunk.
 func (d *wireDecoder) newRecord() *mapping.OTelRecord {
 	if len(d.recs) == cap(d.recs) {
-		d.recs = make([]mapping.OTelRecord, 0, min(max(d.left, 1), recChunk))
+		d.recs = d.sc.recChunk(min(max(d.left, 1), recChunk))
 	}
 	d.recs = d.recs[:len(d.recs)+1]
 	return &d.recs[len(d.recs)-1]
 }
 
-// flat copies the decoded attributes (cur) into the current chunk; the
-// slice returned cannot grow into the next record's.
-func (d *wireDecoder) flat() []mapping.Attr {
-	n := len(d.cur)
+// reserve is room for n attributes in the current chunk: an empty slice
+// that holds n without growing, whose appends cannot reach another
+// record's.
+func (d *wireDecoder) reserve(n int) []mapping.Attr {
 	if n == 0 {
 		return []mapping.Attr{} // not nil: Flat holds the (no) attributes
 	}
 	if cap(d.attrs)-len(d.attrs) < n {
 		// Room for the scope's next records if they have as many, within
 		// maxAttrChunk (a record of many attributes gets a chunk alone).
-		d.attrs = make([]mapping.Attr, 0, max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
+		d.attrs = d.sc.attrChunk(max(n, min(n*min(max(d.left, 1), recChunk), maxAttrChunk)))
 	}
 	start := len(d.attrs)
-	d.attrs = append(d.attrs, d.cur...)
-	return d.attrs[start : start+n : start+n]
+	d.attrs = d.attrs[:start+n]
+	return d.attrs[start : start : start+n]
 }
 
-// str is b as a string: cut from the arena when b lies inside its base,
-// else copied.
+// wireScratch keeps the record and attribute chunks of one request for
+// the next (scratchPool): a request of a hundred records allocates them
+// as a sixth of all it allocates. A chunk is reused when it is large
+// enough for what is asked, and cleared when the scratch is released, so
+// nothing of a request outlives it there; only scratches within
+// maxScratchRecs records and maxScratchAttrs attributes are kept, so the
+// pool holds little beyond what typical requests need.
+type wireScratch struct {
+	recs  [][]mapping.OTelRecord
+	attrs [][]mapping.Attr
+	// usedRecs and usedAttrs count the chunks handed out since the last
+	// release.
+	usedRecs, usedAttrs int
+}
+
+const (
+	maxScratchRecs  = 2 * recChunk
+	maxScratchAttrs = maxAttrChunk
+)
+
+// scratchPool recycles the fast path's chunks between requests.
+var scratchPool = sync.Pool{New: func() any { return new(wireScratch) }}
+
+// recChunk is an empty chunk for at least n records.
+func (sc *wireScratch) recChunk(n int) []mapping.OTelRecord {
+	if sc == nil {
+		return make([]mapping.OTelRecord, 0, n)
+	}
+	for i := sc.usedRecs; i < len(sc.recs); i++ {
+		if cap(sc.recs[i]) >= n {
+			// Swapped into the used part: each chunk is handed out once
+			// per request.
+			sc.recs[i], sc.recs[sc.usedRecs] = sc.recs[sc.usedRecs], sc.recs[i]
+			sc.usedRecs++
+			return sc.recs[sc.usedRecs-1][:0]
+		}
+	}
+	c := make([]mapping.OTelRecord, 0, n)
+	sc.recs = append(sc.recs, c)
+	sc.recs[sc.usedRecs], sc.recs[len(sc.recs)-1] = sc.recs[len(sc.recs)-1], sc.recs[sc.usedRecs]
+	sc.usedRecs++
+	return c
+}
+
+// attrChunk is an empty chunk for at least n attributes.
+func (sc *wireScratch) attrChunk(n int) []mapping.Attr {
+	if sc == nil {
+		return make([]mapping.Attr, 0, n)
+	}
+	for i := sc.usedAttrs; i < len(sc.attrs); i++ {
+		if cap(sc.attrs[i]) >= n {
+			sc.attrs[i], sc.attrs[sc.usedAttrs] = sc.attrs[sc.usedAttrs], sc.attrs[i]
+			sc.usedAttrs++
+			return sc.attrs[sc.usedAttrs-1][:0]
+		}
+	}
+	c := make([]mapping.Attr, 0, n)
+	sc.attrs = append(sc.attrs, c)
+	sc.attrs[sc.usedAttrs], sc.attrs[len(sc.attrs)-1] = sc.attrs[len(sc.attrs)-1], sc.attrs[sc.usedAttrs]
+	sc.usedAttrs++
+	return c
+}
+
+// getScratch is a scratch for one request's decoding.
+func getScratch() *wireScratch { return scratchPool.Get().(*wireScratch) }
+
+// release clears the chunks the request used (whose records must no
+// longer be read) and gives the scratch back to the pool, unless it grew
+// past the bounds.
+func (sc *wireScratch) release() {
+	nrec, nattr := 0, 0
+	for _, c := range sc.recs[:sc.usedRecs] {
+		clear(c[:cap(c)])
+	}
+	for _, c := range sc.attrs[:sc.usedAttrs] {
+		clear(c[:cap(c)])
+	}
+	for _, c := range sc.recs {
+		nrec += cap(c)
+	}
+	for _, c := range sc.attrs {
+		nattr += cap(c)
+	}
+	sc.usedRecs, sc.usedAttrs = 0, 0
+	if nrec > maxScratchRecs || nattr > maxScratchAttrs {
+		return
+	}
+	scratchPool.Put(sc)
+}
+
+// strChunk is the size of the chunks strings are copied into; a string
+// longer than a quarter of it is copied alone.
+const strChunk = 4 << 10
+
+// str is b as a string, copied into the current string chunk.
 func (d *wireDecoder) str(b []byte) string {
 	if len(b) == 0 {
 		return ""
 	}
-	// Addresses compared, never turned back into pointers: b's offset in
-	// base when it lies there.
-	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.base)))
-	if len(b) <= len(d.base) && off <= uintptr(len(d.base)-len(b)) {
-		return d.arena[off : off+uintptr(len(b))]
+	if len(b) > strChunk/4 {
+		return string(b)
 	}
-	return string(b)
+	if cap(d.strs)-len(d.strs) < len(b) {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	start := len(d.strs)
+	d.strs = append(d.strs, b...)
+	return unsafe.String(&d.strs[start], len(b))
+}
+
+// same is b as a string, last itself when it holds the same bytes.
+func (d *wireDecoder) same(b []byte, last string) string {
+	if last == string(b) {
+		return last
+	}
+	return d.str(b)
+}
+
+// hexID is id in lowercase hex, as hex.EncodeToString gives it.
+func (d *wireDecoder) hexID(id []byte) string {
+	var buf [32]byte
+	n := hex.Encode(buf[:], id)
+	return d.str(buf[:n])
 }
 
 // boxed is b as a string in an interface, the box of prev when prev holds
@@ -318,8 +436,14 @@ func (d *wireDecoder) boxed(b []byte, prev any) any {
 
 // decodeWire decodes an ExportLogsServiceRequest, or returns errSlowPath.
 func decodeWire(body []byte, k *keyer) ([]flatResource, error) {
-	d := &wireDecoder{k: k}
-	d.within(body)
+	return decodeWireIn(body, k, nil)
+}
+
+// decodeWireIn is decodeWire with the records and their attributes in sc's
+// chunks (new ones when sc is nil): what it returns lives until sc is
+// released.
+func decodeWireIn(body []byte, k *keyer, sc *wireScratch) ([]flatResource, error) {
+	d := &wireDecoder{k: k, sc: sc}
 	rls, ok := only1(body)
 	if !ok {
 		return nil, errSlowPath
@@ -547,13 +671,13 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	if err != nil {
 		return flatRecord{}, err
 	}
-	d.cur = d.cur[:0]
+	d.cur = d.reserve(len(attrs))
 	kb, err = d.entriesEnc(attrs, 0, kb, nil, true)
-	flat := d.flat()
-	d.prev, d.cur = d.cur, d.prev
 	if err != nil {
 		return flatRecord{}, err
 	}
+	flat := d.cur[:len(d.cur):len(d.cur)]
+	d.prev, d.cur = flat, nil
 	k.buf = kb
 	d.entries = attrs
 	sum := sha256.Sum256(kb)
@@ -570,17 +694,18 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 		Scope:          scope,
 		Flat:           flat,
 		Body:           bodyVal,
-		EventName:      d.str(eventName),
-		SeverityText:   d.str(severityText),
+		EventName:      d.same(eventName, d.event),
+		SeverityText:   d.same(severityText, d.severity),
 		SeverityNumber: severity,
 		Time:           timeNano,
 		ObservedTime:   observed,
 	}
+	d.event, d.severity = rec.EventName, rec.SeverityText
 	if traceID != [16]byte{} {
-		rec.TraceID = hex.EncodeToString(traceID[:])
+		rec.TraceID = d.hexID(traceID[:])
 	}
 	if spanID != [8]byte{} {
-		rec.SpanID = hex.EncodeToString(spanID[:])
+		rec.SpanID = d.hexID(spanID[:])
 	}
 	fr.rec = rec
 	return fr, nil
@@ -600,37 +725,35 @@ func (d *wireDecoder) mapEnc(kvs [][]byte, depth int, enc []byte) ([]byte, error
 }
 
 // entriesEnc decodes kvs into m (when not nil), or into the record's
-// attributes (wireDecoder.cur) when record is set, whose strings may share
-// the boxes of the previous record's (see wireDecoder.prev), and appends
-// their order-free encoding to enc, as keyer.appendMap does.
+// attributes (wireDecoder.cur, with room for them all) when record is set,
+// whose strings may share the boxes of the previous record's (see
+// wireDecoder.prev), and appends their order-free encoding to enc, as
+// keyer.appendMap does.
 func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[string]any, record bool) ([]byte, error) {
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
 	for i, kv := range kvs {
-		var key, val []byte
-		haveKey, haveVal := false, false
-		r := wireReader{b: kv}
-		for r.more() {
-			num, v, ok := r.nextBytes()
-			if !ok {
-				return nil, errSlowPath
-			}
-			switch {
-			case num == 1 && !haveKey:
-				key, haveKey = v, true
-			case num == 2 && !haveVal:
-				val, haveVal = v, true
-			default:
-				return nil, errSlowPath
-			}
+		key, val, ok := kvParts(kv)
+		if !ok {
+			return nil, errSlowPath
 		}
 		start := len(ent)
 		ent = appendString(ent, key)
-		ks := d.str(key)
+		keyEnd := len(ent)
+		var ks string
 		var prev any
 		if record {
-			prev = d.previous(i, ks)
+			// The key and value as the previous record had them: the
+			// key uncopied, the value's box shared when it holds the
+			// same (see wireDecoder.prev).
+			if j := d.previous(i, key); j >= 0 {
+				ks, prev = d.prev[j].Key, d.prev[j].Value
+			} else {
+				ks = d.str(key)
+			}
+		} else {
+			ks = d.str(key)
 		}
 		var x any
 		var err error
@@ -638,16 +761,68 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 			return nil, err
 		}
 		if record {
-			d.put(ks, x)
+			d.cur = append(d.cur, mapping.Attr{Key: ks, Value: x})
 		}
-		spans = append(spans, newSpan(ent, start))
+		spans = append(spans, newSpan(ent, start, keyEnd))
 		if m != nil {
 			m[ks] = x
 		}
 	}
 	enc = appendSorted(enc, ent, spans)
+	// Sorted, the entries of one key lie side by side: a repeated key
+	// (rare) shows there, and only then are the attributes folded.
+	if record && repeatsKey(ent, spans) {
+		d.cur = dedupeAttrs(d.cur)
+	}
 	k.ent, k.spans = ent, spans
 	return enc, nil
+}
+
+// repeatsKey reports whether two of the sorted spans encode the same key.
+func repeatsKey(ent []byte, spans []span) bool {
+	for i := 1; i < len(spans); i++ {
+		a, b := spans[i-1], spans[i]
+		if a.key-a.start == b.key-b.start && string(ent[a.start:a.key]) == string(ent[b.start:b.key]) {
+			return true
+		}
+	}
+	return false
+}
+
+// kvParts splits a KeyValue message into its key (field 1) and value
+// (field 2), each present at most once; ok is false for anything else.
+// The layouts exporters write, both fields each with a one-byte length,
+// the key first (prost, the Rust SDK's) or the value first (pdata's
+// marshaler), are read without the general loop.
+func kvParts(kv []byte) (key, val []byte, ok bool) {
+	if len(kv) >= 4 && kv[1] < 0x80 {
+		n := int(kv[1])
+		if 4+n <= len(kv) && kv[3+n] < 0x80 && 4+n+int(kv[3+n]) == len(kv) {
+			switch {
+			case kv[0] == 0x0a && kv[2+n] == 0x12:
+				return kv[2 : 2+n], kv[4+n:], true
+			case kv[0] == 0x12 && kv[2+n] == 0x0a:
+				return kv[4+n:], kv[2 : 2+n], true
+			}
+		}
+	}
+	haveKey, haveVal := false, false
+	r := wireReader{b: kv}
+	for r.more() {
+		num, v, ok := r.nextBytes()
+		if !ok {
+			return nil, nil, false
+		}
+		switch {
+		case num == 1 && !haveKey:
+			key, haveKey = v, true
+		case num == 2 && !haveVal:
+			val, haveVal = v, true
+		default:
+			return nil, nil, false
+		}
+	}
+	return key, val, true
 }
 
 // value decodes one AnyValue as rawValue would give it and appends its key
@@ -657,6 +832,11 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 func (d *wireDecoder) value(b []byte, depth int, enc []byte, prev any) (any, []byte, error) {
 	if depth >= maxWireDepth {
 		return nil, nil, errSlowPath
+	}
+	if len(b) >= 2 && b[0] == 0x0a && b[1] < 0x80 && len(b) == 2+int(b[1]) {
+		// A string with a one-byte length, the most common value.
+		s := b[2:]
+		return d.boxed(s, prev), appendString(append(enc, byte(pcommon.ValueTypeStr)), s), nil
 	}
 	r := wireReader{b: b}
 	if !r.more() {

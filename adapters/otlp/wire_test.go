@@ -191,3 +191,43 @@ func FuzzWireMatchesPdata(f *testing.F) {
 		checkWire(t, body)
 	})
 }
+
+// FuzzKVParts holds kvParts's fast path to the general loop's reading of
+// a KeyValue message: the same key and value, or the same refusal.
+func FuzzKVParts(f *testing.F) {
+	f.Add([]byte{0x0a, 0x01, 'k', 0x12, 0x03, 0x0a, 0x01, 'v'}) // key first (prost)
+	f.Add([]byte{0x12, 0x03, 0x0a, 0x01, 'v', 0x0a, 0x01, 'k'}) // value first (pdata)
+	f.Add([]byte{0x0a, 0x01, 'k', 0x0a, 0x01, 'k'})
+	f.Add([]byte{0x12, 0x00, 0x12, 0x00})
+	f.Add(append([]byte{0x0a, 0x01, 'k', 0x12, 0x83, 0x01, 0x0a, 0x80, 0x01}, make([]byte, 128)...)) // two-byte lengths
+	f.Add([]byte{0x0a, 0x80, 0x00, 0x12, 0x00})                                                      // a length not written shortest
+	f.Fuzz(func(t *testing.T, kv []byte) {
+		key, val, ok := kvParts(kv)
+		wkey, wval, wok := kvFieldLoop(kv)
+		if ok != wok || string(key) != string(wkey) || string(val) != string(wval) {
+			t.Fatalf("kvParts(%x) = %x %x %v, loop %x %x %v", kv, key, val, ok, wkey, wval, wok)
+		}
+	})
+}
+
+// kvFieldLoop reads a KeyValue message field by field: key (1) and value
+// (2), each at most once, nothing else.
+func kvFieldLoop(kv []byte) (key, val []byte, ok bool) {
+	haveKey, haveVal := false, false
+	r := wireReader{b: kv}
+	for r.more() {
+		num, v, ok := r.nextBytes()
+		if !ok {
+			return nil, nil, false
+		}
+		switch {
+		case num == 1 && !haveKey:
+			key, haveKey = v, true
+		case num == 2 && !haveVal:
+			val, haveVal = v, true
+		default:
+			return nil, nil, false
+		}
+	}
+	return key, val, true
+}
