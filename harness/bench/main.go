@@ -126,7 +126,7 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return nil
 	}
 	if only == "otlp" {
-		printGoals(goalBenches())
+		printGoals(goalBenches("ReceiverProtoRatio"))
 		return nil
 	}
 	if only == "control" {
