@@ -328,20 +328,7 @@ func (sc *wireScratch) recChunk(n int) []mapping.OTelRecord {
 	if sc == nil {
 		return make([]mapping.OTelRecord, 0, n)
 	}
-	for i := sc.usedRecs; i < len(sc.recs); i++ {
-		if cap(sc.recs[i]) >= n {
-			// Swapped into the used part: each chunk is handed out once
-			// per request.
-			sc.recs[i], sc.recs[sc.usedRecs] = sc.recs[sc.usedRecs], sc.recs[i]
-			sc.usedRecs++
-			return sc.recs[sc.usedRecs-1][:0]
-		}
-	}
-	c := make([]mapping.OTelRecord, 0, n)
-	sc.recs = append(sc.recs, c)
-	sc.recs[sc.usedRecs], sc.recs[len(sc.recs)-1] = sc.recs[len(sc.recs)-1], sc.recs[sc.usedRecs]
-	sc.usedRecs++
-	return c
+	return takeChunk(&sc.recs, &sc.usedRecs, n)
 }
 
 // attrChunk is an empty chunk for at least n attributes.
@@ -349,17 +336,27 @@ func (sc *wireScratch) attrChunk(n int) []mapping.Attr {
 	if sc == nil {
 		return make([]mapping.Attr, 0, n)
 	}
-	for i := sc.usedAttrs; i < len(sc.attrs); i++ {
-		if cap(sc.attrs[i]) >= n {
-			sc.attrs[i], sc.attrs[sc.usedAttrs] = sc.attrs[sc.usedAttrs], sc.attrs[i]
-			sc.usedAttrs++
-			return sc.attrs[sc.usedAttrs-1][:0]
+	return takeChunk(&sc.attrs, &sc.usedAttrs, n)
+}
+
+// takeChunk hands out an empty chunk of chunks with room for n, reusing
+// one not yet handed out since the last reset (the first *used are): the
+// chunk taken is swapped into the used part, so each is handed out once
+// per request.
+func takeChunk[T any](chunks *[][]T, used *int, n int) []T {
+	cs := *chunks
+	for i := *used; i < len(cs); i++ {
+		if cap(cs[i]) >= n {
+			cs[i], cs[*used] = cs[*used], cs[i]
+			*used++
+			return cs[*used-1][:0]
 		}
 	}
-	c := make([]mapping.Attr, 0, n)
-	sc.attrs = append(sc.attrs, c)
-	sc.attrs[sc.usedAttrs], sc.attrs[len(sc.attrs)-1] = sc.attrs[len(sc.attrs)-1], sc.attrs[sc.usedAttrs]
-	sc.usedAttrs++
+	c := make([]T, 0, n)
+	cs = append(cs, c)
+	cs[*used], cs[len(cs)-1] = cs[len(cs)-1], cs[*used]
+	*used++
+	*chunks = cs
 	return c
 }
 
@@ -806,6 +803,11 @@ func kvParts(kv []byte) (key, val []byte, ok bool) {
 			}
 		}
 	}
+	return kvFieldLoop(kv)
+}
+
+// kvFieldLoop is kvParts read field by field, for any other layout.
+func kvFieldLoop(kv []byte) (key, val []byte, ok bool) {
 	haveKey, haveVal := false, false
 	r := wireReader{b: kv}
 	for r.more() {

@@ -209,25 +209,3 @@ func FuzzKVParts(f *testing.F) {
 		}
 	})
 }
-
-// kvFieldLoop reads a KeyValue message field by field: key (1) and value
-// (2), each at most once, nothing else.
-func kvFieldLoop(kv []byte) (key, val []byte, ok bool) {
-	haveKey, haveVal := false, false
-	r := wireReader{b: kv}
-	for r.more() {
-		num, v, ok := r.nextBytes()
-		if !ok {
-			return nil, nil, false
-		}
-		switch {
-		case num == 1 && !haveKey:
-			key, haveKey = v, true
-		case num == 2 && !haveVal:
-			val, haveVal = v, true
-		default:
-			return nil, nil, false
-		}
-	}
-	return key, val, true
-}
