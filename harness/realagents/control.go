@@ -251,6 +251,19 @@ func heldFirings(v mapping.Vendor, fs []Firing, tools []string) map[int]int {
 	return out
 }
 
+// replayRelay is a replay's relay over home: a fresh one, or with c.Down
+// an address where none listens. stop ends it.
+func replayRelay(bin, tmp, home string, c *Control) (url string, stop func(), err error) {
+	if c.Down {
+		return downURL, func() {}, nil
+	}
+	cr, err := startRelay(bin, tmp, home, "replay-host")
+	if err != nil {
+		return "", nil, err
+	}
+	return cr.URL, cr.Stop, nil
+}
+
 // replayControl replays a control recording: a fresh relay over the
 // replay's home (unless the recording had none), every firing run with
 // the hooks' control posture, each held one answered again with its
@@ -262,15 +275,11 @@ func heldFirings(v mapping.Vendor, fs []Firing, tools []string) map[int]int {
 func replayControl(bin string, vendor mapping.Vendor, fx Fixture, env []string, home, tmp string, before func(Firing) []string) []string {
 	c := fx.Scenario.Control
 	var bad []string
-	url := downURL
-	if !c.Down {
-		cr, err := startRelay(bin, tmp, home, "replay-host")
-		if err != nil {
-			return []string{err.Error()}
-		}
-		defer cr.Stop()
-		url = cr.URL
+	url, stop, err := replayRelay(bin, tmp, home, c)
+	if err != nil {
+		return []string{err.Error()}
 	}
+	defer stop()
 	held := heldFirings(vendor, fx.Firings, c.Tools)
 	for i, f := range fx.Firings {
 		if before != nil {

@@ -57,14 +57,12 @@ func replayKimiWeb(bin string, env []string, fx Fixture) []string {
 	senderDone := make(chan struct{})
 	close(senderDone)
 	if c := fx.Scenario.Control; c != nil {
-		url := downURL
+		url, stop, err := replayRelay(bin, tmp, home, c)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		defer stop()
 		if !c.Down {
-			cr, err := startRelay(bin, tmp, home, "replay-host")
-			if err != nil {
-				return []string{err.Error()}
-			}
-			defer cr.Stop()
-			url = cr.URL
 			senderDone = make(chan struct{})
 			go func() {
 				defer close(senderDone)
