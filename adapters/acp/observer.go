@@ -57,14 +57,7 @@ func newJoiner() *joiner {
 // method is s, a piece of the line being classified, as a string of its
 // own.
 func (j *joiner) method(s string) string {
-	if m, ok := j.methods[s]; ok {
-		return m
-	}
-	m := strings.Clone(s)
-	if len(j.methods) < maxInterned {
-		j.methods[m] = m
-	}
-	return m
+	return interned(j.methods, s, func() (string, string) { m := strings.Clone(s); return m, m })
 }
 
 // sessionOf is s, a piece of the line being classified, as a string of
@@ -79,15 +72,23 @@ func (j *joiner) sessionOf(s string) string {
 // hook is the ACP table's name for a moment with facts f, built once per
 // kind and method.
 func (j *joiner) hook(f mapping.Facts) string {
-	k := hookKey{f.Kind, f.Method}
-	if h, ok := j.hooks[k]; ok {
-		return h
+	return interned(j.hooks, hookKey{f.Kind, f.Method}, func() (hookKey, string) {
+		return hookKey{f.Kind, f.Method}, mapping.ACPHook(f)
+	})
+}
+
+// interned is m's string for k, or the one make builds (with the key to
+// keep it under: a key of its own, not one pointing into the line), kept
+// while m holds fewer than maxInterned.
+func interned[K comparable](m map[K]string, k K, make func() (K, string)) string {
+	if v, ok := m[k]; ok {
+		return v
 	}
-	h := mapping.ACPHook(f)
-	if len(j.hooks) < maxInterned {
-		j.hooks[k] = h
+	key, v := make()
+	if len(m) < maxInterned {
+		m[key] = v
 	}
-	return h
+	return v
 }
 
 // inPlace is b's bytes as a string without copying them, for gjson to
