@@ -53,7 +53,7 @@ const (
 // beside a pointer to their rule, and a hook process that redacts once
 // then touches a few kilobytes instead of two copies of every rule.
 var ruleTable = sync.OnceValue(func() []*rule {
-	parts := [][]rule{genericRules(), contextRules(), cliRules(), providerTokenRules, {providerNameRule()}}
+	parts := [][]rule{genericRules(), contextRules(), cliRules(), providerTokenRules, providerNameRules}
 	n := 0
 	for _, part := range parts {
 		n += len(part)
