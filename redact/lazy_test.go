@@ -51,7 +51,7 @@ func lazyTexts(t *testing.T) []string {
 		texts = append(texts, c.Text)
 	}
 	for _, r := range rules() {
-		texts = append(append(texts, r.tp...), r.fp...)
+		texts = append(append(texts, ruleSamples[r.id].tp...), ruleSamples[r.id].fp...)
 	}
 	slices.Sort(texts)
 	return slices.Compact(texts)
@@ -92,7 +92,7 @@ func TestLazyConcurrent(t *testing.T) {
 		texts = append(texts, c.Text)
 	}
 	for _, r := range rules() {
-		texts = append(append(texts, r.tp...), r.fp...)
+		texts = append(append(texts, ruleSamples[r.id].tp...), ruleSamples[r.id].fp...)
 	}
 	eager := eagerPipeline(Options{})
 	want := make([]string, len(texts))
@@ -121,7 +121,7 @@ func TestLazyConcurrent(t *testing.T) {
 // varies.
 func FuzzLazyMatchesEager(f *testing.F) {
 	for _, r := range rules() {
-		f.Add(r.tp[0])
+		f.Add(ruleSamples[r.id].tp[0])
 	}
 	f.Add("session_id: abc path=/tmp/x echo hi")
 	eager := eagerPipeline(Options{})

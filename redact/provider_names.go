@@ -47,13 +47,6 @@ var providerNameRules = []rule{{
 	id:       "provider-name-assignment",
 	keywords: providerWords,
 	scan:     scanProviderName,
-	tp: []string{
-		"DISCORD=0123456789abcdef0123456789abcdef", "heroku: 01234567-89ab-cdef-0123-456789abcdef",
-		"asana_client = 1234567890123456", `<discordToken>
-    9d8c7b6a5f4e3d2c1b0a
-</discordToken>`, `"twitter_consumer" => "AbCdEf0123456789XyZw"`,
-	},
-	fp: []string{"DISCORD_CHANNEL=announcements", "twitter_handle: @company", "linear_layer = nn.Linear(4, 4)", "slack_channel: #deploys"},
 }}
 
 func scanProviderName(s string, i, k int, _ *compiledRule) []span {
