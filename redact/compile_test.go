@@ -71,7 +71,7 @@ func TestMetadataPathCompilesNothing(t *testing.T) {
 			}
 		}
 	}
-	if p.index != nil || p.rules != nil {
+	if p.index != nil || p.refs != nil {
 		t.Error("the metadata path initialised the pipeline")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Options configures a [Pipeline].
@@ -22,17 +23,24 @@ type Options struct {
 const minEnvSecret = 4
 
 // Pipeline is the AEP-0003 §9.4 text redaction pipeline. Its keyword index
-// is built on the first call to Text or Value and each rule's regular
-// expression compiles the first time its keyword occurs, so a process that
-// never redacts pays nothing. A Pipeline is safe for concurrent use.
+// is set up on the first call to Text or Value, and a rule's compiled state
+// is made, and its regular expression compiled, the first time its keyword
+// occurs, so a process that never redacts pays nothing and one that does
+// pays for the rules its text calls for. A Pipeline is safe for concurrent
+// use.
 type Pipeline struct {
 	opts  Options
 	table func() []rule // the rule table; nil means rules()
 	once  sync.Once
-	rules []compiledRule
-	index *kwIndex
-	env   []string // rule (b) values, longest first
-	home  string
+	refs  []*rule // the rules, shared and never written
+	// compiled holds each rule's compiled state once a keyword hit made
+	// it: a hook redacts text that hits a few of the rules, and making all
+	// of them up front cost each pipeline kilobytes of fresh memory.
+	compiled []atomic.Pointer[compiledRule]
+	eager    bool // make every rule's state at set-up (tests compare the two)
+	index    *kwIndex
+	env      []string // rule (b) values, longest first
+	home     string
 }
 
 // compiledRule is a rule (shared, never written) with its lazily
@@ -60,21 +68,40 @@ func (c *compiledRule) innerRegexp() *regexp.Regexp {
 // NewPipeline returns a pipeline for opts. It compiles nothing.
 func NewPipeline(opts Options) *Pipeline { return &Pipeline{opts: opts} }
 
+// rule returns rule i's compiled state, made on first use. Two goroutines
+// that make it at once keep the first one stored, so each rule compiles
+// its patterns once per pipeline.
+func (p *Pipeline) rule(i int) *compiledRule {
+	if c := p.compiled[i].Load(); c != nil {
+		return c
+	}
+	c := &compiledRule{rule: p.refs[i]}
+	if p.compiled[i].CompareAndSwap(nil, c) {
+		return c
+	}
+	return p.compiled[i].Load()
+}
+
 func (p *Pipeline) init() {
 	p.once.Do(func() {
 		if p.table == nil {
-			refs := ruleTable()
+			p.refs = ruleTable()
 			p.index = defaultIndex()
-			p.rules = make([]compiledRule, len(refs))
-			for i, r := range refs {
-				p.rules[i].rule = r
-			}
 		} else {
 			rs := p.table()
 			p.index = newKWIndex(rs)
-			p.rules = make([]compiledRule, len(rs))
+			p.refs = make([]*rule, len(rs))
 			for i := range rs {
-				p.rules[i].rule = &rs[i]
+				p.refs[i] = &rs[i]
+			}
+		}
+		p.compiled = make([]atomic.Pointer[compiledRule], len(p.refs))
+		if p.eager {
+			for i := range p.refs {
+				if r := p.rule(i); r.inner != "" {
+					r.innerRegexp()
+				}
+				p.rule(i).regexp()
 			}
 		}
 		if p.opts.Getenv != nil {
@@ -348,13 +375,13 @@ func loneToken(s string) (span, bool) {
 // pattern rule's regexp over its merged windows, and each scan rule at its
 // hits.
 func (p *Pipeline) detect(s string) []span {
-	wins, hits := p.index.windows(s, p.rules)
+	wins, hits := p.index.windows(s, p.refs)
 	var out []span
 	for ri, ws := range wins {
 		if len(ws) == 0 {
 			continue
 		}
-		r := &p.rules[ri]
+		r := p.rule(ri)
 		for _, w := range ws {
 			out = r.matches(s, w, r.regexp(), out)
 		}
@@ -362,12 +389,12 @@ func (p *Pipeline) detect(s string) []span {
 	var last []int // per scan rule: end of the last value it redacted
 	for _, h := range hits {
 		if last == nil {
-			last = make([]int, len(p.rules))
+			last = make([]int, len(p.refs))
 		}
 		if h.at < last[h.rule] {
 			continue // inside a value already redacted
 		}
-		r := &p.rules[h.rule]
+		r := p.rule(h.rule)
 		for _, sp := range r.scan(s, h.at, h.kwLen, r) {
 			if sp.end > sp.start {
 				out = append(out, sp)

@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // This file judges the output of a command by what the command does: `gh
 // auth token`, `vault kv get -field=password`, `aws configure get
@@ -60,22 +57,6 @@ var secretPrinters = [...]struct {
 	{words: "rake secret"},
 	{words: "mix phx.gen.secret"},
 	{words: "php artisan key:generate", needs: "--show"},
-}
-
-// printerKeywords are the keywords of the command-output rule: each
-// printer's first word, and the two commands that print a variable.
-func printerKeywords() []string {
-	// A few dozen words: a linear look-up beats building a set, which
-	// cost a hook process's first redaction more than the rest of this
-	// table.
-	out := []string{"printenv ", "echo "}
-	for _, p := range secretPrinters {
-		w, _, _ := strings.Cut(p.words, " ")
-		if w += " "; !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 // scanSecretPrinter redacts the output of a command that prints a secret

@@ -39,15 +39,6 @@ var proseNouns = [...]struct {
 	{"creds", weakNoun}, {"login", weakNoun}, {"pass", weakNoun}, {"mnemonic", phraseNoun}, {"phrase", phraseNoun},
 }
 
-// proseKeywords are the keywords of the prose rule.
-func proseKeywords() []string {
-	out := make([]string, len(proseNouns))
-	for i, n := range proseNouns {
-		out[i] = n.word
-	}
-	return out
-}
-
 // codeQualifiers are the words that make "code" a credential: a one-time,
 // verification or recovery code, not an exit or status code.
 const codeQualifiers wordSet = "verification security one-time onetime otp 2fa mfa sms auth authentication " +

@@ -3,7 +3,7 @@ package redact
 // providerWords are the provider names that make an assignment's value a
 // credential when it looks random, whatever else the name says: gitleaks'
 // "semi-generic" rules (the facts, not its text; see providers.go for its
-// licence) cover these providers by name, and so does providerNameRule.
+// licence) cover these providers by name, and so does providerNameRules' rule.
 var providerWords = []string{
 	"adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "atlassian", "confluence",
 	"jira", "beamer", "bitbucket", "bittrex", "meraki", "cloudflare", "codecov", "cohere",
@@ -39,28 +39,22 @@ func providerValue(v string) bool {
 	return randomLike(v)
 }
 
-// providerNameRule redacts a random-looking value assigned to a name that
-// holds a provider's name (DISCORD_CLIENT=..., heroku: <uuid>, asana_id:
-// <16 digits>).
-func providerNameRule() rule {
-	return rule{
-		id:       "provider-name-assignment",
-		keywords: providerWords,
-		scan: func(s string, i, k int, _ *compiledRule) []span {
-			a, ok := assignAt(s, i, k)
-			if !ok || placeholder(s, a.key, a.value, a.quote) || !providerValue(s[a.value.start:a.value.end]) {
-				return nil
-			}
-			return []span{a.value}
-		},
-		tp: []string{
-			"DISCORD=0123456789abcdef0123456789abcdef", "heroku: 01234567-89ab-cdef-0123-456789abcdef",
-			"asana_client = 1234567890123456", `<discordToken>
-    9d8c7b6a5f4e3d2c1b0a
-</discordToken>`, `"twitter_consumer" => "AbCdEf0123456789XyZw"`,
-		},
-		fp: []string{"DISCORD_CHANNEL=announcements", "twitter_handle: @company", "linear_layer = nn.Linear(4, 4)", "slack_channel: #deploys"},
+// providerNameRules holds the rule that redacts a random-looking value
+// assigned to a name that holds a provider's name (DISCORD_CLIENT=...,
+// heroku: <uuid>, asana_id: <16 digits>), laid out as data by the
+// compiler as the other tables are.
+var providerNameRules = []rule{{
+	id:       "provider-name-assignment",
+	keywords: providerWords,
+	scan:     scanProviderName,
+}}
+
+func scanProviderName(s string, i, k int, _ *compiledRule) []span {
+	a, ok := assignAt(s, i, k)
+	if !ok || placeholder(s, a.key, a.value, a.quote) || !providerValue(s[a.value.start:a.value.end]) {
+		return nil
 	}
+	return []span{a.value}
 }
 
 // vaultLike vets a legacy Vault token (s.XXXX): letters of both cases and

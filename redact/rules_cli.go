@@ -22,207 +22,210 @@ const cliVal = `('[^'\n]+'|"[^"\n]+"|[^\s'"\-][^\s'";|&]*)`
 // cliAttached is a value written right after its flag (-pSECRET).
 const cliAttached = `('[^'\n]+'|"[^"\n]+"|[^\s'";|&]+)`
 
-// cliFlagRule is the rule for a short flag of the commands cmds (an RE2
-// alternation) that takes a secret, separated or attached as sep says: the
-// pattern finds the command up to its separator, the inner pattern every
-// such flag in it.
-func cliFlagRule(id string, keywords []string, cmds, flag, sep string, tp, fp []string) rule {
-	val := cliVal
-	if sep == "" {
-		val = cliAttached
-	}
-	return rule{
-		id: id, keywords: keywords,
-		pattern: `\b(?:` + cmds + `)\b` + cliRest,
-		inner:   `[ \t]` + flag + sep + val,
-		back:    128, fwd: 512, groups: []int{1}, tp: tp, fp: fp,
-	}
-}
+// cliRules are the command-line forms of credentials.
+func cliRules() []rule { return cliRuleTable }
 
-func cliRules() []rule {
-	return []rule{
-		cliFlagRule("mysql-p", []string{"mysql", "mariadb"}, `(?i:mysql|mariadb)[\w-]*`, `-p`, ``,
-			[]string{"mysql -u root -pPASSWORD1 db", "mysqldump -uroot -p'hunter 2' app > a.sql", "mariadb -h db -p\"s3cr3t\""},
-			[]string{"mysql -u root -p mydb", "mysql -P 3306 -h db"}),
-		cliFlagRule("sshpass", []string{"sshpass"}, `sshpass`, `-p`, `[ \t]*`,
-			[]string{"sshpass -p PASSWORD2 ssh host", "sshpass -p'pa ss' scp a b:"},
-			[]string{"sshpass -f ~/.pw ssh host", "sshpass -e ssh host"}),
-		cliFlagRule("registry-login-p", []string{"login"},
-			`(?:docker|podman|nerdctl|buildah|oras|skopeo|crane|finch|cosign|helm|regctl)`+cliRest+`\blogin`, `-p`, `(?:[ \t]+|=)?`,
-			[]string{"docker login -u me -p PASSWORD4 reg", "helm registry login reg.io -u a -p s3cr3t", "podman login -p=tok3n quay.io"},
-			[]string{"docker run -p 8080:80 nginx", "docker login -u me --password-stdin"}),
-		cliFlagRule("cloud-login-p", []string{"login", "twine"},
-			`(?:az|oc|cf|argocd|rancher|tsh|harbor|twine)[ \t]+(?:login|upload)`, `-p`, `[ \t]+`,
-			[]string{"az login --service-principal -u app -p S3cr3t --tenant t", "oc login -u dev -p d3vpass https://api:6443", "twine upload -u __token__ -p pypi-x1 dist/*"},
-			[]string{"az login --identity", "az login -p -u x"}),
-		cliFlagRule("db-client-p", []string{"mongo", "cqlsh"}, `mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh`, `-p`, `[ \t]*`,
-			[]string{"mongosh -u admin -p Adm1nPass --authenticationDatabase admin", "cqlsh -u cassandra -p c4ss host"},
-			[]string{"mongosh -u admin -p --authenticationDatabase admin"}),
-		cliFlagRule("upper-P", []string{"sqlcmd", "bcp", "mssql", "isql", "osql", "zip", "mosquitto_"},
-			`sqlcmd|bcp|mssql-cli|isql|osql|zip|unzip|zipcloak|mosquitto_(?:pub|sub|rr)`, `-P`, `[ \t]*`,
-			[]string{"sqlcmd -S db -U sa -P 'Yuk0n!' -Q 'select 1'", "zip -P zippass out.zip f", "mosquitto_pub -u u -P mqttpw -t t"},
-			[]string{"zip -r out.zip dir", "sqlcmd -S db -E"}),
-		cliFlagRule("7z-p", []string{"7z"}, `7z[ar]?`, `-p`, ``,
-			[]string{"7z a -pS3v3nZ arc.7z f"}, []string{"7z a -mx9 arc.7z f"}),
-		cliFlagRule("redis-cli-a", []string{"redis-cli"}, `redis-cli`, `-a`, `[ \t]+`,
-			[]string{"redis-cli -h cache -a r3disPW ping"}, []string{"redis-cli -h cache ping"}),
-		cliFlagRule("ldap-w", []string{"ldap"}, `ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)`, `-w`, `[ \t]+`,
-			[]string{"ldapsearch -x -D cn=admin -w LdapPw1 -b dc=x"}, []string{"ldapsearch -x -W -b dc=x"}),
-		cliFlagRule("snmp-auth", []string{"snmp"}, `snmp\w*`, `-[AXc]`, `[ \t]+`,
-			[]string{"snmpwalk -v3 -u u -A authPass1 -X privPass1 host"}, []string{"snmpwalk -v2c host"}),
-		cliFlagRule("ssh-keygen-passphrase", []string{"ssh-keygen"}, `ssh-keygen`, `-[NP]`, `[ \t]+`,
-			[]string{`ssh-keygen -t ed25519 -N "my phrase" -f k`}, []string{`ssh-keygen -t ed25519 -N "" -f k`}),
-		cliFlagRule("openssl-k", []string{"openssl"}, `openssl`, `-k`, `[ \t]+`,
-			[]string{"openssl enc -aes-256-cbc -k encPass1 -in f"}, []string{"openssl enc -d -in f"}),
-		cliFlagRule("doctl-t", []string{"doctl"}, `doctl`, `-t`, `[ \t]+`,
-			[]string{"doctl auth init -t d0tok3n"}, []string{"doctl compute droplet list"}),
-		{
-			id:       "smb-user-percent",
-			keywords: []string{"smb", "rpcclient", "mount.cifs"},
-			pattern:  `\b(?:smbclient|rpcclient|smbmap|smbget|smbcacls|mount\.cifs)\b` + cliRest,
-			inner:    `(?:-U|--user(?:name)?)[ \t=]*['"]?[^\s%'"]+%` + cliAttached,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"smbclient //h/s -U alice%Sm8pass"}, fp: []string{"smbclient //h/s -U alice"},
+// cliRuleTable is cliRules' table, laid out as data by the compiler as
+// contextRuleTable is, for the same reason (built per call it cost a hook
+// process that redacts more than the rest of its first redaction).
+//
+// Its first rules are short-flag rules, one pattern spelled out per
+// flag: the rule for a short flag of some commands (an RE2 alternation,
+// CMDS) that takes a secret. Its pattern, \b(?:CMDS)\b then cliRest, finds
+// the command up to its separator; its inner pattern, [ \t] then the
+// flag, what separates it from its value and the value (cliVal, or
+// cliAttached for a value written right after the flag), every such flag
+// in it. It looks 128 bytes back and 512 forward and redacts group 1.
+var cliRuleTable = []rule{
+	{
+		id: "mysql-p", keywords: []string{"mysql", "mariadb"},
+		pattern: `\b(?:(?i:mysql|mariadb)[\w-]*)\b` + cliRest,
+		inner:   `[ \t]-p` + cliAttached,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "sshpass", keywords: []string{"sshpass"},
+		pattern: `\b(?:sshpass)\b` + cliRest,
+		inner:   `[ \t]-p[ \t]*` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "registry-login-p", keywords: []string{"login"},
+		pattern: `\b(?:(?:docker|podman|nerdctl|buildah|oras|skopeo|crane|finch|cosign|helm|regctl)` + cliRest + `\blogin)\b` + cliRest,
+		inner:   `[ \t]-p(?:[ \t]+|=)?` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "cloud-login-p", keywords: []string{"login", "twine"},
+		pattern: `\b(?:(?:az|oc|cf|argocd|rancher|tsh|harbor|twine)[ \t]+(?:login|upload))\b` + cliRest,
+		inner:   `[ \t]-p[ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "db-client-p", keywords: []string{"mongo", "cqlsh"},
+		pattern: `\b(?:mongo(?:sh|dump|restore|export|import|stat|top|files)?|cqlsh)\b` + cliRest,
+		inner:   `[ \t]-p[ \t]*` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "upper-P", keywords: []string{"sqlcmd", "bcp", "mssql", "isql", "osql", "zip", "mosquitto_"},
+		pattern: `\b(?:sqlcmd|bcp|mssql-cli|isql|osql|zip|unzip|zipcloak|mosquitto_(?:pub|sub|rr))\b` + cliRest,
+		inner:   `[ \t]-P[ \t]*` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "7z-p", keywords: []string{"7z"},
+		pattern: `\b(?:7z[ar]?)\b` + cliRest,
+		inner:   `[ \t]-p` + cliAttached,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "redis-cli-a", keywords: []string{"redis-cli"},
+		pattern: `\b(?:redis-cli)\b` + cliRest,
+		inner:   `[ \t]-a[ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "ldap-w", keywords: []string{"ldap"},
+		pattern: `\b(?:ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn))\b` + cliRest,
+		inner:   `[ \t]-w[ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "snmp-auth", keywords: []string{"snmp"},
+		pattern: `\b(?:snmp\w*)\b` + cliRest,
+		inner:   `[ \t]-[AXc][ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "ssh-keygen-passphrase", keywords: []string{"ssh-keygen"},
+		pattern: `\b(?:ssh-keygen)\b` + cliRest,
+		inner:   `[ \t]-[NP][ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "openssl-k", keywords: []string{"openssl"},
+		pattern: `\b(?:openssl)\b` + cliRest,
+		inner:   `[ \t]-k[ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id: "doctl-t", keywords: []string{"doctl"},
+		pattern: `\b(?:doctl)\b` + cliRest,
+		inner:   `[ \t]-t[ \t]+` + cliVal,
+		back:    128, fwd: 512, groups: []int{1},
+	},
+	{
+		id:       "smb-user-percent",
+		keywords: []string{"smb", "rpcclient", "mount.cifs"},
+		pattern:  `\b(?:smbclient|rpcclient|smbmap|smbget|smbcacls|mount\.cifs)\b` + cliRest,
+		inner:    `(?:-U|--user(?:name)?)[ \t=]*['"]?[^\s%'"]+%` + cliAttached,
+		back:     1, fwd: 512, groups: []int{1},
+	},
+	{
+		id:       "lftp-user-comma",
+		keywords: []string{"lftp"},
+		pattern:  `\blftp\b` + cliRest,
+		inner:    `[ \t]-u[ \t]+['"]?[^\s,'"]+,` + cliAttached,
+		back:     1, fwd: 512, groups: []int{1},
+	},
+	{
+		id:       "http-client-user",
+		keywords: []string{"curl", "wget", "http ", "https ", "xh "},
+		pattern:  `\b(?:curl|wget|http|https|xh|xhs)\b` + cliRest,
+		inner: `[ \t](?:-u|--user|-a|--auth|--proxy-user)(?:[ \t]+|=)?` +
+			`(?:'[^':\n]*:([^'\n]+)'|"[^":\n]*:([^"\n]+)"|[^\s'":;|&]*:([^\s'";|&]+))`,
+		back: 1, fwd: 512, groups: []int{1, 2, 3},
+	},
+	{
+		id:       "echo-to-stdin",
+		keywords: []string{"-stdin", "with-token", "passwd", "sudo"},
+		pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n|()]*` +
+			`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*S\b)`,
+		back: 512, fwd: 16, groups: []int{1},
+		check: func(v string) bool {
+			v = strings.Trim(v, `'"`)
+			return hasAlnum(v) && v[0] != '$' && !strings.Contains(v, "%s")
 		},
-		{
-			id:       "lftp-user-comma",
-			keywords: []string{"lftp"},
-			pattern:  `\blftp\b` + cliRest,
-			inner:    `[ \t]-u[ \t]+['"]?[^\s,'"]+,` + cliAttached,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"lftp -u bob,ftpP4ss sftp://h"}, fp: []string{"lftp -u bob sftp://h"},
-		},
-		{
-			id:       "http-client-user",
-			keywords: []string{"curl", "wget", "http ", "https ", "xh "},
-			pattern:  `\b(?:curl|wget|http|https|xh|xhs)\b` + cliRest,
-			inner: `[ \t](?:-u|--user|-a|--auth|--proxy-user)(?:[ \t]+|=)?` +
-				`(?:'[^':\n]*:([^'\n]+)'|"[^":\n]*:([^"\n]+)"|[^\s'":;|&]*:([^\s'";|&]+))`,
-			back: 1, fwd: 512, groups: []int{1, 2, 3},
-			tp: []string{"curl -u admin:PASSWORD3 https://x", `curl --user "ci:t0k en" https://x`, "http -a bob:p4ss GET example.org", "curl -uadmin:pw1234 x"},
-			fp: []string{"curl -u admin https://x", "curl -X POST https://x"},
-		},
-		{
-			id:       "echo-to-stdin",
-			keywords: []string{"-stdin", "with-token", "passwd", "sudo"},
-			pattern: `(?:\becho|\bprintf)[ \t]+(?:-[neE]+[ \t]+)?('[^'\n]+'|"[^"\n]+"|[^\s'"|;&]+)[ \t]*\|` + `[^\n|()]*` +
-				`(?:--password-stdin|--with-token|--token-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bsudo[ \t]+(?:-[A-Za-z]+[ \t]+)*-[A-Za-z]*S\b)`,
-			back: 512, fwd: 16, groups: []int{1},
-			check: func(v string) bool {
-				v = strings.Trim(v, `'"`)
-				return hasAlnum(v) && v[0] != '$' && !strings.Contains(v, "%s")
-			},
-			tp: []string{"echo hunter2 | docker login -u me --password-stdin", `echo -n "gh0_tok" | gh auth login --with-token`, "echo 'root:r00tpw' | chpasswd", `printf '\x50\x34\x73' | sudo -S systemctl restart app`},
-			fp: []string{`echo "$PW" | docker login --password-stdin`, "cat pw.txt | docker login --password-stdin"},
-		},
-		{
-			id:       "here-string-stdin",
-			keywords: []string{"-stdin", "with-token", "sudo"},
-			pattern:  `(?:--password-stdin|--with-token|--token-stdin|--stdin|\bsudo[ \t][^\n<]*-S)\b[^\n<]*<<<[ \t]*` + cliAttached,
-			back:     16, fwd: 256, groups: []int{1},
-			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
-			tp:    []string{"gh auth login --with-token <<< 'tok3nvalue'", "sudo -S <<< 'Sud0&pw' apt-get update"},
-			fp:    []string{`docker login --password-stdin <<< "$PW"`, `sudo tee /etc/motd <<< "welcome"`},
-		},
-		{
-			id:       "expect-send-password",
-			keywords: []string{"expect"},
-			// An expect script answering a password prompt: the send after it.
-			pattern: `(?i)\bexpect[ \t]+(?:-\w+[ \t]+)*"[^"\n]*(?:assword|passphrase|passcode)[^"\n]*"[ \t;{}\r\n]*send[ \t]+(?:-\w+[ \t]+)*"([^"\\\n]+)`,
-			back:    1, fwd: 512, groups: []int{1},
-			check: func(v string) bool { return hasAlnum(v) && v[0] != '$' },
-			tp:    []string{`expect -c 'spawn ssh root@h; expect "password:"; send "Exp3ct&pw\r"; interact'`, "expect \"Password: \"\nsend \"Exp3ctPw2\\r\""},
-			fp:    []string{`expect "password:"; send "$env(PW)\r"`, `expect "login:"; send "admin\r"`},
-		},
-		{
-			id:       "powershell-securestring",
-			keywords: []string{"convertto-securestring"},
-			pattern:  `(?i)\bConvertTo-SecureString[ \t]+(?:-String[ \t]+)?('[^'\n]+'|"[^"\n]+")`,
-			back:     1, fwd: 256, groups: []int{1},
-			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
-			tp:    []string{`$pw = ConvertTo-SecureString "P0wer&Shell" -AsPlainText -Force`},
-			fp:    []string{`ConvertTo-SecureString $env:PW -AsPlainText -Force`, `ConvertTo-SecureString "$pw" -AsPlainText`},
-		},
-		{
-			id:       "openssl-passwd",
-			keywords: []string{"openssl passwd"},
-			// openssl passwd hashes the password it is given as an argument.
-			pattern: `\bopenssl[ \t]+passwd((?:[ \t]+-(?:salt[ \t]+\S+|\w+))*)[ \t]+('[^'\n]+'|"[^"\n]+"|[^\s'"\-$][^\s'";|&)]*)`,
-			back:    1, fwd: 256, groups: []int{2},
-			check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
-			tp:    []string{`useradd -p "$(openssl passwd -1 'Hash&me9')" deploy`, "openssl passwd -6 -salt x1 Pl4inPw"},
-			fp:    []string{"openssl passwd -6 -stdin < pw.txt", `openssl passwd -1 "$PW"`},
-		},
-		{
-			id:       "openssl-pass-arg",
-			keywords: []string{"pass:"},
-			pattern:  `\bpass:` + cliAttached,
-			back:     1, fwd: 256, groups: []int{1},
-			tp: []string{"openssl pkcs12 -export -passout pass:Exp0rt -in c", "openssl rsa -passin 'pass:in pw'"},
-			fp: []string{"bypass: true", "pass:"},
-		},
-		{
-			id:       "positional-login",
-			keywords: []string{"vault", "cargo", "wpa_passphrase", "rabbitmqctl", "cf auth"},
-			pattern: `(?m)\b(?:vault[ \t]+login|cargo[ \t]+login)[ \t]+(?:-[\w-]+(?:=\S+)?[ \t]+)*([^\s=\-][^\s=;|&]{7,})(?:[ \t;|&]|$)` +
-				`|\b(?:wpa_passphrase|cf[ \t]+auth|rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user))[ \t]+\S+[ \t]+` + cliVal,
-			back: 1, fwd: 512, groups: []int{1, 2},
-			tp: []string{"vault login s.AbCdEf0123456789xyz", "cargo login cio0123456789abcdef", "wpa_passphrase HomeNet wifiPass1", "rabbitmqctl add_user app Rabb1tPw"},
-			fp: []string{"vault login -method=oidc", "cargo login --registry=x"},
-		},
-		{
-			id:       "oracle-user-slash",
-			keywords: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman"},
-			pattern:  `\b(?:sqlplus|sqlldr|expdp|impdp|rman)\b[ \t]+(?:-\S+[ \t]+)*['"]?[\w$#.\-]+/([^\s@'"/]+)`,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"sqlplus scott/T1ger@orcl", "expdp system/Manag3r directory=d"},
-			fp: []string{"sqlplus /nolog", "sqlplus -s @script.sql"},
-		},
-		{
-			id:       "net-use",
-			keywords: []string{"net use", "net user"},
-			pattern:  `(?i)\bnet[ \t]+use[ \t]+(?:[a-z]:[ \t]+)?\\\\\S+[ \t]+([^\s/'"*\\][^\s'"]*)[ \t]+/u(?:ser)?:|\bnet[ \t]+user[ \t]+\S+[ \t]+([^\s/'"*][^\s'"]*)[ \t]+/(?:add|y)\b`,
-			back:     1, fwd: 512, groups: []int{1, 2},
-			tp: []string{`net use \\srv\share NetPw1 /user:DOM\bob`, "net user svc Svc!pw1 /add"},
-			fp: []string{`net use \\srv\share /user:DOM\bob`, "net user svc * /add"},
-		},
-		{
-			id:       "nmcli-psk",
-			keywords: []string{"nmcli"},
-			pattern:  `\bnmcli\b` + cliRest,
-			inner:    `[ \t](?:password|wifi-sec\.psk|802-1x\.password)[ \t]+` + cliVal,
-			back:     1, fwd: 512, groups: []int{1},
-			tp: []string{"nmcli dev wifi connect Home password wifiPw12"}, fp: []string{"nmcli dev wifi list"},
-		},
-		{
-			id:       "config-set",
-			keywords: []string{"config", "configure"},
-			scan:     scanConfigSet,
-			tp: []string{
-				"aws configure set aws_secret_access_key VALUE5xyz", "npm config set //registry.npmjs.org/:_authToken npmTok3n",
-				"git config --global github.token gh0tok", "poetry config pypi-token.pypi pypi-AgEx", "yarn config set npmAuthToken yTok",
-			},
-			fp: []string{"aws configure set region eu-west-1", "git config --global user.name Bob", "npm config set registry https://r.io"},
-		},
-		{
-			id: "secrets-set",
-			keywords: []string{"secret set", "secrets set", "secrets:set", "secret:set", "env:set", "env set", "variables set",
-				"variables:set", "vars set", "config:set", "secret put", "secrets put"},
-			scan: scanSecretsSet,
-			tp: []string{
-				"gh secret set DEPLOY_KEY --body 'k3y v'", "fly secrets set DATABASE_URL=pgx1 OTHER=o2", "heroku config:set STRIPE=sk9x -a app",
-				"doppler secrets set API s3cr3tval", "netlify env:set FOO barv4l",
-			},
-			fp: []string{"gh secret set DEPLOY_KEY < key.txt", "gh secret list"},
-		},
-		{
-			id:       "kubectl-from-literal",
-			keywords: []string{"from-literal"},
-			scan:     scanFromLiteral,
-			tp:       []string{"kubectl create secret generic db --from-literal=password=Kub3pw --from-literal=user=admin"},
-			fp:       []string{"kubectl create configmap c --from-literal=color=blue"},
-		},
-	}
+	},
+	{
+		id:       "here-string-stdin",
+		keywords: []string{"-stdin", "with-token", "sudo"},
+		pattern:  `(?:--password-stdin|--with-token|--token-stdin|--stdin|\bsudo[ \t][^\n<]*-S)\b[^\n<]*<<<[ \t]*` + cliAttached,
+		back:     16, fwd: 256, groups: []int{1},
+		check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+	},
+	{
+		id:       "expect-send-password",
+		keywords: []string{"expect"},
+		// An expect script answering a password prompt: the send after it.
+		pattern: `(?i)\bexpect[ \t]+(?:-\w+[ \t]+)*"[^"\n]*(?:assword|passphrase|passcode)[^"\n]*"[ \t;{}\r\n]*send[ \t]+(?:-\w+[ \t]+)*"([^"\\\n]+)`,
+		back:    1, fwd: 512, groups: []int{1},
+		check: func(v string) bool { return hasAlnum(v) && v[0] != '$' },
+	},
+	{
+		id:       "powershell-securestring",
+		keywords: []string{"convertto-securestring"},
+		pattern:  `(?i)\bConvertTo-SecureString[ \t]+(?:-String[ \t]+)?('[^'\n]+'|"[^"\n]+")`,
+		back:     1, fwd: 256, groups: []int{1},
+		check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+	},
+	{
+		id:       "openssl-passwd",
+		keywords: []string{"openssl passwd"},
+		// openssl passwd hashes the password it is given as an argument.
+		pattern: `\bopenssl[ \t]+passwd((?:[ \t]+-(?:salt[ \t]+\S+|\w+))*)[ \t]+('[^'\n]+'|"[^"\n]+"|[^\s'"\-$][^\s'";|&)]*)`,
+		back:    1, fwd: 256, groups: []int{2},
+		check: func(v string) bool { v = strings.Trim(v, `'"`); return hasAlnum(v) && v[0] != '$' },
+	},
+	{
+		id:       "openssl-pass-arg",
+		keywords: []string{"pass:"},
+		pattern:  `\bpass:` + cliAttached,
+		back:     1, fwd: 256, groups: []int{1},
+	},
+	{
+		id:       "positional-login",
+		keywords: []string{"vault", "cargo", "wpa_passphrase", "rabbitmqctl", "cf auth"},
+		pattern: `(?m)\b(?:vault[ \t]+login|cargo[ \t]+login)[ \t]+(?:-[\w-]+(?:=\S+)?[ \t]+)*([^\s=\-][^\s=;|&]{7,})(?:[ \t;|&]|$)` +
+			`|\b(?:wpa_passphrase|cf[ \t]+auth|rabbitmqctl[ \t]+(?:add_user|change_password|authenticate_user))[ \t]+\S+[ \t]+` + cliVal,
+		back: 1, fwd: 512, groups: []int{1, 2},
+	},
+	{
+		id:       "oracle-user-slash",
+		keywords: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman"},
+		pattern:  `\b(?:sqlplus|sqlldr|expdp|impdp|rman)\b[ \t]+(?:-\S+[ \t]+)*['"]?[\w$#.\-]+/([^\s@'"/]+)`,
+		back:     1, fwd: 512, groups: []int{1},
+	},
+	{
+		id:       "net-use",
+		keywords: []string{"net use", "net user"},
+		pattern:  `(?i)\bnet[ \t]+use[ \t]+(?:[a-z]:[ \t]+)?\\\\\S+[ \t]+([^\s/'"*\\][^\s'"]*)[ \t]+/u(?:ser)?:|\bnet[ \t]+user[ \t]+\S+[ \t]+([^\s/'"*][^\s'"]*)[ \t]+/(?:add|y)\b`,
+		back:     1, fwd: 512, groups: []int{1, 2},
+	},
+	{
+		id:       "nmcli-psk",
+		keywords: []string{"nmcli"},
+		pattern:  `\bnmcli\b` + cliRest,
+		inner:    `[ \t](?:password|wifi-sec\.psk|802-1x\.password)[ \t]+` + cliVal,
+		back:     1, fwd: 512, groups: []int{1},
+	},
+	{
+		id:       "config-set",
+		keywords: []string{"config", "configure"},
+		scan:     scanConfigSet,
+	},
+	{
+		id: "secrets-set",
+		keywords: []string{"secret set", "secrets set", "secrets:set", "secret:set", "env:set", "env set", "variables set",
+			"variables:set", "vars set", "config:set", "secret put", "secrets put"},
+		scan: scanSecretsSet,
+	},
+	{
+		id:       "kubectl-from-literal",
+		keywords: []string{"from-literal"},
+		scan:     scanFromLiteral,
+	},
 }
 
 // cliTokens splits the rest of the line at j into blank-separated tokens

@@ -6,139 +6,78 @@ import "strings"
 // prose.go): prose that names a credential, a token answering a question,
 // the output of a command that prints a secret file, cookies, htpasswd's
 // positional password and SQL's quoted passwords.
-func contextRules() []rule {
-	return []rule{
-		{
-			id:       "prose-credential",
-			keywords: proseKeywords(),
-			scan:     scanProse,
-			tp: []string{
-				"the root password is Wq8!zT3#pL and sudo works", "my passphrase is harbor-lime-77",
-				"the key is AWiLMV5PhzRkG0JFR4bjauImjyvyuS5kQ5", "The signing secret is 3c9f1e7a5b2d8046c1e9a7f3b5d20864",
-				"the password I set was \"Blue#Heron77\"", "new password Kd9#xQ2mV4", "# the key is\nZx9Lm2Qw8Er4Ty7Ui1Op5As3Df6Gh0Jk9Lz2Xc8V",
-				"set the token to Pq7Wm3Kx9Zt1Lv5Nb8Rc2Yd6 now", "Use this API key (keep it private): kR2pL8xQ4wZ6tN0mB3cV",
-				"login for the router is admin / S3cure!pw2026", "the verification code is 482913x",
-				"Hunter2!x is my new password", "'Qv8#Lm3zTx' was the old wifi password",
-				"set the secret key for the app to dj-x8#k2!m9q@v4w7z1b5 first", "login with admin / h7Kw!2pQ on staging",
-				"- staging admin password - Orange&Lime42", "here's my key Tz4Wc6Yd1Fh5Jg0Rx8As3Df7Gh2Kq",
-				"the vpn pass for tonight is Gs8#Lq2mWx7",
-			},
-			fp: []string{
-				"The key is to cache the module downloads.", "the password is required", "the secret is consistency",
-				"The token is valid for 3600 seconds", "your password is incorrect", "the passphrase is empty",
-				"the key is missing from the map", "the exit code is 1", "primary key is user_id",
-				"the password reset flow", "Enter passphrase for key '/srv/k':", "a keyboard and a tokenizer",
-				"the key to success is practice", "the token is stored in the keychain",
-				"Consistency is the key to success.", "That is my password.", "v1.2.3 is the current key",
-				"the key eventBusSubscriberRegistry2024 is the bean name", "the pass rate is 98.5% on main",
-				"a second pass over the AST resolves the imports", "token 01JX9YB3P4T9ZK3V8Q2W6E5R7T expired",
-				"set the token for the job to expire hourly", "login with your SSO account / or a passkey",
-				"the key - a random string - goes here", "password — required",
-			},
+func contextRules() []rule { return contextRuleTable }
+
+// contextRuleTable is contextRules' table, laid out as data by the
+// compiler: built per call, with its samples, it cost a hook process that
+// redacts more than the rest of its first redaction. Its elements stay
+// constants (the keyword lists derived from other tables are spelled out,
+// held to them by TestSpelledKeywords): a call among them would run at
+// every process start.
+var contextRuleTable = []rule{
+	{
+		id: "prose-credential",
+		// proseKeywords(), spelled out.
+		keywords: []string{
+			"password", "passwd", "passphrase", "passcode", "pin", "code", "secret", "token", "key",
+			"credential", "creds", "login", "pass", "mnemonic", "phrase",
 		},
-		{
-			id: "question-answer-token",
-			// A token pasted alone on the line after a question, or after
-			// a few words of prose that hand it over ("Here you go:").
-			keywords: []string{"?\n", "?\r", ":\n", ":\r"},
-			scan:     scanQuestion,
-			tp: []string{
-				"Which token should I use?\n0ZX2rNI0lsbvhE5XMEkIHzzqffIORByrOq", "Here you go:\nRb4Tn8Vc2Xz6Lm0Qp3Ws7Ed1Rf5Tg9Yh3Uj",
-				"Auth: the new one:\nWq3Er7Ty1Ui5Op9As3Df7Gh1Jk5Lz9Xc3Vb",
-			},
-			fp: []string{
-				"ca_bundle:\n  LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM", "  data:\nZXlKMGFHVnRaU0k2SW1SaGNtc2lmUT09",
-				"What should the token be named?\nci-deploy-token-2026", "The new tag:\nrelease_2026_03",
-				"Release: the new tag:\nv2.14.0-rc.3", "Which branch should I use?\nfeature/PaymentGatewayV2Refactor2026", "Commit: the fix landed in:\n3f786850e387550fdab836ed7e6dc881de23001b",
-				"Which commit?\n3f786850e387550fdab836ed7e6dc881de23001b", "Which request?\n7c9e6679-7425-40de-944b-e07fc1f90ae7",
-				"Which event?\n01JX9YB3P4T9ZK3V8Q2W6E5R7T", "Where?\n/etc/nginx/sites-available/default.conf",
-				"Which image?\nsha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-			},
+		scan: scanProse,
+	},
+	{
+		id: "question-answer-token",
+		// A token pasted alone on the line after a question, or after
+		// a few words of prose that hand it over ("Here you go:").
+		keywords: []string{"?\n", "?\r", ":\n", ":\r"},
+		scan:     scanQuestion,
+	},
+	{
+		id:       "secret-file-output",
+		keywords: []string{"cat ", "head ", "tail ", "less ", "more ", "bat ", "type ", "get-content ", "gc ", "strings "},
+		scan:     scanSecretFileRead,
+	},
+	{
+		id: "secret-command-output",
+		// printerKeywords(), spelled out.
+		keywords: []string{
+			"printenv ", "echo ", "gh ", "glab ", "gcloud ", "az ", "aws ", "vault ", "op ", "pass ", "gopass ",
+			"bw ", "lpass ", "security ", "secret-tool ", "keyring ", "heroku ", "doppler ", "kubectl ",
+			"openssl ", "pwgen ", "rails ", "bin/rails ", "rake ", "mix ", "php ",
 		},
-		{
-			id:       "secret-file-output",
-			keywords: []string{"cat ", "head ", "tail ", "less ", "more ", "bat ", "type ", "get-content ", "gc ", "strings "},
-			scan:     scanSecretFileRead,
-			tp: []string{
-				"$ cat config/master.key\n246b56c06b02803ca9708043bdd1fd2d", "$ cat ~/.ansible/.vault_pass\nharbor mosaic 88",
-				"head -1 secrets/ci_token.txt\n8c1f0e2d4b6a9e7c5d3b1a0f8e6d4c2b1a9f7e5d",
-			},
-			fp: []string{"$ cat README.md\n# title", "$ cat ~/.ssh/id_ed25519.pub\nssh-ed25519 AAAAC3Nz dev@host", "cat VERSION\n1.14.2"},
-		},
-		{
-			id:       "secret-command-output",
-			keywords: printerKeywords(),
-			scan:     scanSecretPrinter,
-			tp: []string{
-				"$ gh auth token\nQm9Lx2Vb8Nc4Rt6Yh1Jk5Pd0Zz", "$ vault kv get -field=password secret/db\nhunter-two-22",
-				"$ openssl rand -hex 32\n3f786850e387550fdab836ed7e6dc881de23001b3f786850e387550fdab836ed",
-				"$ printenv STRIPE_SECRET_KEY\nrk9Lm2Nx4Pv6Rt8Bw0Yc", "$ echo $DB_PASSWORD\nWinter2026",
-				"$ aws configure get aws_secret_access_key\n7CmY/uCu3ZR1zTOlUcR64cXQLioDnkHIfxIq2HZt",
-				"$ kubectl get secret api -o jsonpath='{.data.token}' | base64 -d\n8kLm2Nq4Ps6Ru8Tw0Vy2Xa4Zc6Be8Dg",
-				"$ pass show work/vpn\nmy vpn pass phrase\nuser: ops",
-			},
-			fp: []string{
-				"$ echo $HOME\n/home/dev", "$ printenv PATH\n/usr/bin:/bin", "$ gh auth status\nLogged in to github.com",
-				"$ kubectl get secrets\nNAME   TYPE   DATA   AGE", "$ vault kv get secret/db\n====== Data ======",
-				"echo $TOKEN_COUNT\n12", "$ echo $API_KEY\n\n$ ls",
-			},
-		},
-		{
-			id:       "secret-file-input",
-			keywords: []string{"echo ", "printf ", "cat ", "tee "},
-			scan:     scanSecretFileWrite,
-			tp: []string{
-				"echo 'harbor-mosaic-88' > ~/.vault_pass", "printf %s Zk4Pq9Lw2Xn7 | tee secrets/api_token",
-				"cat > ~/.config/app/token <<'EOF'\nQ7w3Lm9Xz2Vb8Nc4Rt6Yh1Jk5Pd0\nEOF", "tee .vault_password <<EOF\nmy long pass phrase\nEOF",
-			},
-			fp: []string{"echo hello > notes.txt", `echo "$TOKEN" > ~/.token`, "cat > server.pem <<EOF\n-----BEGIN CERTIFICATE-----\nMIIBlzCCAT2g\n-----END CERTIFICATE-----\nEOF"},
-		},
-		{
-			id:       "cookie",
-			keywords: []string{"cookie", "-b"},
-			scan:     scanCookie,
-			tp: []string{
-				"curl -b 'sessionid=5mn6vkclbe2wo1p29g62exjvo0tv550u' https://x", "Cookie: sid=9f8e7d6c5b4a3928; theme=dark",
-				"set-cookie: user_session=gH5jK7lZ9xC1vB3nM5qW; Path=/", `cookies={"sessionid": "p0o9i8u7y6t5r4e3w2q1"}`,
-				`document.cookie = "auth=Zx8Cv7Bn6Mm5Ll4Kk3"`,
-			},
-			fp: []string{"Cookie: theme=dark; lang=en-US", "git checkout -b feature/cookie-banner", "curl -b cookies.txt https://x", "set-cookie: a=b; Path=/"},
-		},
-		{
-			id: "cookie-jar",
-			// A Netscape cookie file line (curl -c, wget --save-cookies):
-			// domain, subdomains, path, secure, expiry, name, value.
-			keywords: []string{"\ttrue\t", "\tfalse\t"},
-			scan:     scanCookieJar,
-			tp:       []string{".example.com\tTRUE\t/\tTRUE\t1767225600\tsessionid\t5mn6vkclbe2wo1p29g62exjv"},
-			fp:       []string{".example.com\tTRUE\t/\tFALSE\t1767225600\ttheme\tdark", "a\ttrue\tb"},
-		},
-		{
-			id:       "htpasswd-b",
-			keywords: []string{"htpasswd"},
-			scan:     scanHtpasswd,
-			tp: []string{
-				"htpasswd -b .htpasswd admin Htp4ss", "htpasswd -nb admin Htp4ss", "htpasswd -b -c /etc/h deploy Qn4#vR8s (Create the user)",
-				"htpasswd -B -C 12 -b /srv/users ops Lp0-Zx7*Wq && reload",
-			},
-			fp: []string{"htpasswd -c .htpasswd admin", "htpasswd -v .htpasswd admin"},
-		},
-		{
-			id: "sql-password",
-			// IDENTIFIED BY '...' and PASSWORD '...', the quoted value
-			// also when a heredoc splits it over lines.
-			keywords: []string{"identified", "password"},
-			pattern:  `(?i)\b(?:identified\s+(?:with\s+[\w$]+\s+)?by(?:\s+password)?\s*|password(?:\s+|\s*=\s*)(?:password\s*\(\s*)?|password\s*\(\s*)'((?:[^'\\]|\\[\s\S]|'')*)'`,
-			back:     1, fwd: 512,
-			groups: []int{1},
-			check:  sqlSecret,
-			tp: []string{
-				"CREATE USER 'a'@'%' IDENTIFIED BY 'Mv7#qL2\nxR9!tB';", "ALTER ROLE b WITH LOGIN PASSWORD 'Tg5kW\n2pNz8';",
-				"SET PASSWORD FOR 'u'@'h' = PASSWORD('x9Y8z7')",
-			},
-			fp: []string{"CREATE USER 's'@'localhost' IDENTIFIED WITH auth_socket;", "password ''", "IDENTIFIED BY PASSWORD"},
-		},
-	}
+		scan: scanSecretPrinter,
+	},
+	{
+		id:       "secret-file-input",
+		keywords: []string{"echo ", "printf ", "cat ", "tee "},
+		scan:     scanSecretFileWrite,
+	},
+	{
+		id:       "cookie",
+		keywords: []string{"cookie", "-b"},
+		scan:     scanCookie,
+	},
+	{
+		id: "cookie-jar",
+		// A Netscape cookie file line (curl -c, wget --save-cookies):
+		// domain, subdomains, path, secure, expiry, name, value.
+		keywords: []string{"\ttrue\t", "\tfalse\t"},
+		scan:     scanCookieJar,
+	},
+	{
+		id:       "htpasswd-b",
+		keywords: []string{"htpasswd"},
+		scan:     scanHtpasswd,
+	},
+	{
+		id: "sql-password",
+		// IDENTIFIED BY '...' and PASSWORD '...', the quoted value
+		// also when a heredoc splits it over lines.
+		keywords: []string{"identified", "password"},
+		pattern:  `(?i)\b(?:identified\s+(?:with\s+[\w$]+\s+)?by(?:\s+password)?\s*|password(?:\s+|\s*=\s*)(?:password\s*\(\s*)?|password\s*\(\s*)'((?:[^'\\]|\\[\s\S]|'')*)'`,
+		back:     1, fwd: 512,
+		groups: []int{1},
+		check:  sqlSecret,
+	},
 }
 
 // sqlSecret vets a quoted SQL password: not empty, not a placeholder, a

@@ -32,7 +32,7 @@ func TestRules(t *testing.T) {
 					t.Fatalf("pattern %q: %v", pat, err)
 				}
 			}
-			if len(r.keywords) == 0 || len(r.tp) == 0 || len(r.fp) == 0 {
+			if len(r.keywords) == 0 || len(ruleSamples[r.id].tp) == 0 || len(ruleSamples[r.id].fp) == 0 {
 				t.Fatalf("a rule needs keywords and both kinds of samples")
 			}
 			for _, kw := range r.keywords {
@@ -41,13 +41,13 @@ func TestRules(t *testing.T) {
 				}
 			}
 			p := onlyRule(r)
-			for _, s := range r.tp {
+			for _, s := range ruleSamples[r.id].tp {
 				got := p.Text(s)
 				if !strings.Contains(got, secretMark) {
 					t.Errorf("true positive not redacted: %q -> %q", s, got)
 				}
 			}
-			for _, s := range r.fp {
+			for _, s := range ruleSamples[r.id].fp {
 				if got := full.Text(s); got != s {
 					t.Errorf("false positive redacted: %q -> %q", s, got)
 				}

@@ -113,7 +113,7 @@ const maxExtend = 1024
 
 // windows returns, per pattern rule, the merged input ranges its pattern
 // must scan, and the keyword hits of the scan rules in input order.
-func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hit) {
+func (x *kwIndex) windows(s string, rs []*rule) (wins [][]span, hits []hit) {
 	n := len(s)
 	for i := 0; i+1 < n; i++ {
 		c0 := lower[s[i]]
@@ -136,7 +136,7 @@ func (x *kwIndex) windows(s string, rs []compiledRule) (wins [][]span, hits []hi
 				wins = make([][]span, len(rs))
 			}
 			ri := e.rule
-			r := &rs[ri]
+			r := rs[ri]
 			if r.near != nil && !r.near(s, i) {
 				continue
 			}

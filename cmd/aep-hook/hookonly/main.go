@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
+	"github.com/aep-hook/aep-hook/mapping"
 )
 
 // version is set at build time with -ldflags "-X main.version=...", as the
@@ -35,13 +36,13 @@ func main() {
 	if a := hookmode.AdapterFromArgv0(os.Args[0]); a != "" {
 		args = append([]string{a}, args...)
 	}
-	if _, ok := hookmode.HookVendor(args); ok {
+	if v, ok := hookmode.HookVendor(args); ok {
 		f, ok := hookmode.ParseArgs(args[1:], os.Getenv)
 		// A wss:// relay needs TLS, which this build leaves out: the full
 		// binary holds such a moment (the handshake dwarfs the hand-over).
 		tls := hookmode.NeedsTLS(os.Getenv)
 		if ok && len(f.Out) == 0 && !tls {
-			os.Exit(runHook(args, f, nil))
+			os.Exit(runHook(v, len(args), f, nil))
 		}
 		// The full binary delivers, or parses what this one cannot; a hook
 		// must still never fail its agent, so without it the firing is
@@ -57,7 +58,7 @@ func main() {
 			f = hookmode.Flags{}
 			err = fmt.Errorf("hook flags not understood, recorded on the defaults: %w", err)
 		}
-		os.Exit(runHook(args, f, err))
+		os.Exit(runHook(v, len(args), f, err))
 	}
 	if len(args) == 1 && args[0] == "version" {
 		os.Stdout.WriteString("aep-hook " + version + " (AEP 0.1)\n")
@@ -68,15 +69,15 @@ func main() {
 	os.Exit(2)
 }
 
-// runHook runs one firing of the vendor args[0] names.
-func runHook(args []string, f hookmode.Flags, setup error) int {
+// runHook runs one firing of vendor v, whose command line held nargs
+// arguments.
+func runHook(v mapping.Vendor, nargs int, f hookmode.Flags, setup error) int {
 	// Held from here until the runner takes its own scoped hold: an agent
 	// that signals its hook right after starting it (Claude Code's
 	// StopFailure in -p mode) still gets the moment recorded; the runner's
 	// deadline bounds the process.
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	growStack(len(args))
-	v, _ := hookmode.HookVendor(args)
+	growStack(nargs)
 	res := hookmode.Run(v, f, setup, os.Stdin, os.Stdout, os.Getenv)
 	if !res.Interrupted {
 		hookmode.SweepOccasionally(res.Emitter, v.AgentName())

@@ -84,8 +84,31 @@ func HookVendor(args []string) (mapping.Vendor, bool) {
 	if len(args) == 0 {
 		return mapping.Vendor{}, false
 	}
-	v, ok := mapping.Lookup(args[0])
-	return v, ok && v.Transport == mapping.TransportHook
+	for _, h := range hookVendors {
+		if h.name == args[0] {
+			return h.table(), true
+		}
+	}
+	return mapping.Vendor{}, false
+}
+
+// hookVendors are the tables of the vendors whose transport is the hook,
+// by name. mapping.Lookup builds every table and sorts them to find one;
+// a hook process builds only its own (TestHookVendors holds this list to
+// mapping.Vendors).
+var hookVendors = [...]struct {
+	name  string
+	table func() mapping.Vendor
+}{
+	{"antigravity", mapping.Antigravity},
+	{"claude-code", mapping.ClaudeCode},
+	{"cline", mapping.Cline},
+	{"codex", mapping.Codex},
+	{"gemini-cli", mapping.Gemini},
+	{"hermes", mapping.Hermes},
+	{"kimi-code", mapping.KimiCode},
+	{"qwen-code", mapping.Qwen},
+	{"vscode", mapping.VSCode},
 }
 
 // ParseArgs reads the hook-mode flags (args after the adapter's name) by
