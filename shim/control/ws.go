@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -23,7 +22,8 @@ import (
 // client side only: text messages, ping and close). A hook process lives
 // for milliseconds and links only what a firing needs; a WebSocket library
 // brings net/http, whose start-up every hook of every agent would pay. This
-// one needs net and the hashes the binary already links.
+// one needs only the hashes the binary already links, and on Linux not
+// even package net (see dial_linux.go).
 
 // wsGUID is RFC 6455's key suffix.
 const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -48,21 +48,12 @@ var ErrRefused = errors.New("the relay refused the connection")
 
 // wsConn is one client WebSocket connection.
 type wsConn struct {
-	conn net.Conn
+	conn Conn
 	br   *bufio.Reader
 	wmu  sync.Mutex
 	// max bounds one message.
 	max int
 }
-
-// Secure wraps a connection to a wss:// relay in TLS for serverName
-// (package wss's Client). The caller supplies it so that a build which
-// never speaks wss does not link crypto/tls, whose initialisation every
-// hook process would pay; without it a wss:// URL is refused.
-type Secure func(ctx context.Context, c net.Conn, serverName string) (net.Conn, error)
-
-// ErrNoTLS says a wss:// relay was dialled without a [Secure].
-var ErrNoTLS = errors.New("this build does not speak TLS to a wss:// relay")
 
 // dialWS connects to a ws:// or wss:// URL with the bearer token, within
 // timeout for the connection and the upgrade together; secure speaks TLS
@@ -83,23 +74,21 @@ func dialWS(ctx context.Context, raw, token string, timeout time.Duration, max i
 	default:
 		return nil, fmt.Errorf("relay URL: scheme %q is not ws or wss", u.Scheme)
 	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
+	port := u.Port()
+	if port == "" {
+		port = "80"
 		if useTLS {
 			port = "443"
 		}
-		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	deadline := time.Now().Add(timeout)
-	d := net.Dialer{Deadline: deadline}
-	c, err := d.DialContext(ctx, "tcp", host)
+	c, err := dialTCP(ctx, secure, u.Hostname(), port, deadline)
 	if err != nil {
 		return nil, err
 	}
 	c.SetDeadline(deadline)
 	if useTLS {
-		tc, err := secure(ctx, c, u.Hostname())
+		tc, err := secure.Client(ctx, c, u.Hostname())
 		if err != nil {
 			c.Close()
 			return nil, err

@@ -13,14 +13,30 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/aep-hook/aep-hook/shim/control/wss"
 )
+
+// trustingSecure is a Secure that trusts roots: Go's dialer, and TLS
+// against the test server's certificate.
+type trustingSecure struct {
+	roots *x509.CertPool
+	names *[]string
+}
+
+func (s trustingSecure) Dial(ctx context.Context, addr string, deadline time.Time) (Conn, error) {
+	d := net.Dialer{Deadline: deadline}
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+func (s trustingSecure) Client(ctx context.Context, c Conn, name string) (Conn, error) {
+	*s.names = append(*s.names, name)
+	tc := tls.Client(c.(net.Conn), &tls.Config{ServerName: name, RootCAs: s.roots, MinVersion: tls.VersionTLS12})
+	return tc, tc.HandshakeContext(ctx)
+}
 
 // TestWSSecure: a wss:// relay is reached through the caller's Secure,
 // whose handshake is checked against the server's certificate; without
-// one the dial is refused before any connection, and package wss's own
-// client refuses a certificate the system does not trust.
+// one the dial is refused before any connection (package wss's tests
+// hold its own client to the system's roots).
 func TestWSSecure(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
@@ -40,12 +56,7 @@ func TestWSSecure(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
 	var names []string
-	trusting := func(ctx context.Context, c net.Conn, name string) (net.Conn, error) {
-		names = append(names, name)
-		tc := tls.Client(c, &tls.Config{ServerName: name, RootCAs: roots, MinVersion: tls.VersionTLS12})
-		return tc, tc.HandshakeContext(ctx)
-	}
-	ws, err := dialWS(context.Background(), url, "tok", 5*time.Second, 1<<20, trusting)
+	ws, err := dialWS(context.Background(), url, "tok", 5*time.Second, 1<<20, trustingSecure{roots, &names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +73,5 @@ func TestWSSecure(t *testing.T) {
 
 	if _, err := dialWS(context.Background(), url, "tok", 5*time.Second, 1<<20, nil); !errors.Is(err, ErrNoTLS) {
 		t.Errorf("wss without Secure: %v, want ErrNoTLS", err)
-	}
-	if _, err := dialWS(context.Background(), url, "tok", 5*time.Second, 1<<20, wss.Client); err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Errorf("an untrusted certificate: %v, want a certificate error", err)
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -218,6 +220,71 @@ func TestHookOnlyHandsOverTLS(t *testing.T) {
 	}
 }
 
+// TestHookOnlyHandsOverHostNames: a control-enabled hook whose relay is
+// named by a host name (not an IP address or localhost) is held by the
+// full binary, since the hook-only build does not link Go's resolver: the
+// relay sees the upgrade request from both builds, and the replies match.
+func TestHookOnlyHandsOverHostNames(t *testing.T) {
+	// The machine's own name is a host name to the control package's
+	// dialer, and the hosts file resolves it for Go's.
+	name, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	addrs, err := net.LookupHost(name)
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("this machine's name %q does not resolve: %v", name, err)
+	}
+	front, full := buildPair(t)
+	l, err := net.Listen("tcp", net.JoinHostPort(addrs[0], "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", addrs[0], err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	requests := make(chan string, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b := make([]byte, 4)
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if n, _ := io.ReadFull(c, b); n == 4 {
+				requests <- string(b)
+			}
+			c.Close()
+		}
+	}()
+	in := []byte(`{"session_id":"s-host","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`)
+	run := func(bin string) []byte {
+		cmd := exec.Command(bin, "claude-code")
+		cmd.Env = append(os.Environ(), "AEP_HOME="+t.TempDir(), "AEP_HOOK_DEADLINE=20s", "AEP_CONTROL=1",
+			"AEP_RELAY=ws://"+net.JoinHostPort(name, port)+"/socket", "AEP_RELAY_TOKEN=t0123456789")
+		cmd.Stdin = bytes.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return out
+	}
+	a, b := run(full), run(front)
+	if !bytes.Equal(a, b) {
+		t.Errorf("hook-only build replied %q, the full binary %q", b, a)
+	}
+	for i, who := range []string{"full binary", "hook-only build"} {
+		select {
+		case r := <-requests:
+			if r != "GET " {
+				t.Errorf("%s: the relay's first bytes are %q, not an upgrade request", who, r)
+			}
+		default:
+			t.Errorf("%s (run %d): no connection reached the relay", who, i+1)
+		}
+	}
+}
+
 // TestHookOnlyLinksOnlyTheHookPath keeps what makes a process start slow
 // out of the hook-only build: every package linked initialises in every
 // hook process.
@@ -232,6 +299,12 @@ func TestHookOnlyLinksOnlyTheHookPath(t *testing.T) {
 			if strings.HasPrefix(pkg, heavy) {
 				t.Errorf("the hook-only build links %s", pkg)
 			}
+		}
+		// Package net's initialisation (its DNS tables among it) and
+		// code cost every hook; on Linux the relay's dialer is the
+		// control package's own.
+		if pkg == "net" && runtime.GOOS == "linux" {
+			t.Errorf("the hook-only build links package net")
 		}
 	}
 }

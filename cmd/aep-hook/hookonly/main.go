@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/aep-hook/aep-hook/cmd/aep-hook/internal/hookmode"
@@ -38,10 +39,11 @@ func main() {
 	}
 	if v, ok := hookmode.HookVendor(args); ok {
 		f, ok := hookmode.ParseArgs(args[1:], os.Getenv)
-		// A wss:// relay needs TLS, which this build leaves out: the full
-		// binary holds such a moment (the handshake dwarfs the hand-over).
-		tls := hookmode.NeedsTLS(os.Getenv)
-		if ok && len(f.Out) == 0 && !tls {
+		// A wss:// relay needs TLS, and one named by a host name Go's
+		// resolver, which this build leaves out: the full binary holds
+		// such a moment (the handshake or lookup dwarfs the hand-over).
+		relay := hookmode.RelayNeedsSecure(os.Getenv)
+		if ok && len(f.Out) == 0 && relay == "" {
 			os.Exit(runHook(v, len(args), f, nil))
 		}
 		// The full binary delivers, or parses what this one cannot; a hook
@@ -49,8 +51,10 @@ func main() {
 		// recorded on the defaults with the reason.
 		err := execFull(os.Args)
 		switch {
-		case ok && tls:
+		case ok && strings.HasPrefix(relay, "wss://"):
 			err = fmt.Errorf("control over the wss:// relay skipped: %w", err)
+		case ok && relay != "":
+			err = fmt.Errorf("control over a relay named by a host name skipped: %w", err)
 		case ok:
 			err = fmt.Errorf("delivery to --out skipped: %w", err)
 		default:

@@ -53,18 +53,23 @@ type Flags struct {
 	Insecure       bool
 	OtlpMaxCapture string
 	Hook           string
-	// Secure speaks TLS to a wss:// relay for a control-enabled hook. The
+	// Secure is Go's dialer and TLS for a control-enabled hook's relay. The
 	// full binary sets it; the hook-only build leaves it nil, so as not to
-	// link crypto/tls, and hands such a hook to the full binary (see
-	// [NeedsTLS]).
+	// link crypto/tls and net, and hands a hook whose relay needs them (a
+	// wss:// one, one named by a host name) to the full binary (see
+	// [RelayNeedsSecure]).
 	Secure control.Secure
 }
 
-// NeedsTLS reports whether a hook with this environment holds its moments
-// over a wss:// relay.
-func NeedsTLS(getenv func(string) string) bool {
+// RelayNeedsSecure returns the relay URL of a hook with this environment
+// when it holds its moments over a relay that only a [Flags.Secure]
+// reaches (see control.NeedsSecure), "" otherwise.
+func RelayNeedsSecure(getenv func(string) string) string {
 	c, err := control.FromEnv(getenv)
-	return err == nil && c != nil && strings.HasPrefix(c.URL, "wss://")
+	if err == nil && c != nil && control.NeedsSecure(c.URL) {
+		return c.URL
+	}
+	return ""
 }
 
 // AdapterFromArgv0 returns the adapter a link named aep-<adapter> stands
