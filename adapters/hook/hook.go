@@ -440,7 +440,11 @@ func readPayload(in io.Reader, limit int64) (raw []byte, cut bool, drained <-cha
 
 // firstRead is the buffer a payload is read into first; nearly every
 // payload fits it.
-const firstRead = 64 << 10
+const firstRead = 8 << 10
+
+// secondRead is the buffer a payload that outgrows the first moves to
+// before a mapped one: heap memory, like the first.
+const secondRead = 64 << 10
 
 // readAtMost reads up to n bytes. A payload that outgrows its first buffer
 // moves into one of n bytes mapped for it (bigBuffer), or, where there is
@@ -454,7 +458,10 @@ func readAtMost(in io.Reader, n int64) ([]byte, error) {
 				return buf, nil
 			}
 			var next []byte
-			if cap(buf) == firstRead {
+			switch cap(buf) {
+			case firstRead:
+				next = make([]byte, 0, min(n, secondRead))
+			case secondRead:
 				next = bigBuffer(int(n))
 			}
 			if next == nil {
