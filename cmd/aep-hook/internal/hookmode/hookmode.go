@@ -77,12 +77,24 @@ func RelayNeedsSecure(getenv func(string) string) string {
 func AdapterFromArgv0(arg0 string) string {
 	base := strings.TrimSuffix(filepath.Base(arg0), ".exe")
 	if name, ok := strings.CutPrefix(base, "aep-"); ok && name != "hook" {
-		if _, known := mapping.Lookup(name); known {
-			return name
+		for _, known := range adapterNames {
+			if name == known {
+				return name
+			}
 		}
 	}
 	return ""
 }
+
+// adapterNames are mapping.Names: the names alone, because asking the
+// registry builds every table and so links every vendor's mapping code
+// (the stream, OTLP and ACP adapters' among it) into the hook-only build,
+// where only the hook vendors' is run; every hook process would map and
+// verify that code at start. TestAdapterNames holds this list to the
+// registry.
+var adapterNames = [...]string{"a2a", "acp", "agui", "antigravity", "claude-code", "cline", "codex", "codex-otel",
+	"gemini-cli", "hermes", "kilocode", "kilocode-sse", "kimi-code", "kimi-web", "openclaw", "opencode",
+	"opencode-sse", "openhands", "pi", "qwen-code", "vscode", "vscode-otel"}
 
 // HookVendor returns the hook vendor args name (args[0]), if they name one.
 func HookVendor(args []string) (mapping.Vendor, bool) {

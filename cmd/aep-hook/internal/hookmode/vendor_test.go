@@ -1,6 +1,7 @@
 package hookmode
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/aep-hook/aep-hook/mapping"
@@ -31,5 +32,25 @@ func TestHookVendors(t *testing.T) {
 			t.Errorf("hookVendors lists %q twice", h.name)
 		}
 		seen[h.name] = true
+	}
+}
+
+// TestAdapterNames holds the adapter names a link's name is checked
+// against to the registry's.
+func TestAdapterNames(t *testing.T) {
+	if got, want := adapterNames[:], mapping.Names(); !slices.Equal(got, want) {
+		t.Errorf("adapterNames = %q, want mapping.Names() %q: keep them in step", got, want)
+	}
+	for _, c := range []struct{ arg0, want string }{
+		{"/usr/local/bin/aep-acp", "acp"},
+		{`C:\bin\aep-claude-code.exe`, ""}, // a Windows path is not split on Linux
+		{"aep-claude-code.exe", "claude-code"},
+		{"aep-hook", ""},
+		{"aep-nosuch", ""},
+		{"acp", ""},
+	} {
+		if got := AdapterFromArgv0(c.arg0); got != c.want {
+			t.Errorf("AdapterFromArgv0(%q) = %q, want %q", c.arg0, got, c.want)
+		}
 	}
 }
