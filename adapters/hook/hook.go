@@ -447,9 +447,10 @@ const firstRead = 8 << 10
 const secondRead = 64 << 10
 
 // readAtMost reads up to n bytes. A payload that outgrows its first buffer
-// moves into one of n bytes mapped for it (bigBuffer), or, where there is
-// none, into one eight times larger (up to n); either is backed only as it
-// fills: a big payload costs about its own size in memory.
+// moves to the second, and one that outgrows that into one of n bytes
+// mapped for it (bigBuffer), or, where there is none, into one eight times
+// larger (up to n); either is backed only as it fills: a big payload costs
+// about its own size in memory.
 func readAtMost(in io.Reader, n int64) ([]byte, error) {
 	buf := make([]byte, 0, min(n, firstRead))
 	for {
