@@ -225,14 +225,22 @@ func (c codexConv) internal(r *OTelRecord, kind string) []Draft {
 		return nil
 	}
 	d := c.companion(r)
-	d.Data["thread_id"] = r.attrs().str("conversation.id")
-	d.Data["thread_kind"] = kind
 	levels := make(map[string]redact.Level, len(d.Levels)+1)
 	for k, l := range d.Levels {
 		levels[k] = l
 	}
 	levels["prompt"] = redact.Full // it quotes the reviewed transcript and tool arguments
 	d.Levels = levels
+	if d.Fields != nil {
+		for i := range d.Fields {
+			d.Fields[i].Level = levelOf(levels, d.Fields[i].Key)
+		}
+		d.Fields = setField(d.Fields, "thread_id", r.attrs().str("conversation.id"), levelOf(levels, "thread_id"))
+		d.Fields = setField(d.Fields, "thread_kind", kind, levelOf(levels, "thread_kind"))
+	} else {
+		d.Data["thread_id"] = r.attrs().str("conversation.id")
+		d.Data["thread_kind"] = kind
+	}
 	d.Session = parent
 	return []Draft{d}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,10 +296,22 @@ func (r *OTelRecord) recordTime() time.Time {
 }
 
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
-// every non-identity attribute, gated by its declared level.
+// every non-identity attribute, gated by its declared level. Its payload
+// is a list (Draft.Fields): the attributes come as one, and the emitter
+// gates and encodes them from it without a map per record.
 func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	a := r.attrs()
-	data := make(map[string]any, min(a.len()+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
+	// The declared levels of every key the payload can hold: an attribute's
+	// own, the resource's host.name at redacted, the body at full
+	// (undeclared).
+	levels := p.levels
+	host := r.Resource["host.name"]
+	if isNonEmptyString(host) {
+		levels = p.withHost()
+	} else {
+		host = nil
+	}
+	fs := make([]redact.Field, 0, a.len()+2)
 	keep := func(k string, v any) {
 		if v == nil || p.isIdentity(k) {
 			return
@@ -306,7 +319,7 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 		if s, ok := v.(string); ok && s == vendorRedactedMarker {
 			return // the vendor did not export this content
 		}
-		data[k] = v
+		fs = append(fs, redact.Field{Key: k, Value: v, Level: levelOf(levels, k)})
 	}
 	if a.flat != nil { // a loop of its own: the closure stays on the stack
 		for i := range a.flat {
@@ -317,21 +330,45 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 			keep(k, v)
 		}
 	}
-	// The declared levels of every key data can hold: an attribute's own,
-	// the resource's host.name at redacted, the body at full (undeclared).
-	levels := p.levels
-	if hv := r.Resource["host.name"]; isNonEmptyString(hv) {
-		if _, dup := data["host.name"]; !dup {
-			data["host.name"] = hv // the resource's own box: no copy per record
-		}
-		levels = p.withHost()
+	if host != nil && !hasField(fs, "host.name") {
+		fs = append(fs, redact.Field{Key: "host.name", Value: host, Level: levelOf(levels, "host.name")})
 	}
-	if r.Body != nil {
-		if _, dup := data["body"]; !dup {
-			data["body"] = r.Body
+	if r.Body != nil && !hasField(fs, "body") {
+		fs = append(fs, redact.Field{Key: "body", Value: r.Body, Level: levelOf(levels, "body")})
+	}
+	redact.SortFields(fs)
+	return Draft{Type: p.typeName(suffix), Fields: fs, Levels: levels}
+}
+
+// levelOf is the level levels declares for key, Full when it declares none
+// (an undeclared field of an x.* payload counts as full).
+func levelOf(levels map[string]redact.Level, key string) redact.Level {
+	if l, ok := levels[key]; ok {
+		return l
+	}
+	return redact.Full
+}
+
+// hasField reports whether fs holds key.
+func hasField(fs []redact.Field, key string) bool {
+	for i := range fs {
+		if fs[i].Key == key {
+			return true
 		}
 	}
-	return Draft{Type: p.typeName(suffix), Data: data, Levels: levels}
+	return false
+}
+
+// setField sets key to v at level l in fs, sorted by key (as
+// redact.SortFields leaves it), replacing an entry of that key as a map
+// assignment would.
+func setField(fs []redact.Field, key string, v any, l redact.Level) []redact.Field {
+	i, found := slices.BinarySearchFunc(fs, key, func(f redact.Field, k string) int { return strings.Compare(f.Key, k) })
+	if found {
+		fs[i] = redact.Field{Key: key, Value: v, Level: l}
+		return fs
+	}
+	return slices.Insert(fs, i, redact.Field{Key: key, Value: v, Level: l})
 }
 
 // isIdentity reports whether the attribute k is envelope identity (the

@@ -111,7 +111,7 @@ func identify(v mapping.Vendor, m mapping.Moment) (mapping.Moment, string) {
 // session's lock so concurrent processes of one session keep seq order.
 func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 	m, session := identify(v, m)
-	rs, err := e.emitSession(v, session, []mapping.Moment{m})
+	rs, err := e.emitSession(v, session, []mapping.Moment{m}, true)
 	if rs[0].Err != nil && err == nil {
 		err = rs[0].Err
 	}
@@ -125,6 +125,21 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 // Result and is skipped; a store or sink failure fails its whole session
 // group, reported in the returned error (and in every Result of the group).
 func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	return e.handleBatch(v, ms, true)
+}
+
+// HandleBatchCounts is HandleBatch for a caller that only counts what the
+// moments produced (the OTLP receiver): the Results carry no Events, so
+// each event is let go once encoded and the storage of one moment's events
+// serves the next. Everything else, the lines written included, is as
+// HandleBatch does it.
+func (e *Emitter) HandleBatchCounts(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	return e.handleBatch(v, ms, false)
+}
+
+// handleBatch is HandleBatch; keep says whether the Results keep their
+// Events.
+func (e *Emitter) handleBatch(v mapping.Vendor, ms []mapping.Moment, keep bool) ([]Result, error) {
 	// The moments as identified: ms itself until one needs its name
 	// filled in, then a copy (the caller's moments are never changed).
 	ids := ms
@@ -142,7 +157,7 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 		one = one && sessions[i] == sessions[0]
 	}
 	if one && len(ms) > 0 {
-		rs, err := e.emitSession(v, sessions[0], ids)
+		rs, err := e.emitSession(v, sessions[0], ids, keep)
 		if err != nil {
 			for i := range rs {
 				if rs[i].Err == nil {
@@ -172,7 +187,7 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 	var errs []error
 	for _, session := range order {
 		g := groups[session]
-		rs, err := e.emitSession(v, session, g.ms)
+		rs, err := e.emitSession(v, session, g.ms, keep)
 		for j, i := range g.idx {
 			out[i] = rs[j]
 			if err != nil && out[i].Err == nil {
@@ -197,8 +212,8 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 // (Draft.Session) are emitted into that session (emitAway) while this lock
 // is still held. When the lock cannot be had (its holder is stuck) or the
 // state file cannot be used, the events are written anyway in a fresh
-// epoch (inSession).
-func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
+// epoch (inSession). keep says whether the Results keep their Events.
+func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment, keep bool) ([]Result, error) {
 	agent := v.AgentName()
 	var (
 		pre      *batch
@@ -207,7 +222,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 	)
 	if p, ok := e.Store.(peeker); ok && heavy(ms) {
 		if st, ver, err := p.Peek(agent, session); err == nil {
-			if b, err := e.prepare(v, agent, session, ms, st); err == nil && len(b.away.order) == 0 {
+			if b, err := e.prepare(v, agent, session, ms, st, keep); err == nil && len(b.away.order) == 0 {
 				pre, preState, version = b, st, ver
 			}
 		}
@@ -219,7 +234,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			*tx.State = *preState
 		} else {
 			var err error
-			if b, err = e.prepare(v, agent, session, ms, tx.State); err != nil {
+			if b, err = e.prepare(v, agent, session, ms, tx.State, keep); err != nil {
 				return err
 			}
 		}
@@ -231,7 +246,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		if err := tx.Save(); err != nil {
 			return &LostError{len(b.lines.ends), err}
 		}
-		awayErr := e.emitAway(agent, b.away, b.rs)
+		awayErr := e.emitAway(agent, b.away, b.rs, keep)
 		if b.lines.empty() {
 			return awayErr
 		}
@@ -277,6 +292,14 @@ type sources struct {
 	session, agent string
 	evs            []Event
 	nums           []int64
+	// gated is the storage of the gated list payloads (Draft.Fields) of the
+	// events one build makes: they are encoded, or copied into Data,
+	// before the next build.
+	gated []redact.Field
+	// transient says the events are let go once encoded (a counting
+	// batch): each build reuses the event and position storage of the
+	// one before.
+	transient bool
 }
 
 // Chunk sizes of a batch's event and position storage.
@@ -289,6 +312,15 @@ const (
 // growing, cut from the batch's chunk, whose appends past n cannot reach
 // another moment's events.
 func (s *sources) events(n int) []Event {
+	s.gated = s.gated[:0]
+	if s.transient {
+		// The last build's events are encoded: their storage is free.
+		s.nums = s.nums[:0]
+		if cap(s.evs) < n {
+			s.evs = make([]Event, 0, max(n, eventChunk/4))
+		}
+		return s.evs[:0:n]
+	}
 	if n == 0 {
 		return []Event{} // as make gives it: empty, not nil
 	}
@@ -303,6 +335,20 @@ func (s *sources) events(n int) []Event {
 	return s.evs[start : start : start+n]
 }
 
+// gate is redact.GateFields for c into the batch's storage.
+func (s *sources) gate(c redact.Content, ceiling redact.Level, p *redact.Pipeline) ([]redact.Field, redact.Level) {
+	start := len(s.gated)
+	if cap(s.gated)-start < len(c.Fields) {
+		s.gated = make([]redact.Field, 0, max(len(c.Fields), 32))
+		start = 0
+	}
+	fs, honoured := redact.GateFields(s.gated[start:start:start+len(c.Fields)], c, ceiling, p)
+	if len(fs) <= len(c.Fields) { // written in place, not grown elsewhere
+		s.gated = s.gated[:start+len(fs)]
+	}
+	return fs, honoured
+}
+
 // num stores v for an event's seq or epoch.
 func (s *sources) num(v int64) *int64 {
 	if len(s.nums) == cap(s.nums) {
@@ -313,10 +359,11 @@ func (s *sources) num(v int64) *int64 {
 }
 
 // prepare maps the moments on st, which it changes, and builds, gates and
-// encodes their events.
-func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState) (*batch, error) {
+// encodes their events; keep says whether the Results keep their Events.
+func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState, keep bool) (*batch, error) {
 	b := &batch{rs: make([]Result, len(ms))}
-	if len(ms) > 1 {
+	b.src.transient = !keep
+	if len(ms) > 1 && keep {
 		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
 	}
 	for i, m := range ms {
@@ -330,7 +377,10 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 		if err != nil {
 			return nil, err
 		}
-		b.rs[i].Events, b.rs[i].Suppressed = evs, suppressed
+		b.rs[i].Suppressed = suppressed
+		if keep {
+			b.rs[i].Events = evs
+		}
 		if err := b.lines.add(evs, len(ms)); err != nil {
 			return nil, err
 		}
@@ -422,12 +472,13 @@ func (a *awayDrafts) take(i int, nonce, session string, drafts []mapping.Draft) 
 // the moments' session lock: locks nest from the session a moment is
 // identified to into the one a table addresses (a resumed session's new
 // AEP session), never the other way, so no two processes wait on each other.
-func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
+// keep says whether the results keep the events.
+func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result, keep bool) error {
 	var errs []error
 	for _, session := range a.order {
 		_, err := e.inSession(agent, session, func(tx *Tx) error {
 			var lines lineBuf
-			var src sources
+			src := sources{transient: !keep}
 			for ds := a.by[session]; len(ds) > 0; {
 				n := 1 // one moment's drafts are built together
 				for n < len(ds) && ds[n].moment == ds[0].moment {
@@ -443,7 +494,10 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				}
 				r := &rs[ds[0].moment]
 				ds = ds[n:]
-				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
+				r.Suppressed += suppressed
+				if keep {
+					r.Events = append(r.Events, evs...)
+				}
 				if err := lines.add(evs, 1); err != nil {
 					return err
 				}
@@ -608,11 +662,25 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 				ev.Subject = id
 			}
 		}
-		data, honoured := redact.Gate(redact.Content{
+		c := redact.Content{
 			Type: d.Type, Agent: agent, Subject: ev.Subject,
-			Data: markMissing(d.Data), Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
-		}, ceiling, e.Pipeline)
-		ev.Data, ev.Capture = data, honoured.String()
+			Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
+		}
+		var honoured redact.Level
+		if d.Data == nil && d.Fields != nil {
+			c.Fields = markMissingFields(d.Fields, d.Levels)
+			var fs []redact.Field
+			fs, honoured = src.gate(c, ceiling, e.Pipeline)
+			if src.transient {
+				ev.fields = fs
+			} else {
+				ev.Data = fieldMap(fs)
+			}
+		} else {
+			c.Data = markMissing(d.Data)
+			ev.Data, honoured = redact.Gate(c, ceiling, e.Pipeline)
+		}
+		ev.Capture = honoured.String()
 		if AgentScoped(d.Type) {
 			if src.agent == "" {
 				src.agent = e.source(agent, "")
@@ -658,6 +726,50 @@ func markMissing(data map[string]any) map[string]any {
 	slices.Sort(missing)
 	out["digests_missing"] = missing
 	return out
+}
+
+// markMissingFields is markMissing for a list payload (sorted by key):
+// digests_missing takes the level levels declares for it, as the gate
+// would give it in a map payload.
+func markMissingFields(fs []redact.Field, levels map[string]redact.Level) []redact.Field {
+	n := 0
+	for i := range fs {
+		if fs[i].Value == mapping.DigestMissing {
+			n++
+		}
+	}
+	if n == 0 {
+		return fs
+	}
+	missing := make([]string, 0, n)
+	out := make([]redact.Field, 0, len(fs)-n+1)
+	for _, f := range fs {
+		if f.Value == mapping.DigestMissing {
+			missing = append(missing, f.Key)
+		} else if f.Key != "digests_missing" {
+			out = append(out, f)
+		}
+	}
+	l, ok := levels["digests_missing"]
+	if !ok {
+		l = redact.Full
+	}
+	out = append(out, redact.Field{Key: "digests_missing", Value: missing, Level: l})
+	redact.SortFields(out) // missing is sorted already: fs is
+	return out
+}
+
+// fieldMap is the gated list payload fs as Data: nil when fs is (no
+// payload at all).
+func fieldMap(fs []redact.Field) map[string]any {
+	if fs == nil {
+		return nil
+	}
+	m := make(map[string]any, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
 }
 
 // source is the RECOMMENDED source URI; the untrusted session id is encoded
@@ -707,11 +819,11 @@ func pairKeys(d mapping.Draft) (open, closes string) {
 			return "", "run:" + d.Run
 		}
 	case "tool.requested":
-		if c := callID(d.Data); c != "" {
+		if c := callID(d); c != "" {
 			return "tool:" + c, ""
 		}
 	case "tool.completed", "tool.failed", "tool.denied":
-		if c := callID(d.Data); c != "" {
+		if c := callID(d); c != "" {
 			return "", "tool:" + c
 		}
 	case "delegation.subagent.started":
@@ -740,8 +852,15 @@ func terminalKey(d mapping.Draft) string {
 	return ""
 }
 
-func callID(data map[string]any) string {
-	tool, _ := data["tool"].(map[string]any)
+func callID(d mapping.Draft) string {
+	tool, _ := d.Data["tool"].(map[string]any)
+	if d.Data == nil {
+		for _, f := range d.Fields {
+			if f.Key == "tool" {
+				tool, _ = f.Value.(map[string]any)
+			}
+		}
+	}
 	id, _ := tool["call_id"].(string)
 	return id
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/aep-hook/aep-hook/internal/jsonstr"
+	"github.com/aep-hook/aep-hook/redact"
 	"math"
 	"slices"
 	"strconv"
@@ -43,9 +44,15 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = appendField(b, "severity", e.Severity, true)
 	b = appendField(b, "capture", e.Capture, true)
 	b = appendField(b, "tenant", e.Tenant, true)
-	if e.Data != nil {
+	switch {
+	case e.Data != nil:
 		var err error
 		if b, err = appendJSON(append(b, `,"data":`...), e.Data); err != nil {
+			return nil, err
+		}
+	case e.fields != nil:
+		var err error
+		if b, err = appendFields(append(b, `,"data":`...), e.fields); err != nil {
 			return nil, err
 		}
 	}
@@ -127,6 +134,23 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
+}
+
+// appendFields appends the object of fs, which are sorted by key: the
+// bytes appendJSON writes for their map.
+func appendFields(b []byte, fs []redact.Field) ([]byte, error) {
+	b = append(b, '{')
+	for i := range fs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonstr.Append(b, fs[i].Key), ':')
+		var err error
+		if b, err = appendJSON(b, fs[i].Value); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // member is one entry of a map being encoded.
