@@ -297,8 +297,8 @@ type Draft struct {
 	// payload; undeclared fields of an x.* payload count as full.
 	Levels map[string]redact.Level
 	// Fields, when Data is nil, is an untyped payload as a list: unique
-	// keys sorted by redact.SortFields, each with its level as Levels
-	// declares it. It is Data's form for a table that has the members as a
+	// keys in any order (the encoder sorts them as a map's), each with its
+	// level as Levels declares it. It is Data's form for a table that has the members as a
 	// list already (the OTLP records' attributes): the emitter gates and
 	// encodes it without building a map per event. Levels still names the
 	// level of any field the emitter adds (digests_missing).

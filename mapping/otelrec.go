@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,6 +241,10 @@ type otelProfile struct {
 	// identity by their length alone, without a lookup (isIdentity).
 	idOnce sync.Once
 	idLens uint64
+	// attrs is identity and levels in one table (attrFate), built once:
+	// an attribute's fate in a companion takes one lookup, not two.
+	attrsOnce sync.Once
+	attrs     map[string]attrFate
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -311,24 +314,18 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	} else {
 		host = nil
 	}
-	fs := make([]redact.Field, 0, a.len()+2)
-	keep := func(k string, v any) {
+	if a.flat != nil {
+		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.flat, host, r.Body), Levels: levels}
+	}
+	fs := make([]redact.Field, 0, len(a.m)+2)
+	for k, v := range a.m {
 		if v == nil || p.isIdentity(k) {
-			return
+			continue
 		}
 		if s, ok := v.(string); ok && s == vendorRedactedMarker {
-			return // the vendor did not export this content
+			continue // the vendor did not export this content
 		}
 		fs = append(fs, redact.Field{Key: k, Value: v, Level: levelOf(levels, k)})
-	}
-	if a.flat != nil { // a loop of its own: the closure stays on the stack
-		for i := range a.flat {
-			keep(a.flat[i].Key, a.flat[i].Value)
-		}
-	} else {
-		for k, v := range a.m {
-			keep(k, v)
-		}
 	}
 	if host != nil && !hasField(fs, "host.name") {
 		fs = append(fs, redact.Field{Key: "host.name", Value: host, Level: levelOf(levels, "host.name")})
@@ -336,8 +333,80 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	if r.Body != nil && !hasField(fs, "body") {
 		fs = append(fs, redact.Field{Key: "body", Value: r.Body, Level: levelOf(levels, "body")})
 	}
-	redact.SortFields(fs)
 	return Draft{Type: p.typeName(suffix), Fields: fs, Levels: levels}
+}
+
+// listFields is companion's payload for a record's attributes as decoded
+// (flat), the resource's host name and the body (nil when absent), in the
+// attributes' order: the encoder sorts what the gate keeps. The levels are
+// the profile's, host.name's redacted when the resource names the host
+// (withHost).
+func (p *otelProfile) listFields(flat []Attr, host, body any) []redact.Field {
+	fs := make([]redact.Field, 0, len(flat)+2)
+	named := host != nil
+	for i := range flat {
+		k, v := flat[i].Key, flat[i].Value
+		fate := p.attrFate(k)
+		if v == nil || fate.identity() {
+			continue
+		}
+		if s, ok := v.(string); ok && s == vendorRedactedMarker {
+			continue // the vendor did not export this content
+		}
+		switch k {
+		case "host.name":
+			host = nil // the attribute's own, not the resource's
+		case "body":
+			body = nil
+		}
+		l := fate.level()
+		if named && k == "host.name" {
+			l = redact.Redacted
+		}
+		fs = append(fs, redact.Field{Key: k, Value: v, Level: l})
+	}
+	if host != nil {
+		fs = append(fs, redact.Field{Key: "host.name", Value: host, Level: redact.Redacted})
+	}
+	if body != nil {
+		fs = append(fs, redact.Field{Key: "body", Value: body, Level: p.attrFate("body").level()})
+	}
+	return fs
+}
+
+// attrFate is what a profile declares of one attribute: whether it is
+// identity, and its level (Full when undeclared).
+type attrFate uint8
+
+const (
+	fateIdentity attrFate = 1 << 7
+	fateDeclared attrFate = 1 << 6
+	fateLevel    attrFate = fateDeclared - 1
+)
+
+func (f attrFate) identity() bool { return f&fateIdentity != 0 }
+
+func (f attrFate) level() redact.Level {
+	if f&fateDeclared == 0 {
+		return redact.Full
+	}
+	return redact.Level(f & fateLevel)
+}
+
+// attrFate returns what the profile declares of attribute k.
+func (p *otelProfile) attrFate(k string) attrFate {
+	p.attrsOnce.Do(func() {
+		p.attrs = make(map[string]attrFate, len(p.identity)+len(p.levels))
+		for k, l := range p.levels {
+			p.attrs[k] = fateDeclared | attrFate(l)&fateLevel
+		}
+		for k, id := range p.identity {
+			if id {
+				p.attrs[k] |= fateIdentity
+			}
+		}
+	})
+	return p.attrs[k]
 }
 
 // levelOf is the level levels declares for key, Full when it declares none
@@ -359,16 +428,16 @@ func hasField(fs []redact.Field, key string) bool {
 	return false
 }
 
-// setField sets key to v at level l in fs, sorted by key (as
-// redact.SortFields leaves it), replacing an entry of that key as a map
-// assignment would.
+// setField sets key to v at level l in fs, replacing an entry of that key
+// as a map assignment would.
 func setField(fs []redact.Field, key string, v any, l redact.Level) []redact.Field {
-	i, found := slices.BinarySearchFunc(fs, key, func(f redact.Field, k string) int { return strings.Compare(f.Key, k) })
-	if found {
-		fs[i] = redact.Field{Key: key, Value: v, Level: l}
-		return fs
+	for i := range fs {
+		if fs[i].Key == key {
+			fs[i] = redact.Field{Key: key, Value: v, Level: l}
+			return fs
+		}
 	}
-	return slices.Insert(fs, i, redact.Field{Key: key, Value: v, Level: l})
+	return append(fs, redact.Field{Key: key, Value: v, Level: l})
 }
 
 // isIdentity reports whether the attribute k is envelope identity (the

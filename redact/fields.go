@@ -1,10 +1,5 @@
 package redact
 
-import (
-	"slices"
-	"strings"
-)
-
 // Field is one top-level member of an untyped payload given as a list
 // rather than a map (Content.Fields): its key, its value at full fidelity
 // and its declared capture level (Full when the payload declares none).
@@ -14,30 +9,13 @@ type Field struct {
 	Level Level
 }
 
-// SortFields sorts fs by key, in the byte order encoding/json writes an
-// object's keys in, so that a gated list encodes as its map would. Keys
-// must be unique. An insertion sort serves the dozen members a record's
-// payload has; longer lists take the library's sort.
-func SortFields(fs []Field) {
-	if len(fs) > 16 {
-		slices.SortFunc(fs, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
-		return
-	}
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Key < fs[j-1].Key; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
-}
-
 // GateFields is Gate for a payload given as fields (Content.Fields, Data
 // nil), the form a table builds when it has the payload's members as a list
 // already: the OTLP records' attributes. The gated fields are appended to
-// dst[:0] in their order, so fields sorted by key come out sorted and
-// encode as Gate's map would; every value is gated as Gate gates a member
-// of an untyped payload declared at the field's level. The result is nil
-// exactly when Gate's map would be (at None), and dst's storage is only
-// reused, never kept.
+// dst[:0], in no particular order, as Gate's map holds its members: every
+// value gated as Gate gates a member of an untyped payload declared at the
+// field's level. The result is nil exactly when Gate's map would be (at
+// None), and dst's storage is only reused, never kept.
 //
 // A type the registry annotates is gated through Gate on the fields as a
 // map, the fields' own levels then unused: its schema, not the table,
@@ -60,7 +38,6 @@ func GateFields(dst []Field, c Content, ceiling Level, p *Pipeline) ([]Field, Le
 		for k, v := range m {
 			out = append(out, Field{Key: k, Value: v, Level: Full})
 		}
-		SortFields(out)
 		return nonNil(out), honoured
 	}
 	if p == nil && ceiling == Redacted {

@@ -728,7 +728,7 @@ func markMissing(data map[string]any) map[string]any {
 	return out
 }
 
-// markMissingFields is markMissing for a list payload (sorted by key):
+// markMissingFields is markMissing for a list payload:
 // digests_missing takes the level levels declares for it, as the gate
 // would give it in a map payload.
 func markMissingFields(fs []redact.Field, levels map[string]redact.Level) []redact.Field {
@@ -754,9 +754,8 @@ func markMissingFields(fs []redact.Field, levels map[string]redact.Level) []reda
 	if !ok {
 		l = redact.Full
 	}
-	out = append(out, redact.Field{Key: "digests_missing", Value: missing, Level: l})
-	redact.SortFields(out) // missing is sorted already: fs is
-	return out
+	slices.Sort(missing)
+	return append(out, redact.Field{Key: "digests_missing", Value: missing, Level: l})
 }
 
 // fieldMap is the gated list payload fs as Data: nil when fs is (no

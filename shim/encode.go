@@ -98,19 +98,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		for k, v := range x {
 			ms = append(ms, member{k, v})
 		}
-		sortMembers(ms)
-		b = append(b, '{')
-		for i := range ms {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonstr.Append(b, ms[i].k), ':')
-			var err error
-			if b, err = appendJSON(b, ms[i].v); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendMembers(b, ms)
 	case []any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -136,17 +124,53 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
 }
 
-// appendFields appends the object of fs, which are sorted by key: the
-// bytes appendJSON writes for their map.
+// appendFields appends the object of fs (unique keys, in any order): the
+// bytes appendJSON writes for their map. The members are sorted as
+// indices on the stack, so no entry moves in the heap; a payload of more
+// members than that holds (none a table makes) is sorted as a map's.
 func appendFields(b []byte, fs []redact.Field) ([]byte, error) {
-	b = append(b, '{')
+	var order [64]uint8
+	if len(fs) > len(order) {
+		ms := make([]member, len(fs))
+		for i := range fs {
+			ms[i] = member{fs[i].Key, fs[i].Value}
+		}
+		return appendMembers(b, ms)
+	}
 	for i := range fs {
+		// An insertion sort: a payload's dozen members come in any order.
+		j := i
+		for ; j > 0 && fs[i].Key < fs[order[j-1]].Key; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = uint8(i)
+	}
+	b = append(b, '{')
+	for j := range fs {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		f := &fs[order[j]]
+		b = append(jsonstr.Append(b, f.Key), ':')
+		var err error
+		if b, err = appendJSON(b, f.Value); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendMembers appends the object of ms, sorting them by key first.
+func appendMembers(b []byte, ms []member) ([]byte, error) {
+	sortMembers(ms)
+	b = append(b, '{')
+	for i := range ms {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(jsonstr.Append(b, fs[i].Key), ':')
+		b = append(jsonstr.Append(b, ms[i].k), ':')
 		var err error
-		if b, err = appendJSON(b, fs[i].Value); err != nil {
+		if b, err = appendJSON(b, ms[i].v); err != nil {
 			return nil, err
 		}
 	}

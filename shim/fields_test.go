@@ -3,6 +3,7 @@ package shim
 import (
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,8 @@ var fieldValues = []any{
 	map[string]any{"name": "Bash", "call_id": "c1"},
 }
 
-// randomPayload is a payload of distinct keys as a list (sorted, with the
-// levels levels declares) and as the map the same table would have built.
+// randomPayload is a payload of distinct keys as a list (in random order,
+// with the levels levels declares) and as the map the same table would have built.
 func randomPayload(r *rand.Rand) ([]redact.Field, map[string]any, map[string]redact.Level) {
 	levels := map[string]redact.Level{}
 	for _, k := range fieldKeys {
@@ -59,7 +60,14 @@ func randomPayload(r *rand.Rand) ([]redact.Field, map[string]any, map[string]red
 		data[k] = v
 		fs = append(fs, redact.Field{Key: k, Value: v, Level: l})
 	}
-	redact.SortFields(fs)
+	if r.IntN(8) == 0 { // more members than the encoder sorts on the stack
+		for i := range 70 {
+			k := "extra." + strconv.Itoa(i)
+			data[k] = fieldValues[r.IntN(len(fieldValues))]
+			fs = append(fs, redact.Field{Key: k, Value: data[k], Level: redact.Full})
+		}
+		r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	}
 	return fs, data, levels
 }
 
