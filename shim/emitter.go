@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
@@ -296,6 +297,11 @@ type sources struct {
 	// events one build makes: they are encoded, or copied into Data,
 	// before the next build.
 	gated []redact.Field
+	// text holds the ids and times of the batch's events, cut from it as
+	// strings: one allocation a chunk, not two an event. Its bytes are
+	// never written again once cut (a state keeps ids), so a string cut
+	// from it is as immutable as any.
+	text []byte
 	// transient says the events are let go once encoded (a counting
 	// batch): each build reuses the event and position storage of the
 	// one before.
@@ -347,6 +353,37 @@ func (s *sources) gate(c redact.Content, ceiling redact.Level, p *redact.Pipelin
 		s.gated = s.gated[:start+len(fs)]
 	}
 	return fs, honoured
+}
+
+// textChunk is the size of a batch's id and time storage.
+const textChunk = 4 << 10
+
+// room returns room for n bytes of text, at the end of the batch's chunk.
+func (s *sources) room(n int) []byte {
+	if cap(s.text)-len(s.text) < n {
+		s.text = make([]byte, 0, textChunk)
+	}
+	return s.text[len(s.text) : len(s.text) : len(s.text)+n]
+}
+
+// cut returns b, written into room, as a string, and marks its bytes used.
+func (s *sources) cut(b []byte) string {
+	s.text = s.text[:len(s.text)+len(b)]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// id is u's canonical form, in the batch's text.
+func (s *sources) id(u ulid) string {
+	return s.cut(u.appendTo(s.room(ulidLen)))
+}
+
+// time is formatTime(t), in the batch's text.
+func (s *sources) time(t time.Time) string {
+	b, ok := appendTime(s.room(timeLen), t)
+	if !ok {
+		return formatTime(t)
+	}
+	return s.cut(b)
 }
 
 // num stores v for an event's seq or epoch.
@@ -538,12 +575,16 @@ func (l *lineBuf) add(evs []Event, hint int) error {
 			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
 		}
 		if len(l.ends) == 0 && hint > 1 {
-			// Never more than 768 bytes a moment up front (one large first
-			// line must not reserve a copy of itself per moment): longer
-			// lines grow the buffer as they come.
-			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/4+1), 768*hint)))
+			// A sixteenth over the first line's size a moment: the lines of
+			// a batch of records differ by a few bytes (counters, ids), and
+			// what a batch does not use is allocated for nothing. Never
+			// more than 768 bytes a moment up front (one large first line
+			// must not reserve a copy of itself per moment): longer lines
+			// grow the buffer as they come.
+			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/16+1), 768*hint)))
 			copy(sized, l.buf)
 			l.buf = sized
+			l.ends = make([]int, 0, hint)
 		}
 		l.ends = append(l.ends, len(l.buf))
 	}
@@ -565,13 +606,25 @@ func (l *lineBuf) lines() [][]byte {
 // formatTime is t (UTC) as RFC 3339 with milliseconds,
 // t.Format("2006-01-02T15:04:05.000Z") without the layout parsing.
 func formatTime(t time.Time) string {
+	if b, ok := appendTime(nil, t); ok {
+		return string(b)
+	}
+	return t.Format("2006-01-02T15:04:05.000Z")
+}
+
+// timeLen is the length of formatTime's form of a year 0 to 9999.
+const timeLen = 24
+
+// appendTime appends formatTime's form of t to dst; false (dst unchanged)
+// for a year outside 0 to 9999, which needs the layout's own rules.
+func appendTime(dst []byte, t time.Time) ([]byte, bool) {
 	y, mo, d := t.Date()
 	if y < 0 || y > 9999 {
-		return t.Format("2006-01-02T15:04:05.000Z")
+		return dst, false
 	}
 	h, mi, sec := t.Clock()
 	ms := t.Nanosecond() / 1e6
-	var b [24]byte
+	var b [timeLen]byte
 	put := func(i, v, n int) {
 		for k := i + n - 1; k >= i; k-- {
 			b[k] = byte('0' + v%10)
@@ -592,7 +645,7 @@ func formatTime(t time.Time) string {
 	b[19] = '.'
 	put(20, ms, 3)
 	b[23] = 'Z'
-	return string(b[:])
+	return append(dst, b[:]...), true
 }
 
 func (e *Emitter) now() time.Time {
@@ -639,10 +692,10 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		t = t.UTC()
 		ev := Event{
 			AEP:      Version,
-			ID:       newID(ids, stable, t, d),
+			ID:       src.id(newID(ids, stable, t, d)),
 			Type:     d.Type,
 			Subject:  d.Subject,
-			Time:     formatTime(t),
+			Time:     src.time(t),
 			Agent:    agent,
 			Severity: d.Severity,
 			Tenant:   e.Tenant,
