@@ -250,7 +250,7 @@ func (c codexConv) companion(r *OTelRecord) Draft {
 	name := r.name()
 	var d Draft
 	if suffix, ok := c.p.known[name]; ok {
-		d = c.p.companion(r, suffix)
+		d = c.p.companion(r, suffix, c.m.Arena)
 	} else {
 		d = c.p.unknown(r, name)
 	}
@@ -304,7 +304,7 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 		mapped = c.primary(r, name)
 	}
 	if mapped == nil {
-		mapped = []Draft{c.companion(r)}
+		mapped = c.m.Arena.one(c.companion(r))
 	}
 	at := r.recordTime()
 	for i := range mapped {

@@ -65,6 +65,10 @@ type Moment struct {
 	Mode Mode
 	// Deltas asks stream vendors to keep token-delta moments.
 	Deltas bool
+	// Arena, when set, is where the OTLP tables cut the moment's drafts
+	// from: the emitter's, for a batch whose drafts it lets go once written
+	// (see Arena). Nil allocates them.
+	Arena *Arena
 	// Control says the control loop holds this moment live: the adapter is
 	// connected to a relay as the session's emitter and waits for an answer
 	// (AEP-0004), so the request the moment raises can be answered over

@@ -90,9 +90,15 @@ func randomOTelRecord(r *rand.Rand, p *otelProfile) *OTelRecord {
 func TestCompanionFields(t *testing.T) {
 	for _, p := range []*otelProfile{codexOtelProfile(), vscodeOtelProfile()} {
 		r := rand.New(rand.NewPCG(1, 2))
-		for range 2000 {
+		arena := &Arena{}
+		for i := range 2000 {
+			if i%3 == 0 {
+				arena = nil // the allocating path too
+			} else if arena == nil {
+				arena = &Arena{}
+			}
 			rec := randomOTelRecord(r, p)
-			d := p.companion(rec, "tool_result")
+			d := p.companion(rec, "tool_result", arena)
 			wantData, wantLevels := mapCompanion(p, rec)
 			if d.Data != nil || !reflect.DeepEqual(d.Levels, wantLevels) {
 				t.Fatalf("%+v: data %v levels differ", rec, d.Data)

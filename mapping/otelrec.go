@@ -277,7 +277,7 @@ func (p *otelProfile) draftRecord(m Moment, r *OTelRecord) []Draft {
 			return ds
 		}
 	}
-	return []Draft{p.companion(r, suffix)}
+	return m.Arena.one(p.companion(r, suffix, m.Arena))
 }
 
 // recordTime is when the record's moment happened: the LogRecord's
@@ -302,8 +302,10 @@ func (r *OTelRecord) recordTime() time.Time {
 // every non-identity attribute, gated by its declared level. Its payload
 // is a list (Draft.Fields): the attributes come as one, and the emitter
 // gates and encodes them from it without a map per record.
-func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
-	a := r.attrs()
+//
+// Its fields are cut from a (nil: allocated).
+func (p *otelProfile) companion(r *OTelRecord, suffix string, a *Arena) Draft {
+	at := r.attrs()
 	// The declared levels of every key the payload can hold: an attribute's
 	// own, the resource's host.name at redacted, the body at full
 	// (undeclared).
@@ -314,11 +316,11 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 	} else {
 		host = nil
 	}
-	if a.flat != nil {
-		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.flat, host, r.Body), Levels: levels}
+	if at.flat != nil {
+		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.fieldRoom(len(at.flat)+2), at.flat, host, r.Body), Levels: levels}
 	}
-	fs := make([]redact.Field, 0, len(a.m)+2)
-	for k, v := range a.m {
+	fs := a.fieldRoom(len(at.m) + 2)
+	for k, v := range at.m {
 		if v == nil || p.isIdentity(k) {
 			continue
 		}
@@ -341,8 +343,8 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
 // attributes' order: the encoder sorts what the gate keeps. The levels are
 // the profile's, host.name's redacted when the resource names the host
 // (withHost).
-func (p *otelProfile) listFields(flat []Attr, host, body any) []redact.Field {
-	fs := make([]redact.Field, 0, len(flat)+2)
+// The fields are appended to fs.
+func (p *otelProfile) listFields(fs []redact.Field, flat []Attr, host, body any) []redact.Field {
 	named := host != nil
 	for i := range flat {
 		k, v := flat[i].Key, flat[i].Value

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -216,6 +217,13 @@ func (e *Emitter) handleBatch(v mapping.Vendor, ms []mapping.Moment, keep bool) 
 // epoch (inSession). keep says whether the Results keep their Events.
 func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment, keep bool) ([]Result, error) {
 	agent := v.AgentName()
+	var arena *mapping.Arena
+	if !keep {
+		// The drafts are let go once written: the tables may cut them
+		// from storage this session's batch reuses (see mapping.Arena).
+		arena = getArena()
+		defer putArena(arena)
+	}
 	var (
 		pre      *batch
 		preState *SessionState
@@ -223,7 +231,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 	)
 	if p, ok := e.Store.(peeker); ok && heavy(ms) {
 		if st, ver, err := p.Peek(agent, session); err == nil {
-			if b, err := e.prepare(v, agent, session, ms, st, keep); err == nil && len(b.away.order) == 0 {
+			if b, err := e.prepare(v, agent, session, ms, st, arena); err == nil && len(b.away.order) == 0 {
 				pre, preState, version = b, st, ver
 			}
 		}
@@ -235,7 +243,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			*tx.State = *preState
 		} else {
 			var err error
-			if b, err = e.prepare(v, agent, session, ms, tx.State, keep); err != nil {
+			if b, err = e.prepare(v, agent, session, ms, tx.State, arena); err != nil {
 				return err
 			}
 		}
@@ -396,14 +404,17 @@ func (s *sources) num(v int64) *int64 {
 }
 
 // prepare maps the moments on st, which it changes, and builds, gates and
-// encodes their events; keep says whether the Results keep their Events.
-func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState, keep bool) (*batch, error) {
+// encodes their events. With an arena (a counting batch) the Results keep
+// no Events and the tables cut the drafts from the arena.
+func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState, arena *mapping.Arena) (*batch, error) {
+	keep := arena == nil
 	b := &batch{rs: make([]Result, len(ms))}
 	b.src.transient = !keep
 	if len(ms) > 1 && keep {
 		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
 	}
 	for i, m := range ms {
+		m.Arena = arena
 		drafts, err := v.Map(m, &st.Table)
 		if err != nil {
 			b.rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
@@ -423,6 +434,18 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 		}
 	}
 	return b, nil
+}
+
+// arenas recycles the counting batches' draft storage (mapping.Arena):
+// a batch's drafts are garbage once its session is written.
+var arenas = sync.Pool{New: func() any { return new(mapping.Arena) }}
+
+func getArena() *mapping.Arena { return arenas.Get().(*mapping.Arena) }
+
+// putArena gives a back, cleared: nothing of the batch stays reachable.
+func putArena(a *mapping.Arena) {
+	a.Reset()
+	arenas.Put(a)
 }
 
 // peeker is a Store that can read a session's state without its lock.
