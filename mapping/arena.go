@@ -17,8 +17,8 @@ type Arena struct {
 // Bounds on what an arena keeps for reuse: a batch's worth of records; a
 // larger batch allocates the rest, so a pooled arena stays small.
 const (
-	arenaDrafts = 256
-	arenaFields = 2048
+	arenaDrafts = 128
+	arenaFields = 1536
 )
 
 // one returns d as a list of one draft.

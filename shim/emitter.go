@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -436,16 +435,29 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 	return b, nil
 }
 
-// arenas recycles the counting batches' draft storage (mapping.Arena):
-// a batch's drafts are garbage once its session is written.
-var arenas = sync.Pool{New: func() any { return new(mapping.Arena) }}
+// spareArena keeps one counting batch's draft storage (mapping.Arena) for
+// the next: a batch's drafts are garbage once its session is written. One
+// spare, not a sync.Pool's one a processor and their victims: what the
+// sidecar keeps between requests stays one batch's worth; batches that
+// run at once beside it allocate their own.
+var spareArena = make(chan *mapping.Arena, 1)
 
-func getArena() *mapping.Arena { return arenas.Get().(*mapping.Arena) }
+func getArena() *mapping.Arena {
+	select {
+	case a := <-spareArena:
+		return a
+	default:
+		return new(mapping.Arena)
+	}
+}
 
 // putArena gives a back, cleared: nothing of the batch stays reachable.
 func putArena(a *mapping.Arena) {
 	a.Reset()
-	arenas.Put(a)
+	select {
+	case spareArena <- a:
+	default:
+	}
 }
 
 // peeker is a Store that can read a session's state without its lock.
