@@ -1,6 +1,10 @@
 package mapping
 
-import "github.com/aep-hook/aep-hook/redact"
+import (
+	"unsafe"
+
+	"github.com/aep-hook/aep-hook/redact"
+)
 
 // Arena is storage a table cuts a moment's drafts and list payloads
 // (Draft.Fields) from, handed to it in Moment.Arena by an emitter that lets
@@ -12,6 +16,20 @@ import "github.com/aep-hook/aep-hook/redact"
 type Arena struct {
 	drafts []Draft
 	fields []redact.Field
+	// fates remembers the batch's attribute keys' fates (attrFate) by the
+	// address of their bytes: the receiver's decoder hands a request's
+	// records the same key strings, so after the first record a key's
+	// fate is a comparison away rather than a map lookup. Equal address
+	// and length mean equal bytes: a string is never written.
+	fates [64]fateMemo
+}
+
+// fateMemo is one remembered key's fate in one profile.
+type fateMemo struct {
+	key  *byte
+	n    int
+	p    *otelProfile
+	fate attrFate
 }
 
 // Bounds on what an arena keeps for reuse: a batch's worth of records; a
@@ -47,6 +65,22 @@ func (a *Arena) fieldRoom(n int) []redact.Field {
 	return a.fields[start : start : start+n]
 }
 
+// fate is p.attrFate(k), remembered for the batch.
+func (a *Arena) fate(p *otelProfile, k string) attrFate {
+	if a == nil || k == "" {
+		return p.attrFate(k)
+	}
+	ptr := unsafe.StringData(k)
+	addr := uintptr(unsafe.Pointer(ptr))
+	m := &a.fates[(addr^addr>>6)%uintptr(len(a.fates))]
+	if m.key == ptr && m.n == len(k) && m.p == p {
+		return m.fate
+	}
+	f := p.attrFate(k)
+	*m = fateMemo{key: ptr, n: len(k), p: p, fate: f}
+	return f
+}
+
 // Reset makes the arena's storage free for reuse, cleared so it keeps
 // nothing alive. Nothing cut from it before may be used afterwards.
 func (a *Arena) Reset() {
@@ -54,4 +88,5 @@ func (a *Arena) Reset() {
 	a.drafts = a.drafts[:0]
 	clear(a.fields)
 	a.fields = a.fields[:0]
+	clear(a.fates[:])
 }

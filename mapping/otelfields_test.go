@@ -88,14 +88,17 @@ func randomOTelRecord(r *rand.Rand, p *otelProfile) *OTelRecord {
 // table built before: the same members, once each, each at the level the map's
 // levels declare, on random records of both profiles.
 func TestCompanionFields(t *testing.T) {
+	arena := &Arena{} // shared by both profiles: its memo must tell them apart
 	for _, p := range []*otelProfile{codexOtelProfile(), vscodeOtelProfile()} {
 		r := rand.New(rand.NewPCG(1, 2))
-		arena := &Arena{}
 		for i := range 2000 {
-			if i%3 == 0 {
+			switch {
+			case i%3 == 0:
 				arena = nil // the allocating path too
-			} else if arena == nil {
+			case arena == nil:
 				arena = &Arena{}
+			case i%50 == 1:
+				arena.Reset()
 			}
 			rec := randomOTelRecord(r, p)
 			d := p.companion(rec, "tool_result", arena)

@@ -317,7 +317,7 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string, a *Arena) Draft {
 		host = nil
 	}
 	if at.flat != nil {
-		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.fieldRoom(len(at.flat)+2), at.flat, host, r.Body), Levels: levels}
+		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.fieldRoom(len(at.flat)+2), at.flat, host, r.Body, a), Levels: levels}
 	}
 	fs := a.fieldRoom(len(at.m) + 2)
 	for k, v := range at.m {
@@ -342,13 +342,13 @@ func (p *otelProfile) companion(r *OTelRecord, suffix string, a *Arena) Draft {
 // (flat), the resource's host name and the body (nil when absent), in the
 // attributes' order: the encoder sorts what the gate keeps. The levels are
 // the profile's, host.name's redacted when the resource names the host
-// (withHost).
-// The fields are appended to fs.
-func (p *otelProfile) listFields(fs []redact.Field, flat []Attr, host, body any) []redact.Field {
+// (withHost). The fields are appended to fs; a (nil: none) remembers the
+// keys' fates for the batch.
+func (p *otelProfile) listFields(fs []redact.Field, flat []Attr, host, body any, a *Arena) []redact.Field {
 	named := host != nil
 	for i := range flat {
 		k, v := flat[i].Key, flat[i].Value
-		fate := p.attrFate(k)
+		fate := a.fate(p, k)
 		if v == nil || fate.identity() {
 			continue
 		}
