@@ -309,6 +309,13 @@ type sources struct {
 	// never written again once cut (a state keeps ids), so a string cut
 	// from it is as immutable as any.
 	text []byte
+	// The second secText holds the form of ("2006-01-02T15:04:05.",
+	// secLen bytes, of the time formatTime writes) and the last time cut.
+	sec       int64
+	secSet    bool
+	secText   [timeLen]byte
+	lastMilli int64
+	lastTime  string
 	// transient says the events are let go once encoded (a counting
 	// batch): each build reuses the event and position storage of the
 	// one before.
@@ -385,12 +392,27 @@ func (s *sources) id(u ulid) string {
 }
 
 // time is formatTime(t), in the batch's text.
+//
+// A batch's records mostly fall in a few seconds: the last second's
+// formatted date and clock are kept and only the milliseconds written,
+// and an event in the same millisecond as the last takes its string.
 func (s *sources) time(t time.Time) string {
-	b, ok := appendTime(s.room(timeLen), t)
-	if !ok {
-		return formatTime(t)
+	ms := t.UnixMilli()
+	if s.lastTime != "" && ms == s.lastMilli {
+		return s.lastTime
 	}
-	return s.cut(b)
+	if sec := t.Unix(); !s.secSet || sec != s.sec {
+		b, ok := appendTime(s.secText[:0], t)
+		if !ok {
+			return formatTime(t)
+		}
+		s.sec, s.secSet = sec, len(b) == timeLen
+	}
+	b := append(s.room(timeLen), s.secText[:secLen]...)
+	n := t.Nanosecond() / 1e6
+	b = append(b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10), 'Z')
+	s.lastMilli, s.lastTime = ms, s.cut(b)
+	return s.lastTime
 }
 
 // num stores v for an event's seq or epoch.
@@ -595,6 +617,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result, keep bool) e
 type lineBuf struct {
 	buf  []byte
 	ends []int
+	sh   shared // what the lines' envelopes share
 }
 
 // add encodes evs; hint is how many moments the batch has, for the
@@ -606,7 +629,7 @@ func (l *lineBuf) add(evs []Event, hint int) error {
 			l.buf = make([]byte, 0, 1024)
 		}
 		var err error
-		if l.buf, err = appendEvent(l.buf, &evs[j]); err != nil {
+		if l.buf, err = appendEventShared(l.buf, &evs[j], &l.sh); err != nil {
 			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
 		}
 		if len(l.ends) == 0 && hint > 1 {
@@ -647,8 +670,9 @@ func formatTime(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000Z")
 }
 
-// timeLen is the length of formatTime's form of a year 0 to 9999.
-const timeLen = 24
+// timeLen is the length of formatTime's form of a year 0 to 9999, secLen
+// that of its date and clock up to the milliseconds.
+const timeLen, secLen = 24, 20
 
 // appendTime appends formatTime's form of t to dst; false (dst unchanged)
 // for a year outside 0 to 9999, which needs the layout's own rules.

@@ -22,15 +22,74 @@ var errNonFinite = errors.New("json: unsupported value: NaN or infinite float")
 
 // appendEvent appends e's JSON line (with its newline) to b.
 func appendEvent(b []byte, e *Event) ([]byte, error) {
+	return appendEventShared(b, e, nil)
+}
+
+// shared remembers the encoding of the envelope attributes a batch's
+// events have in common: each line copies them instead of escaping the
+// same strings again.
+type shared struct {
+	parts [3]sharedPart // partType, partOrigin, partTail
+}
+
+// The runs of attributes shared keeps.
+const (
+	partType   = iota // type
+	partOrigin        // source, agent, session
+	partTail          // severity, capture, tenant
+)
+
+// part is the shared part i, nil when sh is.
+func (sh *shared) part(i int) *sharedPart {
+	if sh == nil {
+		return nil
+	}
+	return &sh.parts[i]
+}
+
+// sharedPart is one run of attributes, the strings it was encoded from
+// and its bytes.
+type sharedPart struct {
+	of  [3]string
+	enc []byte
+}
+
+// append appends the part for of, encoding it with enc when of differs
+// from the part's last (always, for a nil part).
+func (p *sharedPart) append(b []byte, of [3]string, enc func([]byte, [3]string) []byte) []byte {
+	if p == nil {
+		return enc(b, of)
+	}
+	if p.enc == nil || p.of != of {
+		p.of, p.enc = of, enc(p.enc[:0], of)
+	}
+	return append(b, p.enc...)
+}
+
+func encodeType(b []byte, of [3]string) []byte { return appendField(b, "type", of[0], false) }
+
+func encodeOrigin(b []byte, of [3]string) []byte {
+	b = appendField(b, "source", of[0], false)
+	b = appendField(b, "agent", of[1], false)
+	return appendField(b, "session", of[2], true)
+}
+
+func encodeTail(b []byte, of [3]string) []byte {
+	b = appendField(b, "severity", of[0], true)
+	b = appendField(b, "capture", of[1], true)
+	return appendField(b, "tenant", of[2], true)
+}
+
+// appendEventShared is appendEvent taking the attributes e shares with
+// the batch's other events from sh (nil: encoding each).
+func appendEventShared(b []byte, e *Event, sh *shared) ([]byte, error) {
 	b = append(b, `{"aep":`...)
 	b = jsonstr.Append(b, e.AEP)
 	b = appendField(b, "id", e.ID, false)
-	b = appendField(b, "type", e.Type, false)
+	b = sh.part(partType).append(b, [3]string{e.Type}, encodeType)
 	b = appendField(b, "subject", e.Subject, true)
 	b = appendField(b, "time", e.Time, false)
-	b = appendField(b, "source", e.Source, false)
-	b = appendField(b, "agent", e.Agent, false)
-	b = appendField(b, "session", e.Session, true)
+	b = sh.part(partOrigin).append(b, [3]string{e.Source, e.Agent, e.Session}, encodeOrigin)
 	b = appendField(b, "run", e.Run, true)
 	b = appendField(b, "step", e.Step, true)
 	if e.Seq != nil {
@@ -41,9 +100,7 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	}
 	b = appendField(b, "cause", e.Cause, true)
 	b = appendField(b, "traceparent", e.Traceparent, true)
-	b = appendField(b, "severity", e.Severity, true)
-	b = appendField(b, "capture", e.Capture, true)
-	b = appendField(b, "tenant", e.Tenant, true)
+	b = sh.part(partTail).append(b, [3]string{e.Severity, e.Capture, e.Tenant}, encodeTail)
 	switch {
 	case e.Data != nil:
 		var err error
