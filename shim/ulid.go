@@ -52,12 +52,26 @@ func (u ulid) appendTo(b []byte) []byte {
 type monotonic struct {
 	ms   uint64
 	last ulid
+	// ahead is entropy read in advance, its first used bytes spent: a
+	// receiver mints a batch's ids at once, and one read then serves
+	// several ids instead of one read each.
+	ahead [64]byte
+	used  int
+}
+
+// entropy fills b from crypto/rand, through the read-ahead.
+func (m *monotonic) entropy(b []byte) {
+	if m.used == 0 || m.used+len(b) > len(m.ahead) {
+		rand.Read(m.ahead[:])
+		m.used = 0
+	}
+	m.used += copy(b, m.ahead[m.used:])
 }
 
 func (m *monotonic) next(ms uint64) ulid {
 	if ms == m.ms && m.ms != 0 {
 		var r [4]byte
-		rand.Read(r[:])
+		m.entropy(r[:])
 		if m.add(uint64(binary.BigEndian.Uint32(r[:])) + 1) {
 			return m.last
 		}
@@ -66,7 +80,7 @@ func (m *monotonic) next(ms uint64) ulid {
 	}
 	m.ms = ms
 	m.last.setTime(ms)
-	rand.Read(m.last[6:])
+	m.entropy(m.last[6:])
 	return m.last
 }
 
