@@ -260,9 +260,11 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		}
 		return errors.Join(e.Sink.Write(agent, session, b.lines.lines()), awayErr)
 	})
-	rs := make([]Result, len(ms))
+	var rs []Result
 	if done != nil {
 		rs = done.rs
+	} else {
+		rs = make([]Result, len(ms)) // the batch failed before it was prepared
 	}
 	for i := range rs {
 		rs[i].Hook, rs[i].Session, rs[i].Unlocked = ms[i].Hook, session, unlocked
