@@ -260,6 +260,16 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		}
 		return errors.Join(e.Sink.Write(agent, session, b.lines.lines()), awayErr)
 	})
+	if arena != nil && sinkDoneOnReturn(e.Sink) {
+		// Written (or given up) and let go: the next counting batch
+		// encodes into the same storage.
+		if pre != nil {
+			putLines(&pre.lines)
+		}
+		if done != nil && done != pre {
+			putLines(&done.lines)
+		}
+	}
 	var rs []Result
 	if done != nil {
 		rs = done.rs
@@ -433,6 +443,9 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 	keep := arena == nil
 	b := &batch{rs: make([]Result, len(ms))}
 	b.src.transient = !keep
+	if !keep && sinkDoneOnReturn(e.Sink) {
+		b.lines.store = getLines()
+	}
 	if len(ms) > 1 && keep {
 		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
 	}
@@ -620,6 +633,49 @@ type lineBuf struct {
 	buf  []byte
 	ends []int
 	sh   shared // what the lines' envelopes share
+	// store, when set, is storage an earlier counting batch wrote and
+	// let go, encoded into instead of allocating (see putLines).
+	store lineStore
+	out   [][]byte // the lines as last cut apart
+}
+
+// lineStore is a line buffer's storage, kept from one counting batch to
+// the next.
+type lineStore struct {
+	buf  []byte
+	ends []int
+	out  [][]byte
+}
+
+// spareLines keeps one counting batch's line storage for the next, once
+// the sink is done with the lines (sinkDoneOnReturn). One spare: what the
+// sidecar keeps between requests stays one batch's lines.
+var spareLines = make(chan lineStore, 1)
+
+// maxSpareLines bounds the buffer kept: a batch of large lines allocates
+// its own.
+const maxSpareLines = 256 << 10
+
+func getLines() lineStore {
+	select {
+	case st := <-spareLines:
+		return st
+	default:
+		return lineStore{}
+	}
+}
+
+// putLines offers l's storage for the next batch; l's lines must be
+// written and let go.
+func putLines(l *lineBuf) {
+	if l.buf == nil || cap(l.buf) > maxSpareLines {
+		return
+	}
+	clear(l.out) // they point into buf only, but a spare holds nothing
+	select {
+	case spareLines <- lineStore{buf: l.buf[:0], ends: l.ends[:0], out: l.out[:0]}:
+	default:
+	}
 }
 
 // add encodes evs; hint is how many moments the batch has, for the
@@ -628,7 +684,10 @@ type lineBuf struct {
 func (l *lineBuf) add(evs []Event, hint int) error {
 	for j := range evs {
 		if l.buf == nil {
-			l.buf = make([]byte, 0, 1024)
+			l.buf = l.store.buf
+			if cap(l.buf) < 1024 {
+				l.buf = make([]byte, 0, 1024)
+			}
 		}
 		var err error
 		if l.buf, err = appendEventShared(l.buf, &evs[j], &l.sh); err != nil {
@@ -641,10 +700,15 @@ func (l *lineBuf) add(evs []Event, hint int) error {
 			// more than 768 bytes a moment up front (one large first line
 			// must not reserve a copy of itself per moment): longer lines
 			// grow the buffer as they come.
-			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/16+1), 768*hint)))
-			copy(sized, l.buf)
-			l.buf = sized
-			l.ends = make([]int, 0, hint)
+			if want := max(len(l.buf), min(len(l.buf)*(hint+hint/16+1), 768*hint)); cap(l.buf) < want {
+				sized := make([]byte, len(l.buf), want)
+				copy(sized, l.buf)
+				l.buf = sized
+			}
+			l.ends = l.store.ends
+			if cap(l.ends) < hint {
+				l.ends = make([]int, 0, hint)
+			}
 		}
 		l.ends = append(l.ends, len(l.buf))
 	}
@@ -655,11 +719,15 @@ func (l *lineBuf) empty() bool { return len(l.ends) == 0 }
 
 // lines are the encoded lines, each with its newline.
 func (l *lineBuf) lines() [][]byte {
-	out := make([][]byte, len(l.ends))
-	start := 0
-	for i, end := range l.ends {
-		out[i], start = l.buf[start:end:end], end
+	out := l.store.out[:0]
+	if cap(out) < len(l.ends) {
+		out = make([][]byte, 0, len(l.ends))
 	}
+	start := 0
+	for _, end := range l.ends {
+		out, start = append(out, l.buf[start:end:end]), end
+	}
+	l.out = out
 	return out
 }
 
