@@ -225,14 +225,22 @@ func (c codexConv) internal(r *OTelRecord, kind string) []Draft {
 		return nil
 	}
 	d := c.companion(r)
-	d.Data["thread_id"] = r.attrs().str("conversation.id")
-	d.Data["thread_kind"] = kind
 	levels := make(map[string]redact.Level, len(d.Levels)+1)
 	for k, l := range d.Levels {
 		levels[k] = l
 	}
 	levels["prompt"] = redact.Full // it quotes the reviewed transcript and tool arguments
 	d.Levels = levels
+	if d.Fields != nil {
+		for i := range d.Fields {
+			d.Fields[i].Level = levelOf(levels, d.Fields[i].Key)
+		}
+		d.Fields = setField(d.Fields, "thread_id", r.attrs().str("conversation.id"), levelOf(levels, "thread_id"))
+		d.Fields = setField(d.Fields, "thread_kind", kind, levelOf(levels, "thread_kind"))
+	} else {
+		d.Data["thread_id"] = r.attrs().str("conversation.id")
+		d.Data["thread_kind"] = kind
+	}
 	d.Session = parent
 	return []Draft{d}
 }
@@ -242,7 +250,7 @@ func (c codexConv) companion(r *OTelRecord) Draft {
 	name := r.name()
 	var d Draft
 	if suffix, ok := c.p.known[name]; ok {
-		d = c.p.companion(r, suffix)
+		d = c.p.companion(r, suffix, c.m.Arena)
 	} else {
 		d = c.p.unknown(r, name)
 	}
@@ -296,7 +304,7 @@ func (c codexConv) draft(r *OTelRecord) []Draft {
 		mapped = c.primary(r, name)
 	}
 	if mapped == nil {
-		mapped = []Draft{c.companion(r)}
+		mapped = c.m.Arena.one(c.companion(r))
 	}
 	at := r.recordTime()
 	for i := range mapped {

@@ -65,6 +65,10 @@ type Moment struct {
 	Mode Mode
 	// Deltas asks stream vendors to keep token-delta moments.
 	Deltas bool
+	// Arena, when set, is where the OTLP tables cut the moment's drafts
+	// from: the emitter's, for a batch whose drafts it lets go once written
+	// (see Arena). Nil allocates them.
+	Arena *Arena
 	// Control says the control loop holds this moment live: the adapter is
 	// connected to a relay as the session's emitter and waits for an answer
 	// (AEP-0004), so the request the moment raises can be answered over
@@ -296,6 +300,13 @@ type Draft struct {
 	// Levels declares the capture levels of content-bearing fields of an x.*
 	// payload; undeclared fields of an x.* payload count as full.
 	Levels map[string]redact.Level
+	// Fields, when Data is nil, is an untyped payload as a list: unique
+	// keys in any order (the encoder sorts them as a map's), each with its
+	// level as Levels declares it. It is Data's form for a table that has the members as a
+	// list already (the OTLP records' attributes): the emitter gates and
+	// encodes it without building a map per event. Levels still names the
+	// level of any field the emitter adds (digests_missing).
+	Fields []redact.Field
 	// Time, when set, is when the moment happened by the vendor's own
 	// account (an OTLP record's timestamp): the event's time. Zero means
 	// now, when the emitter builds the event.

@@ -241,6 +241,10 @@ type otelProfile struct {
 	// identity by their length alone, without a lookup (isIdentity).
 	idOnce sync.Once
 	idLens uint64
+	// attrs is identity and levels in one table (attrFate), built once:
+	// an attribute's fate in a companion takes one lookup, not two.
+	attrsOnce sync.Once
+	attrs     map[string]attrFate
 	// primary returns the core drafts of a record in primary mode; handled
 	// false keeps the companion draft (the record stays vendor-namespaced).
 	primary func(r *OTelRecord, name string) (drafts []Draft, handled bool)
@@ -273,7 +277,7 @@ func (p *otelProfile) draftRecord(m Moment, r *OTelRecord) []Draft {
 			return ds
 		}
 	}
-	return []Draft{p.companion(r, suffix)}
+	return m.Arena.one(p.companion(r, suffix, m.Arena))
 }
 
 // recordTime is when the record's moment happened: the LogRecord's
@@ -295,43 +299,147 @@ func (r *OTelRecord) recordTime() time.Time {
 }
 
 // companion is the channel-visible x.{agent}.otel.* draft of a known record:
-// every non-identity attribute, gated by its declared level.
-func (p *otelProfile) companion(r *OTelRecord, suffix string) Draft {
-	a := r.attrs()
-	data := make(map[string]any, min(a.len()+2, 8)) // ≤ 8: one group (a larger hint allocates a table), grown if needed
-	keep := func(k string, v any) {
+// every non-identity attribute, gated by its declared level. Its payload
+// is a list (Draft.Fields): the attributes come as one, and the emitter
+// gates and encodes them from it without a map per record.
+//
+// Its fields are cut from a (nil: allocated).
+func (p *otelProfile) companion(r *OTelRecord, suffix string, a *Arena) Draft {
+	at := r.attrs()
+	// The declared levels of every key the payload can hold: an attribute's
+	// own, the resource's host.name at redacted, the body at full
+	// (undeclared).
+	levels := p.levels
+	host := r.Resource["host.name"]
+	if isNonEmptyString(host) {
+		levels = p.withHost()
+	} else {
+		host = nil
+	}
+	if at.flat != nil {
+		return Draft{Type: p.typeName(suffix), Fields: p.listFields(a.fieldRoom(len(at.flat)+2), at.flat, host, r.Body, a), Levels: levels}
+	}
+	fs := a.fieldRoom(len(at.m) + 2)
+	for k, v := range at.m {
 		if v == nil || p.isIdentity(k) {
-			return
+			continue
 		}
 		if s, ok := v.(string); ok && s == vendorRedactedMarker {
-			return // the vendor did not export this content
+			continue // the vendor did not export this content
 		}
-		data[k] = v
+		fs = append(fs, redact.Field{Key: k, Value: v, Level: levelOf(levels, k)})
 	}
-	if a.flat != nil { // a loop of its own: the closure stays on the stack
-		for i := range a.flat {
-			keep(a.flat[i].Key, a.flat[i].Value)
+	if host != nil && !hasField(fs, "host.name") {
+		fs = append(fs, redact.Field{Key: "host.name", Value: host, Level: levelOf(levels, "host.name")})
+	}
+	if r.Body != nil && !hasField(fs, "body") {
+		fs = append(fs, redact.Field{Key: "body", Value: r.Body, Level: levelOf(levels, "body")})
+	}
+	return Draft{Type: p.typeName(suffix), Fields: fs, Levels: levels}
+}
+
+// listFields is companion's payload for a record's attributes as decoded
+// (flat), the resource's host name and the body (nil when absent), in the
+// attributes' order: the encoder sorts what the gate keeps. The levels are
+// the profile's, host.name's redacted when the resource names the host
+// (withHost). The fields are appended to fs; a (nil: none) remembers the
+// keys' fates for the batch.
+func (p *otelProfile) listFields(fs []redact.Field, flat []Attr, host, body any, a *Arena) []redact.Field {
+	named := host != nil
+	for i := range flat {
+		k, v := flat[i].Key, flat[i].Value
+		fate := a.fate(p, k)
+		if v == nil || fate.identity() {
+			continue
 		}
-	} else {
-		for k, v := range a.m {
-			keep(k, v)
+		if s, ok := v.(string); ok && s == vendorRedactedMarker {
+			continue // the vendor did not export this content
+		}
+		switch k {
+		case "host.name":
+			host = nil // the attribute's own, not the resource's
+		case "body":
+			body = nil
+		}
+		l := fate.level()
+		if named && k == "host.name" {
+			l = redact.Redacted
+		}
+		fs = append(fs, redact.Field{Key: k, Value: v, Level: l})
+	}
+	if host != nil {
+		fs = append(fs, redact.Field{Key: "host.name", Value: host, Level: redact.Redacted})
+	}
+	if body != nil {
+		fs = append(fs, redact.Field{Key: "body", Value: body, Level: p.attrFate("body").level()})
+	}
+	return fs
+}
+
+// attrFate is what a profile declares of one attribute: whether it is
+// identity, and its level (Full when undeclared).
+type attrFate uint8
+
+const (
+	fateIdentity attrFate = 1 << 7
+	fateDeclared attrFate = 1 << 6
+	fateLevel    attrFate = fateDeclared - 1
+)
+
+func (f attrFate) identity() bool { return f&fateIdentity != 0 }
+
+func (f attrFate) level() redact.Level {
+	if f&fateDeclared == 0 {
+		return redact.Full
+	}
+	return redact.Level(f & fateLevel)
+}
+
+// attrFate returns what the profile declares of attribute k.
+func (p *otelProfile) attrFate(k string) attrFate {
+	p.attrsOnce.Do(func() {
+		p.attrs = make(map[string]attrFate, len(p.identity)+len(p.levels))
+		for k, l := range p.levels {
+			p.attrs[k] = fateDeclared | attrFate(l)&fateLevel
+		}
+		for k, id := range p.identity {
+			if id {
+				p.attrs[k] |= fateIdentity
+			}
+		}
+	})
+	return p.attrs[k]
+}
+
+// levelOf is the level levels declares for key, Full when it declares none
+// (an undeclared field of an x.* payload counts as full).
+func levelOf(levels map[string]redact.Level, key string) redact.Level {
+	if l, ok := levels[key]; ok {
+		return l
+	}
+	return redact.Full
+}
+
+// hasField reports whether fs holds key.
+func hasField(fs []redact.Field, key string) bool {
+	for i := range fs {
+		if fs[i].Key == key {
+			return true
 		}
 	}
-	// The declared levels of every key data can hold: an attribute's own,
-	// the resource's host.name at redacted, the body at full (undeclared).
-	levels := p.levels
-	if hv := r.Resource["host.name"]; isNonEmptyString(hv) {
-		if _, dup := data["host.name"]; !dup {
-			data["host.name"] = hv // the resource's own box: no copy per record
-		}
-		levels = p.withHost()
-	}
-	if r.Body != nil {
-		if _, dup := data["body"]; !dup {
-			data["body"] = r.Body
+	return false
+}
+
+// setField sets key to v at level l in fs, replacing an entry of that key
+// as a map assignment would.
+func setField(fs []redact.Field, key string, v any, l redact.Level) []redact.Field {
+	for i := range fs {
+		if fs[i].Key == key {
+			fs[i] = redact.Field{Key: key, Value: v, Level: l}
+			return fs
 		}
 	}
-	return Draft{Type: p.typeName(suffix), Data: data, Levels: levels}
+	return append(fs, redact.Field{Key: key, Value: v, Level: l})
 }
 
 // isIdentity reports whether the attribute k is envelope identity (the

@@ -24,6 +24,9 @@ type Content struct {
 	// (or of any type the registry does not know). A field without a declared
 	// level is treated as full.
 	Levels map[string]Level
+	// Fields is the payload as a list, for GateFields (Gate reads Data):
+	// unique keys, each with its declared level.
+	Fields []Field
 	// Secrets names the answer.values entries (form field ids) whose
 	// request said they hold secrets ([SecretFields]: a writeOnly or
 	// password-format schema, a PIN or one-time-code field, a prompt asking

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/aep-hook/aep-hook/mapping"
 	"github.com/aep-hook/aep-hook/redact"
@@ -111,7 +112,7 @@ func identify(v mapping.Vendor, m mapping.Moment) (mapping.Moment, string) {
 // session's lock so concurrent processes of one session keep seq order.
 func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 	m, session := identify(v, m)
-	rs, err := e.emitSession(v, session, []mapping.Moment{m})
+	rs, err := e.emitSession(v, session, []mapping.Moment{m}, true)
 	if rs[0].Err != nil && err == nil {
 		err = rs[0].Err
 	}
@@ -125,6 +126,21 @@ func (e *Emitter) Handle(v mapping.Vendor, m mapping.Moment) (Result, error) {
 // Result and is skipped; a store or sink failure fails its whole session
 // group, reported in the returned error (and in every Result of the group).
 func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	return e.handleBatch(v, ms, true)
+}
+
+// HandleBatchCounts is HandleBatch for a caller that only counts what the
+// moments produced (the OTLP receiver): the Results carry no Events, so
+// each event is let go once encoded and the storage of one moment's events
+// serves the next. Everything else, the lines written included, is as
+// HandleBatch does it.
+func (e *Emitter) HandleBatchCounts(v mapping.Vendor, ms []mapping.Moment) ([]Result, error) {
+	return e.handleBatch(v, ms, false)
+}
+
+// handleBatch is HandleBatch; keep says whether the Results keep their
+// Events.
+func (e *Emitter) handleBatch(v mapping.Vendor, ms []mapping.Moment, keep bool) ([]Result, error) {
 	// The moments as identified: ms itself until one needs its name
 	// filled in, then a copy (the caller's moments are never changed).
 	ids := ms
@@ -142,7 +158,7 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 		one = one && sessions[i] == sessions[0]
 	}
 	if one && len(ms) > 0 {
-		rs, err := e.emitSession(v, sessions[0], ids)
+		rs, err := e.emitSession(v, sessions[0], ids, keep)
 		if err != nil {
 			for i := range rs {
 				if rs[i].Err == nil {
@@ -172,7 +188,7 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 	var errs []error
 	for _, session := range order {
 		g := groups[session]
-		rs, err := e.emitSession(v, session, g.ms)
+		rs, err := e.emitSession(v, session, g.ms, keep)
 		for j, i := range g.idx {
 			out[i] = rs[j]
 			if err != nil && out[i].Err == nil {
@@ -197,9 +213,16 @@ func (e *Emitter) HandleBatch(v mapping.Vendor, ms []mapping.Moment) ([]Result, 
 // (Draft.Session) are emitted into that session (emitAway) while this lock
 // is still held. When the lock cannot be had (its holder is stuck) or the
 // state file cannot be used, the events are written anyway in a fresh
-// epoch (inSession).
-func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment) ([]Result, error) {
+// epoch (inSession). keep says whether the Results keep their Events.
+func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Moment, keep bool) ([]Result, error) {
 	agent := v.AgentName()
+	var arena *mapping.Arena
+	if !keep {
+		// The drafts are let go once written: the tables may cut them
+		// from storage this session's batch reuses (see mapping.Arena).
+		arena = getArena()
+		defer putArena(arena)
+	}
 	var (
 		pre      *batch
 		preState *SessionState
@@ -207,7 +230,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 	)
 	if p, ok := e.Store.(peeker); ok && heavy(ms) {
 		if st, ver, err := p.Peek(agent, session); err == nil {
-			if b, err := e.prepare(v, agent, session, ms, st); err == nil && len(b.away.order) == 0 {
+			if b, err := e.prepare(v, agent, session, ms, st, arena); err == nil && len(b.away.order) == 0 {
 				pre, preState, version = b, st, ver
 			}
 		}
@@ -219,7 +242,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 			*tx.State = *preState
 		} else {
 			var err error
-			if b, err = e.prepare(v, agent, session, ms, tx.State); err != nil {
+			if b, err = e.prepare(v, agent, session, ms, tx.State, arena); err != nil {
 				return err
 			}
 		}
@@ -231,15 +254,27 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		if err := tx.Save(); err != nil {
 			return &LostError{len(b.lines.ends), err}
 		}
-		awayErr := e.emitAway(agent, b.away, b.rs)
+		awayErr := e.emitAway(agent, b.away, b.rs, keep)
 		if b.lines.empty() {
 			return awayErr
 		}
 		return errors.Join(e.Sink.Write(agent, session, b.lines.lines()), awayErr)
 	})
-	rs := make([]Result, len(ms))
+	if arena != nil && sinkDoneOnReturn(e.Sink) {
+		// Written (or given up) and let go: the next counting batch
+		// encodes into the same storage.
+		if pre != nil {
+			putLines(&pre.lines)
+		}
+		if done != nil && done != pre {
+			putLines(&done.lines)
+		}
+	}
+	var rs []Result
 	if done != nil {
 		rs = done.rs
+	} else {
+		rs = make([]Result, len(ms)) // the batch failed before it was prepared
 	}
 	for i := range rs {
 		rs[i].Hook, rs[i].Session, rs[i].Unlocked = ms[i].Hook, session, unlocked
@@ -277,6 +312,26 @@ type sources struct {
 	session, agent string
 	evs            []Event
 	nums           []int64
+	// gated is the storage of the gated list payloads (Draft.Fields) of the
+	// events one build makes: they are encoded, or copied into Data,
+	// before the next build.
+	gated []redact.Field
+	// text holds the ids and times of the batch's events, cut from it as
+	// strings: one allocation a chunk, not two an event. Its bytes are
+	// never written again once cut (a state keeps ids), so a string cut
+	// from it is as immutable as any.
+	text []byte
+	// The second secText holds the form of ("2006-01-02T15:04:05.",
+	// secLen bytes, of the time formatTime writes) and the last time cut.
+	sec       int64
+	secSet    bool
+	secText   [timeLen]byte
+	lastMilli int64
+	lastTime  string
+	// transient says the events are let go once encoded (a counting
+	// batch): each build reuses the event and position storage of the
+	// one before.
+	transient bool
 }
 
 // Chunk sizes of a batch's event and position storage.
@@ -289,6 +344,15 @@ const (
 // growing, cut from the batch's chunk, whose appends past n cannot reach
 // another moment's events.
 func (s *sources) events(n int) []Event {
+	s.gated = s.gated[:0]
+	if s.transient {
+		// The last build's events are encoded: their storage is free.
+		s.nums = s.nums[:0]
+		if cap(s.evs) < n {
+			s.evs = make([]Event, 0, max(n, eventChunk/4))
+		}
+		return s.evs[:0:n]
+	}
 	if n == 0 {
 		return []Event{} // as make gives it: empty, not nil
 	}
@@ -303,6 +367,66 @@ func (s *sources) events(n int) []Event {
 	return s.evs[start : start : start+n]
 }
 
+// gate is redact.GateFields for c into the batch's storage.
+func (s *sources) gate(c redact.Content, ceiling redact.Level, p *redact.Pipeline) ([]redact.Field, redact.Level) {
+	start := len(s.gated)
+	if cap(s.gated)-start < len(c.Fields) {
+		s.gated = make([]redact.Field, 0, max(len(c.Fields), 32))
+		start = 0
+	}
+	fs, honoured := redact.GateFields(s.gated[start:start:start+len(c.Fields)], c, ceiling, p)
+	if len(fs) <= len(c.Fields) { // written in place, not grown elsewhere
+		s.gated = s.gated[:start+len(fs)]
+	}
+	return fs, honoured
+}
+
+// textChunk is the size of a batch's id and time storage.
+const textChunk = 4 << 10
+
+// room returns room for n bytes of text, at the end of the batch's chunk.
+func (s *sources) room(n int) []byte {
+	if cap(s.text)-len(s.text) < n {
+		s.text = make([]byte, 0, textChunk)
+	}
+	return s.text[len(s.text) : len(s.text) : len(s.text)+n]
+}
+
+// cut returns b, written into room, as a string, and marks its bytes used.
+func (s *sources) cut(b []byte) string {
+	s.text = s.text[:len(s.text)+len(b)]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// id is u's canonical form, in the batch's text.
+func (s *sources) id(u ulid) string {
+	return s.cut(u.appendTo(s.room(ulidLen)))
+}
+
+// time is formatTime(t), in the batch's text.
+//
+// A batch's records mostly fall in a few seconds: the last second's
+// formatted date and clock are kept and only the milliseconds written,
+// and an event in the same millisecond as the last takes its string.
+func (s *sources) time(t time.Time) string {
+	ms := t.UnixMilli()
+	if s.lastTime != "" && ms == s.lastMilli {
+		return s.lastTime
+	}
+	if sec := t.Unix(); !s.secSet || sec != s.sec {
+		b, ok := appendTime(s.secText[:0], t)
+		if !ok {
+			return formatTime(t)
+		}
+		s.sec, s.secSet = sec, len(b) == timeLen
+	}
+	b := append(s.room(timeLen), s.secText[:secLen]...)
+	n := t.Nanosecond() / 1e6
+	b = append(b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10), 'Z')
+	s.lastMilli, s.lastTime = ms, s.cut(b)
+	return s.lastTime
+}
+
 // num stores v for an event's seq or epoch.
 func (s *sources) num(v int64) *int64 {
 	if len(s.nums) == cap(s.nums) {
@@ -313,13 +437,20 @@ func (s *sources) num(v int64) *int64 {
 }
 
 // prepare maps the moments on st, which it changes, and builds, gates and
-// encodes their events.
-func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState) (*batch, error) {
+// encodes their events. With an arena (a counting batch) the Results keep
+// no Events and the tables cut the drafts from the arena.
+func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.Moment, st *SessionState, arena *mapping.Arena) (*batch, error) {
+	keep := arena == nil
 	b := &batch{rs: make([]Result, len(ms))}
-	if len(ms) > 1 {
+	b.src.transient = !keep
+	if !keep && sinkDoneOnReturn(e.Sink) {
+		b.lines.store = getLines()
+	}
+	if len(ms) > 1 && keep {
 		b.src.evs = make([]Event, 0, len(ms)) // most moments make one event
 	}
 	for i, m := range ms {
+		m.Arena = arena
 		drafts, err := v.Map(m, &st.Table)
 		if err != nil {
 			b.rs[i].Err = fmt.Errorf("map %s %s: %w", v.Name, m.Hook, err)
@@ -330,12 +461,40 @@ func (e *Emitter) prepare(v mapping.Vendor, agent, session string, ms []mapping.
 		if err != nil {
 			return nil, err
 		}
-		b.rs[i].Events, b.rs[i].Suppressed = evs, suppressed
+		b.rs[i].Suppressed = suppressed
+		if keep {
+			b.rs[i].Events = evs
+		}
 		if err := b.lines.add(evs, len(ms)); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// spareArena keeps one counting batch's draft storage (mapping.Arena) for
+// the next: a batch's drafts are garbage once its session is written. One
+// spare, not a sync.Pool's one a processor and their victims: what the
+// sidecar keeps between requests stays one batch's worth; batches that
+// run at once beside it allocate their own.
+var spareArena = make(chan *mapping.Arena, 1)
+
+func getArena() *mapping.Arena {
+	select {
+	case a := <-spareArena:
+		return a
+	default:
+		return new(mapping.Arena)
+	}
+}
+
+// putArena gives a back, cleared: nothing of the batch stays reachable.
+func putArena(a *mapping.Arena) {
+	a.Reset()
+	select {
+	case spareArena <- a:
+	default:
+	}
 }
 
 // peeker is a Store that can read a session's state without its lock.
@@ -422,12 +581,13 @@ func (a *awayDrafts) take(i int, nonce, session string, drafts []mapping.Draft) 
 // the moments' session lock: locks nest from the session a moment is
 // identified to into the one a table addresses (a resumed session's new
 // AEP session), never the other way, so no two processes wait on each other.
-func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
+// keep says whether the results keep the events.
+func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result, keep bool) error {
 	var errs []error
 	for _, session := range a.order {
 		_, err := e.inSession(agent, session, func(tx *Tx) error {
 			var lines lineBuf
-			var src sources
+			src := sources{transient: !keep}
 			for ds := a.by[session]; len(ds) > 0; {
 				n := 1 // one moment's drafts are built together
 				for n < len(ds) && ds[n].moment == ds[0].moment {
@@ -443,7 +603,10 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 				}
 				r := &rs[ds[0].moment]
 				ds = ds[n:]
-				r.Events, r.Suppressed = append(r.Events, evs...), r.Suppressed+suppressed
+				r.Suppressed += suppressed
+				if keep {
+					r.Events = append(r.Events, evs...)
+				}
 				if err := lines.add(evs, 1); err != nil {
 					return err
 				}
@@ -469,6 +632,50 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result) error {
 type lineBuf struct {
 	buf  []byte
 	ends []int
+	sh   shared // what the lines' envelopes share
+	// store, when set, is storage an earlier counting batch wrote and
+	// let go, encoded into instead of allocating (see putLines).
+	store lineStore
+	out   [][]byte // the lines as last cut apart
+}
+
+// lineStore is a line buffer's storage, kept from one counting batch to
+// the next.
+type lineStore struct {
+	buf  []byte
+	ends []int
+	out  [][]byte
+}
+
+// spareLines keeps one counting batch's line storage for the next, once
+// the sink is done with the lines (sinkDoneOnReturn). One spare: what the
+// sidecar keeps between requests stays one batch's lines.
+var spareLines = make(chan lineStore, 1)
+
+// maxSpareLines bounds the buffer kept: a batch of large lines allocates
+// its own.
+const maxSpareLines = 256 << 10
+
+func getLines() lineStore {
+	select {
+	case st := <-spareLines:
+		return st
+	default:
+		return lineStore{}
+	}
+}
+
+// putLines offers l's storage for the next batch; l's lines must be
+// written and let go.
+func putLines(l *lineBuf) {
+	if l.buf == nil || cap(l.buf) > maxSpareLines {
+		return
+	}
+	clear(l.out) // they point into buf only, but a spare holds nothing
+	select {
+	case spareLines <- lineStore{buf: l.buf[:0], ends: l.ends[:0], out: l.out[:0]}:
+	default:
+	}
 }
 
 // add encodes evs; hint is how many moments the batch has, for the
@@ -477,19 +684,31 @@ type lineBuf struct {
 func (l *lineBuf) add(evs []Event, hint int) error {
 	for j := range evs {
 		if l.buf == nil {
-			l.buf = make([]byte, 0, 1024)
+			l.buf = l.store.buf
+			if cap(l.buf) < 1024 {
+				l.buf = make([]byte, 0, 1024)
+			}
 		}
 		var err error
-		if l.buf, err = appendEvent(l.buf, &evs[j]); err != nil {
+		if l.buf, err = appendEventShared(l.buf, &evs[j], &l.sh); err != nil {
 			return fmt.Errorf("encode %s: %w", evs[j].Type, err)
 		}
 		if len(l.ends) == 0 && hint > 1 {
-			// Never more than 768 bytes a moment up front (one large first
-			// line must not reserve a copy of itself per moment): longer
-			// lines grow the buffer as they come.
-			sized := make([]byte, len(l.buf), max(len(l.buf), min(len(l.buf)*(hint+hint/4+1), 768*hint)))
-			copy(sized, l.buf)
-			l.buf = sized
+			// A sixteenth over the first line's size a moment: the lines of
+			// a batch of records differ by a few bytes (counters, ids), and
+			// what a batch does not use is allocated for nothing. Never
+			// more than 768 bytes a moment up front (one large first line
+			// must not reserve a copy of itself per moment): longer lines
+			// grow the buffer as they come.
+			if want := max(len(l.buf), min(len(l.buf)*(hint+hint/16+1), 768*hint)); cap(l.buf) < want {
+				sized := make([]byte, len(l.buf), want)
+				copy(sized, l.buf)
+				l.buf = sized
+			}
+			l.ends = l.store.ends
+			if cap(l.ends) < hint {
+				l.ends = make([]int, 0, hint)
+			}
 		}
 		l.ends = append(l.ends, len(l.buf))
 	}
@@ -500,24 +719,41 @@ func (l *lineBuf) empty() bool { return len(l.ends) == 0 }
 
 // lines are the encoded lines, each with its newline.
 func (l *lineBuf) lines() [][]byte {
-	out := make([][]byte, len(l.ends))
-	start := 0
-	for i, end := range l.ends {
-		out[i], start = l.buf[start:end:end], end
+	out := l.store.out[:0]
+	if cap(out) < len(l.ends) {
+		out = make([][]byte, 0, len(l.ends))
 	}
+	start := 0
+	for _, end := range l.ends {
+		out, start = append(out, l.buf[start:end:end]), end
+	}
+	l.out = out
 	return out
 }
 
 // formatTime is t (UTC) as RFC 3339 with milliseconds,
 // t.Format("2006-01-02T15:04:05.000Z") without the layout parsing.
 func formatTime(t time.Time) string {
+	if b, ok := appendTime(nil, t); ok {
+		return string(b)
+	}
+	return t.Format("2006-01-02T15:04:05.000Z")
+}
+
+// timeLen is the length of formatTime's form of a year 0 to 9999, secLen
+// that of its date and clock up to the milliseconds.
+const timeLen, secLen = 24, 20
+
+// appendTime appends formatTime's form of t to dst; false (dst unchanged)
+// for a year outside 0 to 9999, which needs the layout's own rules.
+func appendTime(dst []byte, t time.Time) ([]byte, bool) {
 	y, mo, d := t.Date()
 	if y < 0 || y > 9999 {
-		return t.Format("2006-01-02T15:04:05.000Z")
+		return dst, false
 	}
 	h, mi, sec := t.Clock()
 	ms := t.Nanosecond() / 1e6
-	var b [24]byte
+	var b [timeLen]byte
 	put := func(i, v, n int) {
 		for k := i + n - 1; k >= i; k-- {
 			b[k] = byte('0' + v%10)
@@ -538,7 +774,7 @@ func formatTime(t time.Time) string {
 	b[19] = '.'
 	put(20, ms, 3)
 	b[23] = 'Z'
-	return string(b[:])
+	return append(dst, b[:]...), true
 }
 
 func (e *Emitter) now() time.Time {
@@ -585,10 +821,10 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		t = t.UTC()
 		ev := Event{
 			AEP:      Version,
-			ID:       newID(ids, stable, t, d),
+			ID:       src.id(newID(ids, stable, t, d)),
 			Type:     d.Type,
 			Subject:  d.Subject,
-			Time:     formatTime(t),
+			Time:     src.time(t),
 			Agent:    agent,
 			Severity: d.Severity,
 			Tenant:   e.Tenant,
@@ -608,11 +844,25 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 				ev.Subject = id
 			}
 		}
-		data, honoured := redact.Gate(redact.Content{
+		c := redact.Content{
 			Type: d.Type, Agent: agent, Subject: ev.Subject,
-			Data: markMissing(d.Data), Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
-		}, ceiling, e.Pipeline)
-		ev.Data, ev.Capture = data, honoured.String()
+			Meta: d.Meta, Levels: d.Levels, Secrets: d.Secrets,
+		}
+		var honoured redact.Level
+		if d.Data == nil && d.Fields != nil {
+			c.Fields = markMissingFields(d.Fields, d.Levels)
+			var fs []redact.Field
+			fs, honoured = src.gate(c, ceiling, e.Pipeline)
+			if src.transient {
+				ev.fields = fs
+			} else {
+				ev.Data = fieldMap(fs)
+			}
+		} else {
+			c.Data = markMissing(d.Data)
+			ev.Data, honoured = redact.Gate(c, ceiling, e.Pipeline)
+		}
+		ev.Capture = honoured.String()
 		if AgentScoped(d.Type) {
 			if src.agent == "" {
 				src.agent = e.source(agent, "")
@@ -658,6 +908,49 @@ func markMissing(data map[string]any) map[string]any {
 	slices.Sort(missing)
 	out["digests_missing"] = missing
 	return out
+}
+
+// markMissingFields is markMissing for a list payload:
+// digests_missing takes the level levels declares for it, as the gate
+// would give it in a map payload.
+func markMissingFields(fs []redact.Field, levels map[string]redact.Level) []redact.Field {
+	n := 0
+	for i := range fs {
+		if fs[i].Value == mapping.DigestMissing {
+			n++
+		}
+	}
+	if n == 0 {
+		return fs
+	}
+	missing := make([]string, 0, n)
+	out := make([]redact.Field, 0, len(fs)-n+1)
+	for _, f := range fs {
+		if f.Value == mapping.DigestMissing {
+			missing = append(missing, f.Key)
+		} else if f.Key != "digests_missing" {
+			out = append(out, f)
+		}
+	}
+	l, ok := levels["digests_missing"]
+	if !ok {
+		l = redact.Full
+	}
+	slices.Sort(missing)
+	return append(out, redact.Field{Key: "digests_missing", Value: missing, Level: l})
+}
+
+// fieldMap is the gated list payload fs as Data: nil when fs is (no
+// payload at all).
+func fieldMap(fs []redact.Field) map[string]any {
+	if fs == nil {
+		return nil
+	}
+	m := make(map[string]any, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f.Value
+	}
+	return m
 }
 
 // source is the RECOMMENDED source URI; the untrusted session id is encoded
@@ -707,11 +1000,11 @@ func pairKeys(d mapping.Draft) (open, closes string) {
 			return "", "run:" + d.Run
 		}
 	case "tool.requested":
-		if c := callID(d.Data); c != "" {
+		if c := callID(d); c != "" {
 			return "tool:" + c, ""
 		}
 	case "tool.completed", "tool.failed", "tool.denied":
-		if c := callID(d.Data); c != "" {
+		if c := callID(d); c != "" {
 			return "", "tool:" + c
 		}
 	case "delegation.subagent.started":
@@ -740,8 +1033,15 @@ func terminalKey(d mapping.Draft) string {
 	return ""
 }
 
-func callID(data map[string]any) string {
-	tool, _ := data["tool"].(map[string]any)
+func callID(d mapping.Draft) string {
+	tool, _ := d.Data["tool"].(map[string]any)
+	if d.Data == nil {
+		for _, f := range d.Fields {
+			if f.Key == "tool" {
+				tool, _ = f.Value.(map[string]any)
+			}
+		}
+	}
 	id, _ := tool["call_id"].(string)
 	return id
 }

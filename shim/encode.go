@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/aep-hook/aep-hook/internal/jsonstr"
+	"github.com/aep-hook/aep-hook/redact"
 	"math"
 	"slices"
 	"strconv"
@@ -21,15 +22,74 @@ var errNonFinite = errors.New("json: unsupported value: NaN or infinite float")
 
 // appendEvent appends e's JSON line (with its newline) to b.
 func appendEvent(b []byte, e *Event) ([]byte, error) {
+	return appendEventShared(b, e, nil)
+}
+
+// shared remembers the encoding of the envelope attributes a batch's
+// events have in common: each line copies them instead of escaping the
+// same strings again.
+type shared struct {
+	parts [3]sharedPart // partType, partOrigin, partTail
+}
+
+// The runs of attributes shared keeps.
+const (
+	partType   = iota // type
+	partOrigin        // source, agent, session
+	partTail          // severity, capture, tenant
+)
+
+// part is the shared part i, nil when sh is.
+func (sh *shared) part(i int) *sharedPart {
+	if sh == nil {
+		return nil
+	}
+	return &sh.parts[i]
+}
+
+// sharedPart is one run of attributes, the strings it was encoded from
+// and its bytes.
+type sharedPart struct {
+	of  [3]string
+	enc []byte
+}
+
+// append appends the part for of, encoding it with enc when of differs
+// from the part's last (always, for a nil part).
+func (p *sharedPart) append(b []byte, of [3]string, enc func([]byte, [3]string) []byte) []byte {
+	if p == nil {
+		return enc(b, of)
+	}
+	if p.enc == nil || p.of != of {
+		p.of, p.enc = of, enc(p.enc[:0], of)
+	}
+	return append(b, p.enc...)
+}
+
+func encodeType(b []byte, of [3]string) []byte { return appendField(b, "type", of[0], false) }
+
+func encodeOrigin(b []byte, of [3]string) []byte {
+	b = appendField(b, "source", of[0], false)
+	b = appendField(b, "agent", of[1], false)
+	return appendField(b, "session", of[2], true)
+}
+
+func encodeTail(b []byte, of [3]string) []byte {
+	b = appendField(b, "severity", of[0], true)
+	b = appendField(b, "capture", of[1], true)
+	return appendField(b, "tenant", of[2], true)
+}
+
+// appendEventShared is appendEvent taking the attributes e shares with
+// the batch's other events from sh (nil: encoding each).
+func appendEventShared(b []byte, e *Event, sh *shared) ([]byte, error) {
 	b = append(b, `{"aep":`...)
 	b = jsonstr.Append(b, e.AEP)
 	b = appendField(b, "id", e.ID, false)
-	b = appendField(b, "type", e.Type, false)
+	b = sh.part(partType).append(b, [3]string{e.Type}, encodeType)
 	b = appendField(b, "subject", e.Subject, true)
 	b = appendField(b, "time", e.Time, false)
-	b = appendField(b, "source", e.Source, false)
-	b = appendField(b, "agent", e.Agent, false)
-	b = appendField(b, "session", e.Session, true)
+	b = sh.part(partOrigin).append(b, [3]string{e.Source, e.Agent, e.Session}, encodeOrigin)
 	b = appendField(b, "run", e.Run, true)
 	b = appendField(b, "step", e.Step, true)
 	if e.Seq != nil {
@@ -40,12 +100,16 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	}
 	b = appendField(b, "cause", e.Cause, true)
 	b = appendField(b, "traceparent", e.Traceparent, true)
-	b = appendField(b, "severity", e.Severity, true)
-	b = appendField(b, "capture", e.Capture, true)
-	b = appendField(b, "tenant", e.Tenant, true)
-	if e.Data != nil {
+	b = sh.part(partTail).append(b, [3]string{e.Severity, e.Capture, e.Tenant}, encodeTail)
+	switch {
+	case e.Data != nil:
 		var err error
 		if b, err = appendJSON(append(b, `,"data":`...), e.Data); err != nil {
+			return nil, err
+		}
+	case e.fields != nil:
+		var err error
+		if b, err = appendFields(append(b, `,"data":`...), e.fields); err != nil {
 			return nil, err
 		}
 	}
@@ -91,19 +155,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		for k, v := range x {
 			ms = append(ms, member{k, v})
 		}
-		sortMembers(ms)
-		b = append(b, '{')
-		for i := range ms {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonstr.Append(b, ms[i].k), ':')
-			var err error
-			if b, err = appendJSON(b, ms[i].v); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendMembers(b, ms)
 	case []any:
 		if x == nil {
 			return append(b, "null"...), nil
@@ -127,6 +179,59 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
+}
+
+// appendFields appends the object of fs (unique keys, in any order): the
+// bytes appendJSON writes for their map. The members are sorted as
+// indices on the stack, so no entry moves in the heap; a payload of more
+// members than that holds (none a table makes) is sorted as a map's.
+func appendFields(b []byte, fs []redact.Field) ([]byte, error) {
+	var order [64]uint8
+	if len(fs) > len(order) {
+		ms := make([]member, len(fs))
+		for i := range fs {
+			ms[i] = member{fs[i].Key, fs[i].Value}
+		}
+		return appendMembers(b, ms)
+	}
+	for i := range fs {
+		// An insertion sort: a payload's dozen members come in any order.
+		j := i
+		for ; j > 0 && fs[i].Key < fs[order[j-1]].Key; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = uint8(i)
+	}
+	b = append(b, '{')
+	for j := range fs {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		f := &fs[order[j]]
+		b = append(jsonstr.Append(b, f.Key), ':')
+		var err error
+		if b, err = appendJSON(b, f.Value); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendMembers appends the object of ms, sorting them by key first.
+func appendMembers(b []byte, ms []member) ([]byte, error) {
+	sortMembers(ms)
+	b = append(b, '{')
+	for i := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonstr.Append(b, ms[i].k), ':')
+		var err error
+		if b, err = appendJSON(b, ms[i].v); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // member is one entry of a map being encoded.

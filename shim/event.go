@@ -1,5 +1,7 @@
 package shim
 
+import "github.com/aep-hook/aep-hook/redact"
+
 // Version is the AEP envelope version this binary emits.
 const Version = "0.1"
 
@@ -26,6 +28,12 @@ type Event struct {
 	Capture     string         `json:"capture,omitempty"`
 	Tenant      string         `json:"tenant,omitempty"`
 	Data        map[string]any `json:"data,omitzero"`
+
+	// fields, when Data is nil, is the gated payload as a list sorted by
+	// key (a Draft.Fields payload), encoded as Data would be. Only events
+	// that are encoded and let go (a counting batch) carry it: every event
+	// handed to a caller has its payload in Data.
+	fields []redact.Field
 }
 
 // MarshalLine encodes e as one compact JSON line with its trailing newline:

@@ -21,9 +21,14 @@ func NewIDs() *IDs { return &IDs{} }
 
 // New returns a ULID for time t.
 func (g *IDs) New(t time.Time) string {
+	return g.mint(t).String()
+}
+
+// mint is the next ULID for time t.
+func (g *IDs) mint(t time.Time) ulid {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.gen.next(ulidMillis(t)).String()
+	return g.gen.next(ulidMillis(t))
 }
 
 // Now returns a ULID for the current time: as a method value
@@ -42,26 +47,27 @@ type stableIDs struct {
 // is at (the moment's own time; 0 when it has none, so the id stays the
 // same whenever it is made) and whose random part is a digest of the key,
 // the type and its rank.
-func (s *stableIDs) next(at time.Time, typ string) string {
+func (s *stableIDs) next(at time.Time, typ string) ulid {
 	if s.seen == nil {
 		s.seen = map[string]int{}
 	}
 	rank := s.seen[typ]
 	s.seen[typ]++
-	sum := sha256.Sum256([]byte(s.key + "\x00" + typ + "\x00" + strconv.Itoa(rank)))
+	var in [256]byte // the digest's input, on the stack when it fits
+	sum := sha256.Sum256(strconv.AppendInt(append(append(append(append(in[:0], s.key...), 0), typ...), 0), int64(rank), 10))
 	var id ulid
 	if !at.IsZero() && at.Unix() >= 0 {
 		id.setTime(ulidMillis(at))
 	}
 	copy(id[6:], sum[:10])
-	return id.String()
+	return id
 }
 
 // newID is the id of draft d's event at time t: derived when stable is
 // set, else fresh.
-func newID(ids *IDs, stable *stableIDs, t time.Time, d mapping.Draft) string {
+func newID(ids *IDs, stable *stableIDs, t time.Time, d mapping.Draft) ulid {
 	if stable != nil {
 		return stable.next(d.Time, d.Type)
 	}
-	return ids.New(t)
+	return ids.mint(t)
 }

@@ -18,6 +18,21 @@ type Sink interface {
 	Write(agent, session string, lines [][]byte) error
 }
 
+// linesDone is a Sink that is done with the lines it is handed once Write
+// returns (it has written or copied them) and says so: the emitter may then
+// reuse their storage for its next batch. A sink that keeps them (a test's
+// capture, a queue) does not implement it, or says false.
+type linesDone interface {
+	linesDoneOnReturn() bool
+}
+
+// sinkDoneOnReturn reports whether s is done with its lines once Write
+// returns.
+func sinkDoneOnReturn(s Sink) bool {
+	d, ok := s.(linesDone)
+	return ok && d.linesDoneOnReturn()
+}
+
 // JSONL is the local log: {Root}/{agent}/{session}.jsonl, names encoded with
 // SafeName, appended with O_APPEND. A line is never split across writes: the
 // lines of one call go out in as few writes as fit maxWrite, each write
@@ -70,6 +85,10 @@ func Lost(err error, n int) int {
 	}
 	return n
 }
+
+// linesDoneOnReturn: the log has written the lines (or joined them into
+// its own buffer) when Write returns.
+func (*JSONL) linesDoneOnReturn() bool { return true }
 
 // Write implements Sink. On failure the error is a *LostError.
 func (j *JSONL) Write(agent, session string, lines [][]byte) error {
@@ -230,6 +249,9 @@ type WriterSink struct {
 	W  io.Writer
 }
 
+// linesDoneOnReturn: an io.Writer must not retain what it is handed.
+func (*WriterSink) linesDoneOnReturn() bool { return true }
+
 // Write implements Sink.
 func (w *WriterSink) Write(_, _ string, lines [][]byte) error {
 	w.mu.Lock()
@@ -245,6 +267,16 @@ func (w *WriterSink) Write(_, _ string, lines [][]byte) error {
 // Sinks writes to each sink in order, stopping at the first failure: the
 // first is the record, so nothing is shipped that the record lacks.
 type Sinks []Sink
+
+// linesDoneOnReturn: every sink of ss is done with the lines.
+func (ss Sinks) linesDoneOnReturn() bool {
+	for _, s := range ss {
+		if !sinkDoneOnReturn(s) {
+			return false
+		}
+	}
+	return true
+}
 
 // Write implements Sink.
 func (ss Sinks) Write(agent, session string, lines [][]byte) error {

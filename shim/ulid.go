@@ -23,16 +23,26 @@ func (u *ulid) setTime(ms uint64) {
 	u[0], u[1], u[2], u[3], u[4], u[5] = byte(ms>>40), byte(ms>>32), byte(ms>>24), byte(ms>>16), byte(ms>>8), byte(ms)
 }
 
+// ulidLen is the length of a ULID's canonical form.
+const ulidLen = 26
+
 // String is the 26-character canonical form.
 func (u ulid) String() string {
+	var b [ulidLen]byte
+	return string(u.appendTo(b[:0]))
+}
+
+// appendTo appends the canonical form to b.
+func (u ulid) appendTo(b []byte) []byte {
 	hi, lo := binary.BigEndian.Uint64(u[:8]), binary.BigEndian.Uint64(u[8:])
-	var b [26]byte
-	for i := 25; i >= 0; i-- {
-		b[i] = crockford[lo&31]
+	n := len(b)
+	b = append(b, make([]byte, ulidLen)...)
+	for i := ulidLen - 1; i >= 0; i-- {
+		b[n+i] = crockford[lo&31]
 		lo = lo>>5 | hi<<59
 		hi >>= 5
 	}
-	return string(b[:])
+	return b
 }
 
 // monotonic mints ULIDs that increase strictly within the process: within
@@ -42,12 +52,26 @@ func (u ulid) String() string {
 type monotonic struct {
 	ms   uint64
 	last ulid
+	// ahead is entropy read in advance, its first used bytes spent: a
+	// receiver mints a batch's ids at once, and one read then serves
+	// several ids instead of one read each.
+	ahead [64]byte
+	used  int
+}
+
+// entropy fills b from crypto/rand, through the read-ahead.
+func (m *monotonic) entropy(b []byte) {
+	if m.used == 0 || m.used+len(b) > len(m.ahead) {
+		rand.Read(m.ahead[:])
+		m.used = 0
+	}
+	m.used += copy(b, m.ahead[m.used:])
 }
 
 func (m *monotonic) next(ms uint64) ulid {
 	if ms == m.ms && m.ms != 0 {
 		var r [4]byte
-		rand.Read(r[:])
+		m.entropy(r[:])
 		if m.add(uint64(binary.BigEndian.Uint32(r[:])) + 1) {
 			return m.last
 		}
@@ -56,7 +80,7 @@ func (m *monotonic) next(ms uint64) ulid {
 	}
 	m.ms = ms
 	m.last.setTime(ms)
-	rand.Read(m.last[6:])
+	m.entropy(m.last[6:])
 	return m.last
 }
 

@@ -64,3 +64,24 @@ func TestIDsIncrease(t *testing.T) {
 		t.Fatalf("carry: %x", m.last[:])
 	}
 }
+
+// TestEntropyReadAhead: the read-ahead hands out each byte once, across
+// refills and requests of either size.
+func TestEntropyReadAhead(t *testing.T) {
+	var m monotonic
+	seen := map[[10]byte]bool{}
+	for i := range 1000 {
+		var b [10]byte
+		n := 4 + 6*(i%2)
+		m.entropy(b[:n])
+		if n == 10 {
+			if seen[b] {
+				t.Fatalf("draw %d repeats %x", i, b)
+			}
+			seen[b] = true
+		}
+		if m.used > len(m.ahead) {
+			t.Fatalf("used %d past the read-ahead", m.used)
+		}
+	}
+}

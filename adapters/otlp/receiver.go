@@ -111,7 +111,7 @@ func (r *Receiver) release() { <-r.sem }
 var errEmit = errors.New("emit")
 
 // ConsumeLogs emits every record of ld. The records of each resource go to
-// the emitter as one batch (shim.Emitter.HandleBatch), which emits each
+// the emitter as one batch (shim.Emitter.HandleBatchCounts), which emits each
 // session's records in request order under one hold of the session's lock.
 // It returns how many records were refused permanently (unreadable), and a
 // non-nil error when an emission failed: the caller answers with a
@@ -228,7 +228,7 @@ func (r *Receiver) emitBatch(v mapping.Vendor, batch []pending) (rejected int64,
 		ms[i].Nonce = nonces[nonceLen*i : nonceLen*(i+1)]
 		ms[i].Mode = r.cfg.Mode
 	}
-	results, batchErr := r.em.HandleBatch(v, ms)
+	results, batchErr := r.em.HandleBatchCounts(v, ms)
 	var emitted, failed int64
 	for i, res := range results {
 		switch {
