@@ -173,6 +173,10 @@ type splicer struct {
 	srcHalt, dstHalt *halt // nil: nothing closes that end while the relay runs
 	side             [2]int
 	fds              [2]unix.PollFd // poll's argument, kept to not allocate it per wait
+	// short says the last pass or tee moved less than it could: src was
+	// then empty or dst full, so the next one waits first rather than
+	// trying once only to be told to (a syscall a stride, in a burst).
+	short bool
 }
 
 // errHalted ends a relay whose agent end the tee closed while it waited.
@@ -181,6 +185,12 @@ var errHalted = errors.New("acp tee: relay halted: the agent's end of the pipe w
 // pass moves up to max bytes straight from src to dst, waiting for src to
 // hold something and for dst to have room; 0 is the end of src.
 func (s *splicer) pass(max int) (int, error) {
+	if s.short {
+		s.short = false
+		if _, err := s.await(); err != nil {
+			return 0, err
+		}
+	}
 	for {
 		var n int64
 		var serr error
@@ -191,6 +201,7 @@ func (s *splicer) pass(max int) (int, error) {
 		}
 		switch serr {
 		case nil:
+			s.short = n < int64(max)
 			return int(n), nil
 		case unix.EINTR:
 		case unix.EAGAIN:
@@ -207,6 +218,13 @@ func (s *splicer) pass(max int) (int, error) {
 // waiting for src to hold something (the side pipe is empty: it is never
 // full); 0 is the end of src.
 func (s *splicer) tee(max int) (int, error) {
+	if s.short {
+		// The stride moved on was all src held: it is likely empty now.
+		s.short = false
+		if err := s.wait(s.src, unix.POLLIN, s.srcHalt); err != nil {
+			return 0, err
+		}
+	}
 	for {
 		var n int64
 		var terr error
@@ -217,6 +235,7 @@ func (s *splicer) tee(max int) (int, error) {
 		}
 		switch terr {
 		case nil:
+			s.short = n < int64(max)
 			return int(n), nil
 		case unix.EINTR:
 		case unix.EAGAIN:
