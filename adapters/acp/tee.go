@@ -41,7 +41,9 @@ type Tee struct {
 	Dir string
 	// Stdin is the editor's side of the client→agent direction; Stdout
 	// receives the agent→client direction; Stderr is the agent's stderr
-	// (an *os.File is inherited by the agent directly).
+	// (an *os.File is inherited by the agent directly). Between pipes
+	// (*os.File) the relays wait on Stdin and Stdout by poll(2) on Linux:
+	// closing either while Run runs waits for the relay's next wake-up.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Handle receives the observed messages as ACP moments, a batch at a
