@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -351,9 +352,7 @@ func (o *observer) record(f shim.Failure) {
 // run observes queued chunks until stop, then what is still queued.
 func (o *observer) run(stop <-chan struct{}) {
 	if o.clock == nil {
-		now, release := observerClock()
-		defer release()
-		o.clock = now
+		o.clock = observerClock()
 	}
 	for {
 		select {
@@ -387,6 +386,12 @@ func (o *observer) take(first item, stop <-chan struct{}) {
 	case <-stop:
 		o.linger.Stop()
 	}
+	// The clock may be the thread's (observerClock): the batch keeps to one
+	// thread. Only the batch: a goroutine locked to its thread while it
+	// sleeps is woken by a hand-off between threads, and in a burst that
+	// was a third of the tee's context switches.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := o.clock()
 	// A queue this full is a burst whose loss has begun (the relays pass
 	// what comes next on unread) or is about to: the next linger is a
@@ -579,7 +584,7 @@ func (o *observer) ending(closed bool) string {
 }
 
 // wallClock is observerClock's fallback: time since the first call.
-func wallClock() (now func() time.Duration, release func()) {
+func wallClock() func() time.Duration {
 	t0 := time.Now()
-	return func() time.Duration { return time.Since(t0) }, func() {}
+	return func() time.Duration { return time.Since(t0) }
 }

@@ -19,6 +19,10 @@ type agent struct {
 	stdin  *os.File // the write end of the agent's stdin
 	stdout *os.File // the read end of the agent's stdout
 	stderr *os.File // the read end of its stderr; nil when it inherits the tee's file
+	// halts are the relays' (by Direction: to the agent's stdin, from its
+	// stdout), fired before the tee closes the end a relay may be waiting
+	// on: the close would otherwise wait for that wait.
+	halts [2]*halt
 
 	closeIn sync.Once
 }
@@ -76,13 +80,23 @@ func spawn(t *Tee) (*agent, int, error) {
 // closeStdin gives the agent (and whatever shares its stdin) end of input,
 // once, as an editor does when it is done with an agent.
 func (a *agent) closeStdin() {
-	a.closeIn.Do(func() { a.stdin.Close() })
+	a.closeIn.Do(func() {
+		a.halts[ClientToAgent].fire()
+		a.stdin.Close()
+	})
+}
+
+// closeStdout closes the tee's end of the agent's stdout, which ends its
+// relay.
+func (a *agent) closeStdout() {
+	a.halts[AgentToClient].fire()
+	a.stdout.Close()
 }
 
 // release closes the tee's ends of the pipes.
 func (a *agent) release() {
 	a.closeStdin()
-	a.stdout.Close()
+	a.closeStdout()
 	if a.stderr != nil {
 		a.stderr.Close()
 	}

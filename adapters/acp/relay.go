@@ -180,6 +180,10 @@ type relay struct {
 	gap     bool // a chunk was dropped since the last one queued
 	cut     bool // and the last one dropped ended inside a line
 	unread  int  // the spans relayed unread (see Stats.Unread), for tests
+	// halt, when the tee closes an end of the relay's (the agent's) while it
+	// runs, ends the spliced relay's waits on that end first (see splicer);
+	// nil when nothing does.
+	halt *halt
 }
 
 // skip accounts for n bytes relayed unread: the observer forgets the line
@@ -199,6 +203,7 @@ const readSize = 64 << 10
 // EOF). The end is queued too, so a last line without a newline is
 // observed.
 func (r *relay) run() error {
+	defer r.halt.close()
 	if ok, err := r.spliced(); ok {
 		return err
 	}

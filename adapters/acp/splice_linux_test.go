@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -252,4 +253,80 @@ func FuzzSplicedRelay(f *testing.F) {
 			k++
 		}
 	})
+}
+
+// TestSplicedHalt: a spliced relay waiting on the agent's end of its pipes
+// (for room in the agent's stdin, which the agent does not read; for the
+// agent's stdout, which it holds open and does not write) ends when the
+// end's halt fires, with errHalted, and that end then closes at once:
+// closing a file waits for the calls using it, and those waits would
+// otherwise never end. Either end's blocking mode, and either the read or
+// the unread path, must not matter.
+func TestSplicedHalt(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n")
+	for _, blocking := range []bool{false, true} {
+		for _, tight := range []bool{false, true} {
+			name := fmt.Sprintf("blocking=%v,tight=%v", blocking, tight)
+			t.Run("to-agent/"+name, func(t *testing.T) {
+				sr, sw := pipePair(t, blocking)
+				dr, dw := pipePair(t, blocking) // the agent's stdin, never read
+				defer sr.Close()
+				defer sw.Close()
+				defer dr.Close()
+				// More than the grown pipes hold: the relay ends up waiting
+				// for room in dw. The writer may stay blocked: sw is closed
+				// at the end, which its peer sr is too.
+				go sw.Write(bytes.Repeat(line, 3*pipeSize/len(line)))
+				r := spliceUntilHalted(t, ClientToAgent, sr, dw, tight)
+				if n := r.stats.Bytes[ClientToAgent].Load(); n == 0 {
+					t.Errorf("relayed %d bytes before waiting", n)
+				}
+			})
+			t.Run("from-agent/"+name, func(t *testing.T) {
+				sr, sw := pipePair(t, blocking) // the agent's stdout, open and silent
+				dr, dw := pipePair(t, blocking)
+				defer sw.Close()
+				defer dr.Close()
+				defer dw.Close()
+				if _, err := sw.Write(line); err != nil {
+					t.Fatal(err)
+				}
+				spliceUntilHalted(t, AgentToClient, sr, dw, tight)
+				got := make([]byte, len(line))
+				if _, err := io.ReadFull(dr, got); err != nil || !bytes.Equal(got, line) {
+					t.Errorf("relayed %q, %v; want the line written", got, err)
+				}
+			})
+		}
+	}
+}
+
+// spliceUntilHalted runs a spliced relay of direction dir from src to dst,
+// with a queue that has room for all or for nothing (tight), fires its
+// halt, and requires the relay to end with errHalted and the agent's end
+// (dst to the agent, src from it) to close; a relay that does not end
+// fails the test by its timeout.
+func spliceUntilHalted(t *testing.T, dir Direction, src, dst *os.File, tight bool) *relay {
+	t.Helper()
+	q := newQueue(1<<20, 1<<30)
+	if tight {
+		q = newQueue(1, 1<<30)
+	}
+	r := &relay{dir: dir, src: src, dst: dst, q: q, max: 1 << 20, stats: &Stats{}, halt: newHalt()}
+	done := make(chan error, 1)
+	go func() { done <- r.run() }()
+	// Firing before the relay waits must end it just the same: a fired
+	// halt stays fired.
+	r.halt.fire()
+	if err := <-done; !errors.Is(err, errHalted) {
+		t.Fatalf("relay ended with %v, want errHalted", err)
+	}
+	end := dst
+	if dir == AgentToClient {
+		end = src
+	}
+	if err := end.Close(); err != nil {
+		t.Fatalf("closing the agent's end: %v", err)
+	}
+	return r
 }

@@ -41,7 +41,9 @@ type Tee struct {
 	Dir string
 	// Stdin is the editor's side of the client→agent direction; Stdout
 	// receives the agent→client direction; Stderr is the agent's stderr
-	// (an *os.File is inherited by the agent directly).
+	// (an *os.File is inherited by the agent directly). Between pipes
+	// (*os.File) the relays wait on Stdin and Stdout by poll(2) on Linux:
+	// closing either while Run runs waits for the relay's next wake-up.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	// Handle receives the observed messages as ACP moments, a batch at a
@@ -142,8 +144,9 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	in := &relay{dir: ClientToAgent, src: stdin, dst: a.stdin, q: q, max: maxLine, stats: st}
-	out := &relay{dir: AgentToClient, src: a.stdout, dst: stdout, q: q, max: maxLine, stats: st}
+	in := &relay{dir: ClientToAgent, src: stdin, dst: a.stdin, q: q, max: maxLine, stats: st, halt: newHalt()}
+	out := &relay{dir: AgentToClient, src: a.stdout, dst: stdout, q: q, max: maxLine, stats: st, halt: newHalt()}
+	a.halts = [2]*halt{in.halt, out.halt}
 	inEOF := make(chan struct{})
 	go func() {
 		// The editor's EOF is the agent's EOF; a failed write means the
@@ -171,7 +174,7 @@ func (t *Tee) Run(ctx context.Context) (Result, error) {
 			// The editor stopped reading: it is gone. The agent sees its
 			// stdout and stdin close, as it would without the tee, and has
 			// Grace to exit before it is stopped.
-			a.stdout.Close()
+			a.closeStdout()
 			a.closeStdin()
 			werr = stopWithin(exited, a.cmd.Process, orDur(t.Grace, DefaultGrace), &stopped)
 		} else {
