@@ -302,10 +302,11 @@ type Draft struct {
 	Levels map[string]redact.Level
 	// Fields, when Data is nil, is an untyped payload as a list: unique
 	// keys in any order (the encoder sorts them as a map's), each with its
-	// level as Levels declares it. It is Data's form for a table that has the members as a
-	// list already (the OTLP records' attributes): the emitter gates and
-	// encodes it without building a map per event. Levels still names the
-	// level of any field the emitter adds (digests_missing).
+	// level as Levels declares it. It is Data's form for a table that has
+	// the members as a list already (the OTLP records' attributes): the
+	// emitter gates and encodes it without building a map per event.
+	// Levels still names the level of any field the emitter adds
+	// (digests_missing).
 	Fields []redact.Field
 	// Time, when set, is when the moment happened by the vendor's own
 	// account (an OTLP record's timestamp): the event's time. Zero means

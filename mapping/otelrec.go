@@ -302,8 +302,7 @@ func (r *OTelRecord) recordTime() time.Time {
 // every non-identity attribute, gated by its declared level. Its payload
 // is a list (Draft.Fields): the attributes come as one, and the emitter
 // gates and encodes them from it without a map per record.
-//
-// Its fields are cut from a (nil: allocated).
+// Its fields are cut from the arena a, or allocated when a is nil.
 func (p *otelProfile) companion(r *OTelRecord, suffix string, a *Arena) Draft {
 	at := r.attrs()
 	// The declared levels of every key the payload can hold: an attribute's

@@ -328,6 +328,11 @@ type sources struct {
 	secText   [timeLen]byte
 	lastMilli int64
 	lastTime  string
+	// The ceiling of the last event's type (one emitter's policy: a batch
+	// is built by one).
+	ceilType string
+	ceil     redact.Level
+	ceilSet  bool
 	// transient says the events are let go once encoded (a counting
 	// batch): each build reuses the event and position storage of the
 	// one before.
@@ -425,6 +430,16 @@ func (s *sources) time(t time.Time) string {
 	b = append(b, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10), 'Z')
 	s.lastMilli, s.lastTime = ms, s.cut(b)
 	return s.lastTime
+}
+
+// ceiling is p.Ceiling(typ), the last type's remembered: a batch's events
+// are mostly of one type, and matching every override pattern again for
+// each costs more than comparing the type.
+func (s *sources) ceiling(p redact.Policy, typ string) redact.Level {
+	if !s.ceilSet || typ != s.ceilType {
+		s.ceilType, s.ceil, s.ceilSet = typ, p.Ceiling(typ), true
+	}
+	return s.ceil
 }
 
 // num stores v for an event's seq or epoch.
@@ -832,7 +847,7 @@ func (e *Emitter) build(agent, session, nonce string, drafts []mapping.Draft, st
 		if ev.Severity == "" {
 			ev.Severity = defaultSeverity(d.Type)
 		}
-		ceiling := e.Policy.Ceiling(d.Type)
+		ceiling := src.ceiling(e.Policy, d.Type)
 		if ceiling < redact.Full {
 			// The subject is an identifier the vendor chose (a tool or
 			// server name): kept at every level, so it passes the token
