@@ -119,6 +119,45 @@ func BenchmarkReceiverProtoRatio(b *testing.B) {
 	b.ReportMetric(float64(dec.Microseconds())/reqs, "pdata-decode-µs/req")
 }
 
+// BenchmarkReceiverProtoAlone is one side of the goal figure, run in a
+// process of its own: "pdata" decodes the requests with pdata's
+// ProtoUnmarshaler, "receiver" serves them through the handler into the
+// on-disk emitter as BenchmarkReceiverProto does. Each reports the
+// process's CPU time per request, its collector's work included. Two sides
+// sharing one process share one collector too, and a cycle that one side's
+// garbage starts is as often paid for while the other side runs; in
+// processes of their own each pays for its own garbage. make bench runs the
+// two in alternate processes and takes the median of the pairs' ratios.
+func BenchmarkReceiverProtoAlone(b *testing.B) {
+	goalBench(b)
+	bodies := benchBodies(b, 64)
+	b.Run("pdata", func(b *testing.B) {
+		aloneCPU(b, bodies, func(body []byte) {
+			ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(body)
+			if err != nil || ld.LogRecordCount() != benchRecords {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("receiver", func(b *testing.B) {
+		h := newEnv(b, Config{DedupeWindow: 1}).r.Handler() // bodies repeat; the window must not drop them
+		aloneCPU(b, bodies, func(body []byte) { serveBody(b, h, body) })
+	})
+}
+
+// aloneCPU runs serve over the bodies b.N times from a collected heap (the
+// set-up's garbage is no side's) and reports the process's CPU time per
+// request as cpu-µs/req.
+func aloneCPU(b *testing.B, bodies [][]byte, serve func([]byte)) {
+	runtime.GC()
+	t0 := cpuTime(b)
+	n := 0
+	for ; b.Loop(); n++ {
+		serve(bodies[n%len(bodies)])
+	}
+	b.ReportMetric(float64((cpuTime(b)-t0).Microseconds())/float64(n), "cpu-µs/req")
+}
+
 // BenchmarkReceiverProtoMem is the same export into an in-memory store and
 // a discarding sink: the receiver and emitter without the disk, to show
 // where BenchmarkReceiverProto's time goes.

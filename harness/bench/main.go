@@ -126,7 +126,7 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 		return nil
 	}
 	if only == "otlp" {
-		printGoals(goalBenches("ReceiverProtoRatio"))
+		printGoals([]goal{otlpFigures(tmp)})
 		return nil
 	}
 	if only == "control" {
@@ -215,6 +215,7 @@ func run(bin string, n int, benchtime string, skipGo bool, only string, pairs in
 	goals = append(goals, cg...)
 	if !skipGo {
 		err = goBench(benchtime) // reported after the goals
+		goals = append(goals, otlpFigures(tmp))
 		goals = append(goals, goalBenches()...)
 	}
 	printGoals(goals)
@@ -382,23 +383,26 @@ type goalBench struct {
 	// sides are the reported metrics that are the figure's two sides (the
 	// measured and its baseline), printed beside the goal.
 	sides []string
+	// aside is a figure another goal prints beside its own: run only when
+	// named.
+	aside bool
 }
 
 var goalBenchList = []goalBench{
 	{"./adapters/otlp/", "ReceiverProtoRatio", "40x", "of-decode",
-		goal{name: "OTLP receiver end to end / pdata decoding alone (CPU time)", limit: 0.5},
+		goal{name: "OTLP receiver / pdata decoding, both in one process (for comparison)", limit: 0.5},
 		"64 distinct OTLP/HTTP protobuf export requests of 100 Codex records each, through the receiver's handler into the\n" +
 			"   on-disk emitter (lock, state, JSONL), alternating in blocks of 8 with pdata's ProtoUnmarshaler on the same bodies;\n" +
-			"   figure = decoder CPU time / receiver CPU time (the process's, GC included)",
-		[]string{"receiver-µs/req", "pdata-decode-µs/req"}},
+			"   figure = decoder CPU time / receiver CPU time (the process's, GC included, billed to whichever side is running)",
+		[]string{"receiver-µs/req", "pdata-decode-µs/req"}, true},
 	{"./adapters/acp/", "AcpTeeLatency", "3000x", "added-µs-p50/msg",
 		goal{name: "ACP tee added round trip per message, p50", limit: 50, below: true, unit: "µs"},
 		"one session/update line at a time through the tee (in-process) around an echoing agent, against the agent alone",
-		[]string{"µs-p50/msg", "direct-µs-p50/msg"}},
+		[]string{"µs-p50/msg", "direct-µs-p50/msg"}, false},
 	{"./adapters/hook/", "ControlNoRelayAdded", "500x", "added-µs-p50/op",
 		goal{name: "control on, no relay: added to a held hook, p50 (in process)", limit: 1000, below: true, unit: "µs"},
 		"a Claude Code PermissionRequest through the hook runner, observe-only and with control on against a closed port,\n" +
-			"   alternately; figure = the median of the pairs' differences", nil},
+			"   alternately; figure = the median of the pairs' differences", nil, false},
 }
 
 // goalBenches runs the goal benchmarks one at a time and reads their
@@ -406,7 +410,7 @@ var goalBenchList = []goalBench{
 func goalBenches(only ...string) []goal {
 	var out []goal
 	for _, gb := range goalBenchList {
-		if len(only) > 0 && !slices.Contains(only, gb.bench) {
+		if len(only) > 0 && !slices.Contains(only, gb.bench) || len(only) == 0 && gb.aside {
 			continue
 		}
 		g := gb.goal
