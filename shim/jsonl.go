@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,6 +53,7 @@ type JSONL struct {
 	LockWait time.Duration
 
 	joins sync.Pool // *[]byte: buffers that join a call's lines into writes
+	kept  keptFiles // logs held open between writes
 }
 
 // maxWrite bounds one append of several lines; a single longer line is
@@ -93,32 +95,22 @@ func (*JSONL) linesDoneOnReturn() bool { return true }
 // Write implements Sink. On failure the error is a *LostError.
 func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 	p := j.Path(agent, session)
-	f, err := openDirFile(p, os.O_CREATE|os.O_RDWR|os.O_APPEND)
+	f, fi, end, lerr, err := j.open(p)
 	if err != nil {
-		return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
-	}
-	lerr := lockWithin(f, j.LockWait, fileProgress(f))
-	if errors.Is(lerr, ErrLockTimeout) {
-		// The waiter keeps that descriptor: append through another.
-		if f, err = openDirFile(p, os.O_RDWR|os.O_APPEND); err != nil {
-			return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
-		}
+		return &LostError{len(lines), err}
 	}
 	locked := lerr == nil
-	closed := false
+	kept := false
 	defer func() {
-		if closed {
-			return // closing released the lock
-		}
 		if locked {
 			unlockFile(f)
 		}
-		f.Close()
+		if kept {
+			j.kept.give(p, f, fi)
+		} else {
+			f.Close()
+		}
 	}()
-	end, err := logEnd(f)
-	if err != nil {
-		return &LostError{len(lines), fmt.Errorf("log stat: %w", err)}
-	}
 	var fresh []byte
 	if end.torn {
 		fresh = []byte{'\n'} // the last line was left unfinished: start a new one
@@ -167,11 +159,63 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 		fresh = nil
 		written += n
 	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return &LostError{0, fmt.Errorf("log close: %w", err)}
-	}
+	// Kept open for the next write only after a locked one that went as
+	// it should: a descriptor that saw an error is not trusted again.
+	kept = locked
 	return nil
+}
+
+// open opens the log at p for an append and locks it: a log kept open
+// since the last write is used if p still names it once it is locked (a
+// log rotated, removed or replaced by a link since is opened afresh, so
+// the lines go where p says). lerr is why the log is not locked (the lock
+// wait ran out: the lines are appended without it); err says that it
+// cannot be written at all. end is where it ends.
+func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, err error) {
+	if f, fi := j.kept.take(p); f != nil {
+		lerr := lockWithin(f, j.LockWait, fileProgress(f))
+		if lerr == nil {
+			if now, ok := current(p, fi); ok {
+				// Locked, so the size cannot change but by this writer.
+				if end, err := tailAt(f, now.Size()); err == nil {
+					return f, fi, end, nil, nil
+				}
+			}
+			unlockFile(f)
+		}
+		if !errors.Is(lerr, ErrLockTimeout) {
+			f.Close()
+		} else {
+			// The waiter keeps f (see lockWithin). The lock has been
+			// waited for once already: append without it.
+			if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+				return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+			}
+			if end, err = logEnd(f); err != nil {
+				f.Close()
+				return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+			}
+			return f, fi, end, lerr, nil
+		}
+	}
+	if f, fi, err = openDirFileStat(p, os.O_CREATE|os.O_RDWR|os.O_APPEND); err != nil {
+		return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+	}
+	lerr = lockWithin(f, j.LockWait, fileProgress(f))
+	if errors.Is(lerr, ErrLockTimeout) {
+		// The waiter keeps that descriptor: append through another.
+		if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+			return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+		}
+	}
+	if end, err = logEnd(f); err != nil {
+		if lerr == nil {
+			unlockFile(f)
+		}
+		f.Close()
+		return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+	}
+	return f, fi, end, lerr, nil
 }
 
 // logTail is where a log ends and whether its last line is unfinished.
@@ -185,7 +229,12 @@ func logEnd(f *os.File) (logTail, error) {
 	if err != nil {
 		return logTail{}, err
 	}
-	t := logTail{size: fi.Size()}
+	return tailAt(f, fi.Size())
+}
+
+// tailAt is the end of f, a log size bytes long.
+func tailAt(f *os.File, size int64) (logTail, error) {
+	t := logTail{size: size}
 	if t.size > 0 {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], t.size-1); err == nil {
