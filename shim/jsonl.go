@@ -92,8 +92,35 @@ func Lost(err error, n int) int {
 // its own buffer) when Write returns.
 func (*JSONL) linesDoneOnReturn() bool { return true }
 
+// joinedSink is a Sink that can also be handed a call's lines together
+// with the one buffer they lie in back to back, and then writes from that
+// buffer instead of joining the lines into one of its own.
+type joinedSink interface {
+	writeJoined(agent, session string, lines [][]byte, joined []byte) error
+}
+
+// writeTo writes lines to s; joined is the lines back to back, for a sink
+// that can write from it (joinedSink).
+func writeTo(s Sink, agent, session string, lines [][]byte, joined []byte) error {
+	if js, ok := s.(joinedSink); ok {
+		return js.writeJoined(agent, session, lines, joined)
+	}
+	return s.Write(agent, session, lines)
+}
+
 // Write implements Sink. On failure the error is a *LostError.
 func (j *JSONL) Write(agent, session string, lines [][]byte) error {
+	return j.write(agent, session, lines, nil)
+}
+
+// writeJoined is Write with joined, the lines back to back: the lines of
+// each append are written from it as they are, not copied.
+func (j *JSONL) writeJoined(agent, session string, lines [][]byte, joined []byte) error {
+	return j.write(agent, session, lines, joined)
+}
+
+// write is Write; joined, when not nil, is the lines back to back.
+func (j *JSONL) write(agent, session string, lines [][]byte, joined []byte) error {
 	p := j.Path(agent, session)
 	f, fi, end, lerr, err := j.open(p)
 	if err != nil {
@@ -124,13 +151,25 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 			j.joins.Put(join)
 		}
 	}()
-	written := 0
+	written, off := 0, 0 // off: where lines[written] starts in joined
 	for written < len(lines) {
 		buf, n := lines[written], 1
 		if fresh != nil {
 			buf = append(fresh, buf...)
 		}
-		if len(lines)-written > 1 {
+		if len(lines)-written > 1 && joined != nil && fresh == nil {
+			// The same lines in each write as joining them would give,
+			// straight from where they already lie together.
+			size := 0
+			for n = 0; written+n < len(lines); n++ {
+				l := len(lines[written+n])
+				if n > 0 && size+l > maxWrite {
+					break
+				}
+				size += l
+			}
+			buf = joined[off : off+size]
+		} else if len(lines)-written > 1 {
 			buf = append((*join)[:0], fresh...)
 			for n = 0; written+n < len(lines); n++ {
 				l := lines[written+n]
@@ -157,6 +196,9 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 		}
 		end.size += int64(w)
 		fresh = nil
+		for _, l := range lines[written : written+n] {
+			off += len(l)
+		}
 		written += n
 	}
 	// Kept open for the next write only after a locked one that went as
@@ -329,8 +371,19 @@ func (ss Sinks) linesDoneOnReturn() bool {
 
 // Write implements Sink.
 func (ss Sinks) Write(agent, session string, lines [][]byte) error {
+	return ss.writeJoined(agent, session, lines, nil)
+}
+
+// writeJoined is Write, handing joined on to the sinks that can use it.
+func (ss Sinks) writeJoined(agent, session string, lines [][]byte, joined []byte) error {
 	for _, s := range ss {
-		if err := s.Write(agent, session, lines); err != nil {
+		var err error
+		if joined != nil {
+			err = writeTo(s, agent, session, lines, joined)
+		} else {
+			err = s.Write(agent, session, lines)
+		}
+		if err != nil {
 			return err
 		}
 	}

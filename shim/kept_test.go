@@ -146,3 +146,48 @@ func TestKeptReplaced(t *testing.T) {
 	distinct(t, ps)
 	increasing(t, ps)
 }
+
+// TestWriteJoined: lines written from the buffer they lie in make the same
+// log as lines joined by the log itself, whether they fit one append or
+// several and whether the log ended inside a line.
+func TestWriteJoined(t *testing.T) {
+	line := func(n int, c byte) []byte { return append(bytes.Repeat([]byte{c}, n-1), '\n') }
+	cases := map[string][][]byte{
+		"one":     {line(10, 'a')},
+		"few":     {line(10, 'a'), line(20, 'b'), line(5, 'c')},
+		"appends": {line(maxWrite/2, 'a'), line(maxWrite/2, 'b'), line(maxWrite/3, 'c'), line(10, 'd'), line(maxWrite+7, 'e'), line(3, 'f')},
+	}
+	for name, lines := range cases {
+		for _, torn := range []bool{false, true} {
+			t.Run(name+"/torn="+strconv.FormatBool(torn), func(t *testing.T) {
+				var logs [2][]byte
+				for i := range logs {
+					home := t.TempDir()
+					j := &JSONL{Root: home}
+					p := j.Path("a", "s")
+					if torn {
+						if err := os.MkdirAll(home+"/a", 0o700); err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(p, []byte(`{"cut`), 0o600); err != nil {
+							t.Fatal(err)
+						}
+					}
+					var err error
+					if i == 0 {
+						err = j.Write("a", "s", lines)
+					} else {
+						err = Sinks{j}.writeJoined("a", "s", lines, bytes.Join(lines, nil))
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					logs[i], _ = os.ReadFile(p)
+				}
+				if !bytes.Equal(logs[0], logs[1]) {
+					t.Errorf("joined log differs: %d bytes against %d", len(logs[1]), len(logs[0]))
+				}
+			})
+		}
+	}
+}
