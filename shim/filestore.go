@@ -93,7 +93,16 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 		}
 	}()
 	st, clean := load(b)
-	tx := &Tx{State: st, save: func() error { return rewrite(f.File, encodeState(st), len(b)) }}
+	size := len(b) // the file's length, which a rewrite shorter than it cuts
+	tx := &Tx{State: st, save: func() error {
+		enc := encodeState(st)
+		err := rewrite(f.File, enc, size)
+		size = max(size, len(enc))
+		if err == nil {
+			size = len(enc)
+		}
+		return err
+	}}
 	changed, err := s.reconcile(agent, session, st, !clean || len(b) == 0)
 	if err != nil {
 		return err

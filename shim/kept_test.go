@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -188,6 +189,43 @@ func TestWriteJoined(t *testing.T) {
 					t.Errorf("joined log differs: %d bytes against %d", len(logs[1]), len(logs[0]))
 				}
 			})
+		}
+	}
+}
+
+// TestStateShrinks: a state rewritten shorter than the file it replaces,
+// in a later transaction or in the same one saved twice, leaves nothing of
+// the longer one behind (the file is cut only when the state shrinks).
+func TestStateShrinks(t *testing.T) {
+	fs := &FileStore{Dir: t.TempDir()}
+	long := strings.Repeat("x", 300)
+	steps := []struct {
+		name  string
+		saves []string // the entry saved by each Save of one transaction
+	}{
+		{"grows", []string{long}},
+		{"shrinks", []string{"y"}},
+		{"grows then shrinks in one", []string{long, "z"}},
+	}
+	for _, step := range steps {
+		err := fs.Locked("a", "s", func(tx *Tx) error {
+			for _, v := range step.saves {
+				tx.State.Table.Entries = map[string]string{"k": v}
+				if err := tx.Save(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		st, _, err := fs.Peek("a", "s")
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got, want := st.Table.Entries["k"], step.saves[len(step.saves)-1]; got != want {
+			t.Errorf("%s: stored %q, want %q", step.name, got, want)
 		}
 	}
 }
