@@ -258,7 +258,7 @@ func (e *Emitter) emitSession(v mapping.Vendor, session string, ms []mapping.Mom
 		if b.lines.empty() {
 			return awayErr
 		}
-		return errors.Join(e.Sink.Write(agent, session, b.lines.lines()), awayErr)
+		return errors.Join(b.lines.writeTo(e.Sink, agent, session), awayErr)
 	})
 	if arena != nil && sinkDoneOnReturn(e.Sink) {
 		// Written (or given up) and let go: the next counting batch
@@ -633,7 +633,7 @@ func (e *Emitter) emitAway(agent string, a awayDrafts, rs []Result, keep bool) e
 			if lines.empty() {
 				return nil
 			}
-			return e.Sink.Write(agent, session, lines.lines())
+			return lines.writeTo(e.Sink, agent, session)
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %q: %w", session, err))
@@ -744,6 +744,13 @@ func (l *lineBuf) lines() [][]byte {
 	}
 	l.out = out
 	return out
+}
+
+// writeTo writes the lines to s, which may write them straight from the
+// buffer they were encoded into (see joinedSink).
+func (l *lineBuf) writeTo(s Sink, agent, session string) error {
+	lines := l.lines()
+	return writeTo(s, agent, session, lines, l.buf[:l.ends[len(l.ends)-1]])
 }
 
 // formatTime is t (UTC) as RFC 3339 with milliseconds,

@@ -47,6 +47,8 @@ type FileStore struct {
 	// ErrLockTimeout (the caller may write through Unlocked). A lock passed
 	// on from holder to holder is waited for. 0 waits as long as it takes.
 	LockWait time.Duration
+
+	kept keptFiles // state files held open between writes
 }
 
 // StateError says a session's state file cannot be used at all (it is a
@@ -77,26 +79,30 @@ func (s *FileStore) now() time.Time {
 // write never leads to a reused position.
 func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	_, path := s.paths(agent, session)
-	f, err := openDirFile(path, os.O_CREATE|os.O_RDWR)
+	f, b, err := s.lockState(path)
 	if err != nil {
-		return &StateError{err}
+		return err
 	}
-	if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
-		if errors.Is(err, ErrLockTimeout) {
-			return fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+	kept := false
+	defer func() {
+		unlockFile(f.File)
+		if kept {
+			s.kept.give(path, f.File, f.fi)
+		} else {
+			f.Close()
 		}
-		f.Close()
-		return fmt.Errorf("state lock: %w", err)
-	}
-	defer f.Close()
-	defer unlockFile(f)
-
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return &StateError{fmt.Errorf("read: %w", err)}
-	}
+	}()
 	st, clean := load(b)
-	tx := &Tx{State: st, save: func() error { return rewrite(f, encodeState(st)) }}
+	size := len(b) // the file's length, which a rewrite shorter than it cuts
+	tx := &Tx{State: st, save: func() error {
+		enc := encodeState(st)
+		err := rewrite(f.File, enc, size)
+		size = max(size, len(enc))
+		if err == nil {
+			size = len(enc)
+		}
+		return err
+	}}
 	changed, err := s.reconcile(agent, session, st, !clean || len(b) == 0)
 	if err != nil {
 		return err
@@ -111,10 +117,66 @@ func (s *FileStore) Locked(agent, session string, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if tx.saved {
-		return nil
+	if !tx.saved {
+		err = tx.Save()
 	}
-	return tx.Save()
+	// Kept for the next write only when every step went as it should: a
+	// descriptor that saw an error is not trusted again.
+	kept = err == nil
+	return err
+}
+
+// lockedFile is a locked state file and what it was when opened.
+type lockedFile struct {
+	*os.File
+	fi fs.FileInfo
+}
+
+// lockState opens (or takes from those kept open) the state file at path,
+// locks it and reads it. A kept file is used only if path still names it
+// once it is locked: a state file swept or replaced since is opened afresh,
+// so the lock taken is always the one on the file at path.
+func (s *FileStore) lockState(path string) (lockedFile, []byte, error) {
+	if f, fi := s.kept.take(path); f != nil {
+		if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
+			if errors.Is(err, ErrLockTimeout) {
+				// The waiter keeps f (see lockWithin).
+				return lockedFile{}, nil, fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+			}
+			f.Close()
+			// Opened afresh below, which reports what is wrong.
+		} else if now, ok := current(path, fi); ok {
+			// One read of exactly the file's size: it cannot change while
+			// the lock is held.
+			b := make([]byte, now.Size())
+			if n, err := f.ReadAt(b, 0); err == nil || err == io.EOF && int64(n) == now.Size() {
+				return lockedFile{f, fi}, b, nil
+			}
+			unlockFile(f)
+			f.Close()
+		} else {
+			unlockFile(f)
+			f.Close()
+		}
+	}
+	f, fi, err := openDirFileStat(path, os.O_CREATE|os.O_RDWR)
+	if err != nil {
+		return lockedFile{}, nil, &StateError{err}
+	}
+	if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
+		if errors.Is(err, ErrLockTimeout) {
+			return lockedFile{}, nil, fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+		}
+		f.Close()
+		return lockedFile{}, nil, fmt.Errorf("state lock: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		unlockFile(f)
+		f.Close()
+		return lockedFile{}, nil, &StateError{fmt.Errorf("read: %w", err)}
+	}
+	return lockedFile{f, fi}, b, nil
 }
 
 // Peek returns a session's stored state and its version without taking
@@ -258,10 +320,15 @@ func (s *FileStore) reconcile(agent, session string, st *SessionState, lost bool
 	return true, nil
 }
 
-// rewrite replaces the content of the locked state file with b.
-func rewrite(f *os.File, b []byte) error {
+// rewrite replaces the content of the locked state file, old bytes long,
+// with b. A state at least as long as the old one covers it entirely, so
+// the file is cut only when the new state is shorter.
+func rewrite(f *os.File, b []byte, old int) error {
 	if _, err := f.WriteAt(b, 0); err != nil {
 		return fmt.Errorf("state write: %w", err)
+	}
+	if len(b) >= old {
+		return nil
 	}
 	if err := f.Truncate(int64(len(b))); err != nil {
 		return fmt.Errorf("state write: %w", err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,6 +53,7 @@ type JSONL struct {
 	LockWait time.Duration
 
 	joins sync.Pool // *[]byte: buffers that join a call's lines into writes
+	kept  keptFiles // logs held open between writes
 }
 
 // maxWrite bounds one append of several lines; a single longer line is
@@ -90,35 +92,52 @@ func Lost(err error, n int) int {
 // its own buffer) when Write returns.
 func (*JSONL) linesDoneOnReturn() bool { return true }
 
+// joinedSink is a Sink that can also be handed a call's lines together
+// with the one buffer they lie in back to back, and then writes from that
+// buffer instead of joining the lines into one of its own.
+type joinedSink interface {
+	writeJoined(agent, session string, lines [][]byte, joined []byte) error
+}
+
+// writeTo writes lines to s; joined is the lines back to back, for a sink
+// that can write from it (joinedSink).
+func writeTo(s Sink, agent, session string, lines [][]byte, joined []byte) error {
+	if js, ok := s.(joinedSink); ok {
+		return js.writeJoined(agent, session, lines, joined)
+	}
+	return s.Write(agent, session, lines)
+}
+
 // Write implements Sink. On failure the error is a *LostError.
 func (j *JSONL) Write(agent, session string, lines [][]byte) error {
+	return j.write(agent, session, lines, nil)
+}
+
+// writeJoined is Write with joined, the lines back to back: the lines of
+// each append are written from it as they are, not copied.
+func (j *JSONL) writeJoined(agent, session string, lines [][]byte, joined []byte) error {
+	return j.write(agent, session, lines, joined)
+}
+
+// write is Write; joined, when not nil, is the lines back to back.
+func (j *JSONL) write(agent, session string, lines [][]byte, joined []byte) error {
 	p := j.Path(agent, session)
-	f, err := openDirFile(p, os.O_CREATE|os.O_RDWR|os.O_APPEND)
+	f, fi, end, lerr, err := j.open(p)
 	if err != nil {
-		return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
-	}
-	lerr := lockWithin(f, j.LockWait, fileProgress(f))
-	if errors.Is(lerr, ErrLockTimeout) {
-		// The waiter keeps that descriptor: append through another.
-		if f, err = openDirFile(p, os.O_RDWR|os.O_APPEND); err != nil {
-			return &LostError{len(lines), fmt.Errorf("log open: %w", err)}
-		}
+		return &LostError{len(lines), err}
 	}
 	locked := lerr == nil
-	closed := false
+	kept := false
 	defer func() {
-		if closed {
-			return // closing released the lock
-		}
 		if locked {
 			unlockFile(f)
 		}
-		f.Close()
+		if kept {
+			j.kept.give(p, f, fi)
+		} else {
+			f.Close()
+		}
 	}()
-	end, err := logEnd(f)
-	if err != nil {
-		return &LostError{len(lines), fmt.Errorf("log stat: %w", err)}
-	}
 	var fresh []byte
 	if end.torn {
 		fresh = []byte{'\n'} // the last line was left unfinished: start a new one
@@ -132,13 +151,25 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 			j.joins.Put(join)
 		}
 	}()
-	written := 0
+	written, off := 0, 0 // off: where lines[written] starts in joined
 	for written < len(lines) {
 		buf, n := lines[written], 1
 		if fresh != nil {
 			buf = append(fresh, buf...)
 		}
-		if len(lines)-written > 1 {
+		if len(lines)-written > 1 && joined != nil && fresh == nil {
+			// The same lines in each write as joining them would give,
+			// straight from where they already lie together.
+			size := 0
+			for n = 0; written+n < len(lines); n++ {
+				l := len(lines[written+n])
+				if n > 0 && size+l > maxWrite {
+					break
+				}
+				size += l
+			}
+			buf = joined[off : off+size]
+		} else if len(lines)-written > 1 {
 			buf = append((*join)[:0], fresh...)
 			for n = 0; written+n < len(lines); n++ {
 				l := lines[written+n]
@@ -165,13 +196,68 @@ func (j *JSONL) Write(agent, session string, lines [][]byte) error {
 		}
 		end.size += int64(w)
 		fresh = nil
+		for _, l := range lines[written : written+n] {
+			off += len(l)
+		}
 		written += n
 	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return &LostError{0, fmt.Errorf("log close: %w", err)}
-	}
+	// Kept open for the next write only after a locked one that went as
+	// it should: a descriptor that saw an error is not trusted again.
+	kept = locked
 	return nil
+}
+
+// open opens the log at p for an append and locks it: a log kept open
+// since the last write is used if p still names it once it is locked (a
+// log rotated, removed or replaced by a link since is opened afresh, so
+// the lines go where p says). lerr is why the log is not locked (the lock
+// wait ran out: the lines are appended without it); err says that it
+// cannot be written at all. end is where it ends.
+func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, err error) {
+	if f, fi := j.kept.take(p); f != nil {
+		lerr := lockWithin(f, j.LockWait, fileProgress(f))
+		if lerr == nil {
+			if now, ok := current(p, fi); ok {
+				// Locked, so the size cannot change but by this writer.
+				if end, err := tailAt(f, now.Size()); err == nil {
+					return f, fi, end, nil, nil
+				}
+			}
+			unlockFile(f)
+		}
+		if !errors.Is(lerr, ErrLockTimeout) {
+			f.Close()
+		} else {
+			// The waiter keeps f (see lockWithin). The lock has been
+			// waited for once already: append without it.
+			if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+				return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+			}
+			if end, err = logEnd(f); err != nil {
+				f.Close()
+				return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+			}
+			return f, fi, end, lerr, nil
+		}
+	}
+	if f, fi, err = openDirFileStat(p, os.O_CREATE|os.O_RDWR|os.O_APPEND); err != nil {
+		return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+	}
+	lerr = lockWithin(f, j.LockWait, fileProgress(f))
+	if errors.Is(lerr, ErrLockTimeout) {
+		// The waiter keeps that descriptor: append through another.
+		if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+			return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+		}
+	}
+	if end, err = logEnd(f); err != nil {
+		if lerr == nil {
+			unlockFile(f)
+		}
+		f.Close()
+		return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+	}
+	return f, fi, end, lerr, nil
 }
 
 // logTail is where a log ends and whether its last line is unfinished.
@@ -185,7 +271,12 @@ func logEnd(f *os.File) (logTail, error) {
 	if err != nil {
 		return logTail{}, err
 	}
-	t := logTail{size: fi.Size()}
+	return tailAt(f, fi.Size())
+}
+
+// tailAt is the end of f, a log size bytes long.
+func tailAt(f *os.File, size int64) (logTail, error) {
+	t := logTail{size: size}
 	if t.size > 0 {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], t.size-1); err == nil {
@@ -280,8 +371,19 @@ func (ss Sinks) linesDoneOnReturn() bool {
 
 // Write implements Sink.
 func (ss Sinks) Write(agent, session string, lines [][]byte) error {
+	return ss.writeJoined(agent, session, lines, nil)
+}
+
+// writeJoined is Write, handing joined on to the sinks that can use it.
+func (ss Sinks) writeJoined(agent, session string, lines [][]byte, joined []byte) error {
 	for _, s := range ss {
-		if err := s.Write(agent, session, lines); err != nil {
+		var err error
+		if joined != nil {
+			err = writeTo(s, agent, session, lines, joined)
+		} else {
+			err = s.Write(agent, session, lines)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -14,47 +14,61 @@ import (
 // written through to the link's target. Anything but a regular file is
 // refused too.
 func openNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, _, err := openNoFollowStat(path, flag, perm)
+	return f, err
+}
+
+// openNoFollowStat is openNoFollow that also returns what the opened file
+// is (its Stat), which the check for a regular file reads anyway.
+func openNoFollowStat(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
 	err := linkFirst(path)
 	var f *os.File
 	if err == nil {
 		f, err = os.OpenFile(path, flag|noFollow, perm)
 	}
 	if isLink(err) {
-		return nil, fmt.Errorf("%s is a symbolic link: refused", path)
+		return nil, nil, fmt.Errorf("%s is a symbolic link: refused", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := regular(f, path); err != nil {
+	fi, err := regular(f, path)
+	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // regular refuses anything but a regular file (a folder, a FIFO or a device
 // where a log or state file should be).
-func regular(f *os.File, path string) error {
+func regular(f *os.File, path string) (fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
 	}
-	return nil
+	return fi, nil
 }
 
 // openDirFile opens the file at path without following a link there,
 // creating its folder (0700) when it is missing.
 func openDirFile(path string, flag int) (*os.File, error) {
-	f, err := openNoFollow(path, flag, 0o600)
+	f, _, err := openDirFileStat(path, flag)
+	return f, err
+}
+
+// openDirFileStat is openDirFile that also returns the opened file's Stat.
+func openDirFileStat(path string, flag int) (*os.File, fs.FileInfo, error) {
+	f, fi, err := openNoFollowStat(path, flag, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			f, err = openNoFollow(path, flag, 0o600)
+			f, fi, err = openNoFollowStat(path, flag, 0o600)
 		}
 	}
-	return f, err
+	return f, fi, err
 }
 
 // FallbackDir is this user's folder in the temporary directory, for what

@@ -34,3 +34,7 @@ func ownedPrivate(fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// keepOpen is false here: on Windows a file held open cannot be removed or
+// renamed (a swept state file, a rotated log), so nothing is kept open.
+const keepOpen = false

@@ -35,3 +35,8 @@ func ownedPrivate(fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// keepOpen says whether a long-running emitter may keep its sessions'
+// files open between writes (keptFiles): here a kept descriptor hinders
+// nobody, since removing or renaming an open file works.
+const keepOpen = true
