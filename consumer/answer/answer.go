@@ -17,7 +17,10 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -59,14 +62,30 @@ type Client struct {
 	Outcome time.Duration
 }
 
-// Conn is one open connection to the relay.
+// Conn is one open connection to the relay. It is safe for concurrent
+// use: every call sees each message the relay sends while it runs (a
+// Respond still waiting for its outcome events must not take the frames a
+// Pending or another Respond beside it waits for), and the relay's pings
+// are answered whether or not a call is running.
 type Conn struct {
 	c  *Client
 	ws *websocket.Conn
-	// in carries every message the reader takes off the socket.
+	// seq numbers the subscriptions the calls open.
+	seq atomic.Int64
+
+	mu sync.Mutex
+	// calls are the running calls' inboxes: the reader hands every
+	// message to each.
+	calls map[*inbox]struct{}
+	// dead is closed when the reader ends; err is why.
+	dead chan struct{}
+	err  error
+}
+
+// inbox is one call's view of the messages, from its start on.
+type inbox struct {
 	in   chan []byte
-	errc chan error
-	seq  int
+	gone chan struct{} // closed when the call returns
 }
 
 // Dial opens the connection and exchanges hellos.
@@ -80,7 +99,9 @@ func (c *Client) Dial(ctx context.Context) (*Conn, error) {
 		return nil, fmt.Errorf("relay %s: %w", redactURL(c.URL), err)
 	}
 	ws.SetReadLimit(16 << 20)
-	cn := &Conn{c: c, ws: ws, in: make(chan []byte, 1024), errc: make(chan error, 1)}
+	cn := &Conn{c: c, ws: ws, calls: map[*inbox]struct{}{}, dead: make(chan struct{})}
+	box := cn.listen()
+	defer cn.forget(box)
 	hello := map[string]any{"type": "hello", "versions": []string{"0.1"}, "role": "both",
 		"identity":     map[string]any{"agent": c.Agent, "instance": c.host() + "/" + fmt.Sprint(os.Getpid())},
 		"capabilities": map[string]any{"emits": []string{"control"}, "control": map[string]any{"accepts": []string{}}}}
@@ -89,7 +110,7 @@ func (c *Client) Dial(ctx context.Context) (*Conn, error) {
 		return nil, err
 	}
 	go cn.read()
-	m, err := cn.next(ctx)
+	m, err := cn.next(ctx, box)
 	if err != nil {
 		ws.CloseNow()
 		return nil, fmt.Errorf("relay hello: %w", err)
@@ -141,16 +162,69 @@ func (cn *Conn) write(ctx context.Context, v any) error {
 	return cn.ws.Write(ctx, websocket.MessageText, b)
 }
 
+// pongWait bounds the reader's answer to one of the relay's pings.
+const pongWait = 10 * time.Second
+
+// read takes every message off the socket: a ping is answered here, once,
+// and anything else handed to each running call. A call that has
+// returned is skipped, so a slow one never holds the others up past its
+// own end.
 func (cn *Conn) read() {
 	for {
 		_, b, err := cn.ws.Read(context.Background())
 		if err != nil {
-			cn.errc <- err
-			close(cn.in)
+			cn.mu.Lock()
+			cn.err = err
+			close(cn.dead)
+			cn.mu.Unlock()
 			return
 		}
-		cn.in <- b
+		var head struct {
+			Type string `json:"type"`
+			T    any    `json:"t"`
+		}
+		if json.Unmarshal(b, &head) == nil && head.Type == "ping" {
+			ctx, cancel := context.WithTimeout(context.Background(), pongWait)
+			cn.write(ctx, map[string]any{"type": "pong", "t": head.T})
+			cancel()
+			continue
+		}
+		cn.mu.Lock()
+		boxes := make([]*inbox, 0, len(cn.calls))
+		for box := range cn.calls {
+			boxes = append(boxes, box)
+		}
+		cn.mu.Unlock()
+		for _, box := range boxes {
+			select {
+			case box.in <- b:
+			case <-box.gone:
+			}
+		}
 	}
+}
+
+// listen starts a call's inbox: it receives every message read from now
+// on, until forget.
+func (cn *Conn) listen() *inbox {
+	box := &inbox{in: make(chan []byte, 1024), gone: make(chan struct{})}
+	cn.mu.Lock()
+	cn.calls[box] = struct{}{}
+	cn.mu.Unlock()
+	return box
+}
+
+// forget ends a call's inbox.
+func (cn *Conn) forget(box *inbox) {
+	cn.mu.Lock()
+	delete(cn.calls, box)
+	cn.mu.Unlock()
+	close(box.gone)
+}
+
+// subID names a new subscription of a call.
+func (cn *Conn) subID(prefix string) string {
+	return prefix + "-" + strconv.FormatInt(cn.seq.Add(1), 10)
 }
 
 // msg is one message's head.
@@ -171,35 +245,32 @@ type msg struct {
 	Entries []RosterEntry `json:"entries"`
 }
 
-// next is the next message, pings answered on the way.
-func (cn *Conn) next(ctx context.Context) (msg, error) {
+// next is box's next message; once the connection has ended and box
+// holds nothing more, its error.
+func (cn *Conn) next(ctx context.Context, box *inbox) (msg, error) {
 	for {
+		var b []byte
 		select {
 		case <-ctx.Done():
 			return msg{}, ctx.Err()
-		case b, ok := <-cn.in:
-			if !ok {
-				return msg{}, <-cn.errc
+		case b = <-box.in:
+		case <-cn.dead:
+			select {
+			case b = <-box.in:
+			default:
+				return msg{}, cn.err
 			}
-			var m msg
-			if json.Unmarshal(b, &m) != nil {
-				continue
-			}
-			var d struct {
-				Data json.RawMessage `json:"data"`
-			}
-			json.Unmarshal(b, &d)
-			m.Raw, m.Data = b, d.Data
-			if m.Type == "ping" {
-				var p struct {
-					T any `json:"t"`
-				}
-				json.Unmarshal(b, &p)
-				cn.write(ctx, map[string]any{"type": "pong", "t": p.T})
-				continue
-			}
-			return m, nil
 		}
+		var m msg
+		if json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		var d struct {
+			Data json.RawMessage `json:"data"`
+		}
+		json.Unmarshal(b, &d)
+		m.Raw, m.Data = b, d.Data
+		return m, nil
 	}
 }
 
@@ -244,8 +315,9 @@ type Option struct {
 // answers a ping sent after the subscription: it queues its frames in
 // order.
 func (cn *Conn) Pending(ctx context.Context) ([]Request, error) {
-	cn.seq++
-	sub := fmt.Sprintf("pending-%d", cn.seq)
+	box := cn.listen()
+	defer cn.forget(box)
+	sub := cn.subID("pending")
 	if err := cn.write(ctx, map[string]any{"type": "subscribe", "id": sub, "from": "all",
 		"filter": map[string]any{"type": []string{"attention.*"}}}); err != nil {
 		return nil, err
@@ -260,7 +332,7 @@ func (cn *Conn) Pending(ctx context.Context) ([]Request, error) {
 	open := map[string]*Request{}
 	var roster []RosterEntry
 	for {
-		m, err := cn.next(ctx)
+		m, err := cn.next(ctx, box)
 		if err != nil {
 			return nil, err
 		}

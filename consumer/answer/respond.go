@@ -59,14 +59,17 @@ func (cn *Conn) Respond(ctx context.Context, r Request, a Answer) (Outcome, erro
 		return Outcome{}, err
 	}
 	out := Outcome{Command: id}
-	cn.seq++
-	sub := fmt.Sprintf("answer-%d", cn.seq)
+	// The inbox opens before the subscription is asked for: its answer,
+	// and everything after, is this call's to see.
+	box := cn.listen()
+	defer cn.forget(box)
+	sub := cn.subID("answer")
 	if err := cn.write(ctx, map[string]any{"type": "subscribe", "id": sub,
 		"filter": map[string]any{"source": []string{r.Source}, "type": []string{"control.*", "attention.*"}}}); err != nil {
 		return out, err
 	}
 	defer cn.write(context.Background(), map[string]any{"type": "unsubscribe", "id": sub})
-	if err := cn.await(ctx, func(m msg) (bool, error) {
+	if err := cn.await(ctx, box, func(m msg) (bool, error) {
 		if m.Type == "subscribed" && m.ID == sub {
 			return true, nil
 		}
@@ -101,7 +104,7 @@ func (cn *Conn) Respond(ctx context.Context, r Request, a Answer) (Outcome, erro
 			wait = time.Until(deadline)
 		}
 		wctx, cancel := context.WithTimeout(ctx, max(wait, 0))
-		err := cn.await(wctx, func(m msg) (bool, error) {
+		err := cn.await(wctx, box, func(m msg) (bool, error) {
 			outcome(m)
 			switch {
 			case m.Type == "error" && m.Cause == id:
@@ -134,7 +137,7 @@ func (cn *Conn) Respond(ctx context.Context, r Request, a Answer) (Outcome, erro
 	}
 	octx, cancel := context.WithTimeout(ctx, cn.c.outcomeWait())
 	defer cancel()
-	err = cn.await(octx, func(m msg) (bool, error) {
+	err = cn.await(octx, box, func(m msg) (bool, error) {
 		outcome(m)
 		return answered != nil && resolved != nil, nil
 	})
@@ -152,10 +155,10 @@ func (c *Client) outcomeWait() time.Duration {
 	return DefaultOutcome
 }
 
-// await reads messages until done says so (or fails) or ctx ends.
-func (cn *Conn) await(ctx context.Context, done func(m msg) (bool, error)) error {
+// await reads box's messages until done says so (or fails) or ctx ends.
+func (cn *Conn) await(ctx context.Context, box *inbox, done func(m msg) (bool, error)) error {
 	for {
-		m, err := cn.next(ctx)
+		m, err := cn.next(ctx, box)
 		if err != nil {
 			return err
 		}

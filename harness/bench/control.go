@@ -131,16 +131,36 @@ func answerLatency(bin, tmp string, runs int) ([]time.Duration, error) {
 		}
 		a, _ := answer.Allow(req)
 		start := time.Now()
-		go cn.Respond(ctx, req, a)
+		// The answer is sent beside the wait for the reply (the reply is
+		// timed from the sending), and the round ends only once it has
+		// settled: an answer must be known applied, and the next round's
+		// calls should not overlap this one's.
+		settled := make(chan respondResult, 1)
+		go func() {
+			o, err := cn.Respond(ctx, req, a)
+			settled <- respondResult{o, err}
+		}()
 		at, ok := <-replied
 		h.Wait()
-		if !ok {
-			return nil, fmt.Errorf("run %d: the hook replied nothing", i)
+		res := <-settled
+		switch {
+		case res.err != nil:
+			return nil, fmt.Errorf("run %d: answering: %w", i, res.err)
+		case res.out.Ack != answer.Accepted:
+			return nil, fmt.Errorf("run %d: the answer was not acknowledged as applied: %s %s %s (sent %d times)", i, res.out.Ack, res.out.Reason, res.out.Detail, res.out.Sent)
+		case !ok:
+			return nil, fmt.Errorf("run %d: the answer was accepted but the hook replied nothing", i)
 		}
 		out = append(out, at.Sub(start))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
+}
+
+// respondResult is how one answer settled.
+type respondResult struct {
+	out answer.Outcome
+	err error
 }
 
 // waitRequest waits until session's request is pending and answerable.
