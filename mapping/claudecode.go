@@ -32,24 +32,41 @@ func ClaudeCode() Vendor {
 // claudeCodeExt declares the structural and content fields of the
 // documented hooks that have no core type (vendor-surfaces.md: wired,
 // opt-in, field-level capture fidelity).
-var claudeCodeExt = map[string][]extField{
-	"Setup":              {{"trigger", redact.Metadata}},
-	"InstructionsLoaded": {{"memory_type", redact.Metadata}, {"load_reason", redact.Metadata}, {"file_path", redact.Redacted}},
-	"ConfigChange":       {{"source", redact.Metadata}, {"file_path", redact.Redacted}},
-	"CwdChanged":         {{"old_cwd", redact.Redacted}, {"new_cwd", redact.Redacted}},
-	"FileChanged":        {{"event", redact.Metadata}, {"file_path", redact.Redacted}},
-	"WorktreeCreate":     {{"name", redact.Redacted}},
-	"WorktreeRemove":     {{"worktree_path", redact.Redacted}},
-	"UserPromptExpansion": {{"expansion_type", redact.Metadata}, {"command_source", redact.Metadata},
-		{"command_name", redact.Redacted}, {"prompt", redact.Redacted}},
-	"PostToolBatch": {},
+var claudeCodeExt = []struct {
+	hook   string
+	fields []extField
+}{
+	{"Setup", []extField{{"trigger", redact.Metadata}}},
+	{"InstructionsLoaded", []extField{{"memory_type", redact.Metadata}, {"load_reason", redact.Metadata}, {"file_path", redact.Redacted}}},
+	{"ConfigChange", []extField{{"source", redact.Metadata}, {"file_path", redact.Redacted}}},
+	{"CwdChanged", []extField{{"old_cwd", redact.Redacted}, {"new_cwd", redact.Redacted}}},
+	{"FileChanged", []extField{{"event", redact.Metadata}, {"file_path", redact.Redacted}}},
+	{"WorktreeCreate", []extField{{"name", redact.Redacted}}},
+	{"WorktreeRemove", []extField{{"worktree_path", redact.Redacted}}},
+	{"UserPromptExpansion", []extField{{"expansion_type", redact.Metadata}, {"command_source", redact.Metadata},
+		{"command_name", redact.Redacted}, {"prompt", redact.Redacted}}},
+	{"PostToolBatch", []extField{}},
 }
 
-// claudeTurnHooks are the moments of one turn: their prompt_id is the
-// turn they belong to.
-var claudeTurnHooks = map[string]bool{
-	"PreToolUse": true, "PostToolUse": true, "PostToolUseFailure": true, "PermissionRequest": true,
-	"PermissionDenied": true, "PostToolBatch": true, "Stop": true, "StopFailure": true,
+// claudeCodeExtFields are claudeCodeExt's fields for hook, if it declares it.
+func claudeCodeExtFields(hook string) ([]extField, bool) {
+	for _, e := range claudeCodeExt {
+		if e.hook == hook {
+			return e.fields, true
+		}
+	}
+	return nil, false
+}
+
+// claudeTurnHook reports whether hook is a moment of one turn: its
+// prompt_id is the turn it belongs to.
+func claudeTurnHook(hook string) bool {
+	switch hook {
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+		"PermissionDenied", "PostToolBatch", "Stop", "StopFailure":
+		return true
+	}
+	return false
 }
 
 // claudeQueuedTurn opens the turn a queued prompt became: a prompt typed
@@ -62,7 +79,7 @@ var claudeTurnHooks = map[string]bool{
 // and a late moment of the turn closed last open nothing.
 func claudeQueuedTurn(m Moment, st *State, hook string, raw []byte) []Draft {
 	turn, open := Str(raw, "prompt_id"), currentRun(st)
-	if !claudeTurnHooks[hook] || turn == "" || open == "" || turn == open || Str(raw, "agent_id") != "" {
+	if !claudeTurnHook(hook) || turn == "" || open == "" || turn == open || Str(raw, "agent_id") != "" {
 		return nil
 	}
 	ds := drainTurn(st)
@@ -162,7 +179,7 @@ func claudeCodeMoment(m Moment, st *State, hook string, raw []byte) ([]Draft, er
 		// AEP-0007 message sub-profile, deliberately not emitted.
 		return nil, nil
 	}
-	if fields, ok := claudeCodeExt[hook]; ok {
+	if fields, ok := claudeCodeExtFields(hook); ok {
 		d := extensionEvent(agent, hook, raw, fields...)
 		if hook != "PostToolBatch" {
 			return []Draft{d}, nil

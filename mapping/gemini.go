@@ -39,9 +39,12 @@ func Gemini() Vendor {
 	}
 }
 
-// geminiModelPlane lists the model-plane hooks: no core equivalent, so they
-// stay in the vendor namespace with the model id at metadata.
-var geminiModelPlane = map[string]bool{"BeforeModel": true, "AfterModel": true, "BeforeToolSelection": true}
+// geminiModelPlane reports whether hook is a model-plane hook: those have
+// no core equivalent, so they stay in the vendor namespace with the model
+// id at metadata.
+func geminiModelPlane(hook string) bool {
+	return hook == "BeforeModel" || hook == "AfterModel" || hook == "BeforeToolSelection"
+}
 
 // Gemini's table state beyond the shared run lane and the call pairing.
 const (
@@ -136,7 +139,7 @@ func mapGemini(m Moment, st *State) ([]Draft, error) {
 			Data:    Data("message", Str(raw, "message")),
 		}}), nil
 	}
-	if geminiModelPlane[hook] {
+	if geminiModelPlane(hook) {
 		if hook == "BeforeModel" {
 			geminiSubagentCalls(st)
 		}

@@ -36,9 +36,15 @@ func KimiCode() Vendor {
 	}
 }
 
-// kimiSeverities are the vendor notification severities that are also AEP
-// severities (AEP-0001 §8.1) and so may set the envelope's.
-var kimiSeverities = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true}
+// kimiSeverity reports whether a vendor notification severity is also an
+// AEP severity (AEP-0001 §8.1) and so may set the envelope's.
+func kimiSeverity(sev string) bool {
+	switch sev {
+	case "debug", "info", "notice", "warning", "error", "critical":
+		return true
+	}
+	return false
+}
 
 // The table-state keys of the Kimi table: the synthesized run whose turn
 // was announced (by TurnStarted), the open subagents and how many of them
@@ -189,7 +195,7 @@ func mapKimiCode(m Moment, st *State) ([]Draft, error) {
 			Subject: Str(raw, "notification_type"),
 			Data:    Data("severity", Str(raw, "severity"), "message", Str(raw, "title")),
 		}
-		if sev := Str(raw, "severity"); kimiSeverities[sev] {
+		if sev := Str(raw, "severity"); kimiSeverity(sev) {
 			d.Severity = sev
 		}
 		return inRun(st, d), nil

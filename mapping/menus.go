@@ -52,10 +52,12 @@ func adapterOptions() []any {
 	}
 }
 
-// qwenEditTools are the Qwen Code tools whose confirmation is its edit
-// dialog; every other tool's (a shell command, a fetch, an MCP tool) offers
+// qwenEditTool reports whether tool is a Qwen Code tool whose confirmation
+// is its edit dialog; every other tool's (a shell command, a fetch, an MCP tool) offers
 // the project and user scopes.
-var qwenEditTools = map[string]bool{"edit": true, "write_file": true, "replace": true}
+func qwenEditTool(tool string) bool {
+	return tool == "edit" || tool == "write_file" || tool == "replace"
+}
 
 // qwenMenu is Qwen Code's confirmation dialog (0.24): allow once, the
 // "always" choices of the tool's kind (in a trusted folder), and No, whose
@@ -64,7 +66,7 @@ var qwenEditTools = map[string]bool{"edit": true, "write_file": true, "replace":
 // which was taken.
 func qwenMenu(raw []byte) permissionMenu {
 	opts := []any{opt("proceed_once", "Yes, allow once")}
-	if qwenEditTools[Str(raw, "tool_name")] {
+	if qwenEditTool(Str(raw, "tool_name")) {
 		opts = append(opts, opt("proceed_always", "Yes, allow always"))
 	} else {
 		opts = append(opts, opt("proceed_always_project", "Always allow in this project"),

@@ -2,8 +2,11 @@ package redact
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -43,6 +46,12 @@ func TestCanonicalAsEncodingJSON(t *testing.T) {
 		if got, want := Canonical(v), encodingJSONCanonical(v); !bytes.Equal(got, want) {
 			t.Errorf("%#v: %s, encoding/json %s", v, got, want)
 		}
+		checkDigest(t, v)
+	}
+	// Around the size of Digest's own buffer: encodings that fit it, fill
+	// it and outgrow it.
+	for _, n := range []int{2030, 2034, 2035, 2036, 2040, 5000} {
+		checkDigest(t, map[string]any{"s": strings.Repeat("x", n)})
 	}
 	deep := any("leaf")
 	for range maxCanonicalDepth + 10 {
@@ -51,6 +60,7 @@ func TestCanonicalAsEncodingJSON(t *testing.T) {
 	if got, want := Canonical(deep), encodingJSONCanonical(deep); !bytes.Equal(got, want) {
 		t.Errorf("a value deeper than maxCanonicalDepth encodes differently")
 	}
+	checkDigest(t, deep)
 }
 
 func checkCanonical(t *testing.T, s string) {
@@ -67,6 +77,17 @@ func checkCanonical(t *testing.T, s string) {
 		if got, want := Canonical(v), encodingJSONCanonical(v); !bytes.Equal(got, want) {
 			t.Errorf("%q: %s, encoding/json %s", s, got, want)
 		}
+		checkDigest(t, v)
+	}
+}
+
+// checkDigest holds Digest, which encodes into a buffer of its own, to
+// its definition: the digest of Canonical's bytes.
+func checkDigest(t *testing.T, v any) {
+	t.Helper()
+	sum := sha256.Sum256(Canonical(v))
+	if got, want := Digest(v), hex.EncodeToString(sum[:16]); got != want {
+		t.Errorf("Digest(%.80v) = %s, want %s", v, got, want)
 	}
 }
 

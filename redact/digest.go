@@ -18,7 +18,16 @@ import (
 // hex. Digests are always computed over the original value, before any
 // redaction.
 func Digest(v any) string {
-	sum := sha256.Sum256(Canonical(v))
+	// The encoding is hashed and dropped, so it is written into a buffer
+	// on the stack, big enough for a typical tool input's: grown on the
+	// heap from nothing, it took a fresh span (a page fault, in a hook
+	// process) for each size class it passed through.
+	var buf [2048]byte
+	b, ok := appendCanonical(buf[:0], v, 0)
+	if !ok {
+		b = encodeCanonical(v)
+	}
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -36,6 +45,12 @@ func Canonical(v any) []byte {
 	if b, ok := appendCanonical(nil, v, 0); ok {
 		return b
 	}
+	return encodeCanonical(v)
+}
+
+// encodeCanonical is [Canonical] by encoding/json, for the values the
+// hand-written encoding leaves to it.
+func encodeCanonical(v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -131,7 +131,7 @@ func structuralValue(v any, key string) (any, bool) {
 	case nil:
 		return nil, true
 	case string:
-		return t, identLike(t) && classifyKey(key) == notCred && len(diagPipeline().secretHits(t)) == 0
+		return t, identLike(t) && classifyKey(key) == notCred && len(diagPipeline.get().secretHits(t)) == 0
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, x := range t {

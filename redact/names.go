@@ -2,7 +2,6 @@ package redact
 
 import (
 	"strings"
-	"sync"
 )
 
 // Name returns an identifier (a tool name, an MCP server name, a subject,
@@ -25,7 +24,7 @@ func Name(s string) string {
 	if _, lone := loneToken(s); lone {
 		return secretMark // the whole name is one generated token
 	}
-	spans := namePipeline().secretHits(s)
+	spans := namePipeline.get().secretHits(s)
 	for i, sp := range spans {
 		// A token's alphabet holds '_', a name's separator "__" ends it:
 		// mcp__openai_sk-proj-..._chat keeps its "__chat".
@@ -37,7 +36,7 @@ func Name(s string) string {
 }
 
 // namePipeline runs rule (a) alone: no home, no environment values, no PII.
-var namePipeline = sync.OnceValue(func() *Pipeline { return NewPipeline(Options{NoPII: true}) })
+var namePipeline = lazy[*Pipeline]{make: newSecretsPipeline}
 
 // nameSuspect reports whether a name may hold a credential: a URL, an
 // assignment or an address; words (a metadata field holding text, such as

@@ -85,7 +85,7 @@ func (p *Pipeline) rule(i int) *compiledRule {
 func (p *Pipeline) init() {
 	p.once.Do(func() {
 		if p.table == nil {
-			p.refs = ruleTable()
+			p.refs = ruleTable.get()
 			p.index = defaultIndex()
 		} else {
 			rs := p.table()

@@ -374,7 +374,7 @@ var providerTokenRules = []rule{
 	},
 	{
 		id: "twilio-key", keywords: []string{"SK"},
-		exact: true, near: hexAfter(2, 32),
+		exact: true, near: hex32After2,
 		pattern: `\bSK[0-9a-fA-F]{32}\b`,
 		back:    1, fwd: 300,
 	},
@@ -391,7 +391,7 @@ var providerTokenRules = []rule{
 	},
 	{
 		id: "discord-bot-token", keywords: []string{"MT", "Mj", "Mz", "MD", "NT", "Nj", "Nz", "ND", "OT", "Oj", "Oz", "OD"},
-		exact: true, near: dotAfter(23, 28),
+		exact: true, near: discordFirstPart,
 		pattern: `\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}\b`,
 		back:    1, fwd: 300,
 	},
@@ -445,7 +445,7 @@ var providerTokenRules = []rule{
 		check:  tokenLike,
 	},
 	{
-		id: "twilio-auth-token", keywords: []string{"AC"}, exact: true, near: hexAfter(2, 32),
+		id: "twilio-auth-token", keywords: []string{"AC"}, exact: true, near: hex32After2,
 		// An account SID and, within the next few lines, a 32-hex token
 		// of its own (the auth token): Client("AC...", "<hex>"), or a
 		// second variable whatever its name.
@@ -503,27 +503,37 @@ func scanPuttyPrivate(s string, i, k int, _ *compiledRule) []span {
 	return out
 }
 
-// hexAfter vets a keyword hit of length k followed by n hex digits.
-func hexAfter(k, n int) func(string, int) bool {
-	return func(s string, i int) bool {
-		return i+k+n <= len(s) && hexOnly(s[i+k:i+k+n], n)
-	}
+// The near functions are named functions rather than closures made by a
+// constructor: a closure in a table entry is made when the package
+// initialises, in every process, and writes its table's page (a fault of
+// its own in a short hook process), where a named function is data the
+// compiler lays out.
+
+// hex32After2 vets a two-byte keyword hit followed by 32 hex digits.
+func hex32After2(s string, i int) bool { return hexAfter(s, i, 2, 32) }
+
+// discordFirstPart vets a hit that starts a Discord bot token's first
+// part: a run of token bytes reaching a '.' 23 to 28 bytes on.
+func discordFirstPart(s string, i int) bool { return dotAfter(s, i, 23, 28) }
+
+// hexAfter reports whether the keyword hit of length k at s[i:] is
+// followed by n hex digits.
+func hexAfter(s string, i, k, n int) bool {
+	return i+k+n <= len(s) && hexOnly(s[i+k:i+k+n], n)
 }
 
-// dotAfter vets a keyword hit that starts a run of token bytes reaching a
-// '.' between lo and hi bytes on (a Discord bot token's first part).
-func dotAfter(lo, hi int) func(string, int) bool {
-	return func(s string, i int) bool {
-		for j := i; j < len(s) && j-i <= hi; j++ {
-			switch c := s[j]; {
-			case c == '.':
-				return j-i >= lo
-			case !isAlnum(c) && c != '_' && c != '-':
-				return false
-			}
+// dotAfter reports whether the hit at s[i:] starts a run of token bytes
+// reaching a '.' between lo and hi bytes on.
+func dotAfter(s string, i, lo, hi int) bool {
+	for j := i; j < len(s) && j-i <= hi; j++ {
+		switch c := s[j]; {
+		case c == '.':
+			return j-i >= lo
+		case !isAlnum(c) && c != '_' && c != '-':
+			return false
 		}
-		return false
 	}
+	return false
 }
 
 // scanTwilioToken redacts the auth token that travels with a Twilio

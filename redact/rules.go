@@ -51,7 +51,10 @@ const (
 // rather than copying them: a Pipeline's lazily compiled patterns sit
 // beside a pointer to their rule, and a hook process that redacts once
 // then touches a few kilobytes instead of two copies of every rule.
-var ruleTable = sync.OnceValue(func() []*rule {
+var ruleTable = lazy[[]*rule]{make: buildRuleTable}
+
+// buildRuleTable makes ruleTable's value.
+func buildRuleTable() []*rule {
 	parts := [][]rule{genericRules(), contextRules(), cliRules(), providerTokenRules, providerNameRules}
 	n := 0
 	for _, part := range parts {
@@ -64,11 +67,29 @@ var ruleTable = sync.OnceValue(func() []*rule {
 		}
 	}
 	return out
-})
+}
+
+// lazy is a value made on its first use, once: sync.OnceValue laid out as
+// data. A package-level sync.OnceValue(...) is a call the package's
+// initialisation makes (allocating) in every process, and any such call
+// also stops the compiler from laying out later tables that copy another
+// variable (a rule's keywords: credKeywords): those are then written at
+// start-up, a fresh page fault each in a short hook process.
+type lazy[T any] struct {
+	once sync.Once
+	make func() T
+	v    T
+}
+
+// get returns the value, making it on the first call.
+func (l *lazy[T]) get() T {
+	l.once.Do(func() { l.v = l.make() })
+	return l.v
+}
 
 // rules returns a copy of every rule, in ruleTable's order.
 func rules() []rule {
-	refs := ruleTable()
+	refs := ruleTable.get()
 	out := make([]rule, len(refs))
 	for i, r := range refs {
 		out[i] = *r

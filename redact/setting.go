@@ -2,7 +2,6 @@ package redact
 
 import (
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -17,12 +16,15 @@ func Diagnostic(s string) string {
 		return s
 	}
 	s = replaceSpans(s, urlSecretSpans(s), secretMark)
-	return replaceSpans(s, diagPipeline().secretHits(s), secretMark)
+	return replaceSpans(s, diagPipeline.get().secretHits(s), secretMark)
 }
 
 // diagPipeline is the pipeline Diagnostic runs: secrets only. It is built
 // on first use and never modified.
-var diagPipeline = sync.OnceValue(func() *Pipeline { return NewPipeline(Options{NoPII: true}) })
+var diagPipeline = lazy[*Pipeline]{make: newSecretsPipeline}
+
+// newSecretsPipeline is a pipeline that redacts secrets only.
+func newSecretsPipeline() *Pipeline { return NewPipeline(Options{NoPII: true}) }
 
 // Setting returns a configuration value as an error message may quote it:
 // [Diagnostic], clipped.

@@ -1,7 +1,6 @@
 package shim
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"time"
 )
@@ -59,10 +58,11 @@ type monotonic struct {
 	used  int
 }
 
-// entropy fills b from crypto/rand, through the read-ahead.
+// entropy fills b from the operating system's CSPRNG, through the
+// read-ahead.
 func (m *monotonic) entropy(b []byte) {
 	if m.used == 0 || m.used+len(b) > len(m.ahead) {
-		rand.Read(m.ahead[:])
+		osRandom(m.ahead[:])
 		m.used = 0
 	}
 	m.used += copy(b, m.ahead[m.used:])

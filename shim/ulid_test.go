@@ -85,3 +85,20 @@ func TestEntropyReadAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestOSRandom checks the entropy source fills every size it is asked for:
+// two draws of the same size differ, and no draw of 16 bytes or more is
+// left zero (a short read would leave its tail so).
+func TestOSRandom(t *testing.T) {
+	for _, n := range []int{1, 4, 10, 16, 64, 256, 300} {
+		a, b := make([]byte, n), make([]byte, n)
+		osRandom(a)
+		osRandom(b)
+		if n >= 16 && string(a) == string(b) {
+			t.Errorf("%d bytes: two draws are equal: %x", n, a)
+		}
+		if n >= 16 && string(a[n-16:]) == string(make([]byte, 16)) {
+			t.Errorf("%d bytes: the tail is zero: %x", n, a)
+		}
+	}
+}
