@@ -41,6 +41,8 @@ type keyer struct {
 	buf   []byte
 	ent   []byte // scratch: one map's encoded entries, back to back
 	spans []span // where each entry of ent lies
+	// sorted is scratch for a record's spans put in a known order.
+	sorted []span
 }
 
 // span is where one map entry's encoding lies in the keyer's scratch, key
