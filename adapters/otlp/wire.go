@@ -379,7 +379,13 @@ type wireScratch struct {
 	// usedRecs and usedAttrs count the chunks handed out since the last
 	// release.
 	usedRecs, usedAttrs int
+	// k is the request's keyer: its buffers, grown to a request's keys,
+	// hold no pointers and serve the next request as they are.
+	k keyer
 }
+
+// maxScratchKey bounds the keyer buffers a scratch keeps.
+const maxScratchKey = 64 << 10
 
 const (
 	maxScratchRecs  = 2 * recChunk
@@ -447,6 +453,9 @@ func (sc *wireScratch) release() {
 		nattr += cap(c)
 	}
 	sc.usedRecs, sc.usedAttrs = 0, 0
+	if k := &sc.k; cap(k.buf)+cap(k.ent) > maxScratchKey || cap(k.spans)+cap(k.sorted) > maxScratchKey/32 {
+		sc.k = keyer{}
+	}
 	if nrec > maxScratchRecs || nattr > maxScratchAttrs {
 		return
 	}
