@@ -3,12 +3,14 @@ package otlp
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -43,6 +45,44 @@ type keyer struct {
 	spans []span // where each entry of ent lies
 	// sorted is scratch for a record's spans put in a known order.
 	sorted []span
+	// The digest state after the whole blocks of the scope's encoding,
+	// which starts every record's (setPrefix): each record's digest
+	// resumes from it instead of hashing the resource again. The key is
+	// the same SHA-256 of the same bytes.
+	h      hash.Hash
+	mid    []byte // h's state, marshaled
+	midLen int    // how many bytes of the prefix it covers; 0: none
+	sum    []byte
+}
+
+// setPrefix records the digest state after prefix's whole blocks, for
+// digest of encodings starting with prefix.
+func (k *keyer) setPrefix(prefix []byte) {
+	k.midLen = len(prefix) / sha256.BlockSize * sha256.BlockSize
+	if k.midLen == 0 {
+		return
+	}
+	if k.h == nil {
+		k.h = sha256.New()
+	}
+	k.h.Reset()
+	k.h.Write(prefix[:k.midLen])
+	var err error
+	if k.mid, err = k.h.(encoding.BinaryAppender).AppendBinary(k.mid[:0]); err != nil {
+		k.midLen = 0 // cannot happen: hash it whole
+	}
+}
+
+// digest is the key of b, a record's encoding starting with the prefix
+// of the last setPrefix: the first 16 bytes of its SHA-256.
+func (k *keyer) digest(b []byte) recordKey {
+	if k.midLen == 0 || len(b) < k.midLen || k.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.mid) != nil {
+		sum := sha256.Sum256(b)
+		return recordKey(sum[:16])
+	}
+	k.h.Write(b[k.midLen:])
+	k.sum = k.h.Sum(k.sum[:0])
+	return recordKey(k.sum[:16])
 }
 
 // span is where one map entry's encoding lies in the keyer's scratch, key

@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -656,6 +655,7 @@ func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr err
 	if err != nil {
 		return nil, err
 	}
+	d.k.setPrefix(scopeEnc)
 	out = slices.Grow(out, len(records))
 	for i, rec := range records {
 		d.left = len(records) - i
@@ -753,8 +753,7 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 	d.cur = nil
 	k.buf = kb
 	d.entries = attrs
-	sum := sha256.Sum256(kb)
-	fr := flatRecord{key: recordKey(sum[:16]), err: resErr}
+	fr := flatRecord{key: k.digest(kb), err: resErr}
 	if fr.err == nil && d.nonFinite {
 		fr.err = errNonFinite
 	}
