@@ -48,37 +48,38 @@ type keyer struct {
 	// The digest state after the whole blocks of the scope's encoding,
 	// which starts every record's (setPrefix): each record's digest
 	// resumes from it instead of hashing the resource again. The key is
-	// the same SHA-256 of the same bytes.
+	// the same SHA-256 of the same bytes. The state is taken while the
+	// scope's first record is hashed, so a scope of one record costs no
+	// more than before.
 	h      hash.Hash
-	mid    []byte // h's state, marshaled
-	midLen int    // how many bytes of the prefix it covers; 0: none
+	mid    []byte // h's state after the prefix, marshaled, when midOK
+	midOK  bool
+	midLen int // how many bytes of the prefix the state covers; 0: none
 	sum    []byte
 }
 
-// setPrefix records the digest state after prefix's whole blocks, for
-// digest of encodings starting with prefix.
+// setPrefix says that the next records' encodings (digest) start with
+// prefix.
 func (k *keyer) setPrefix(prefix []byte) {
-	k.midLen = len(prefix) / sha256.BlockSize * sha256.BlockSize
-	if k.midLen == 0 {
-		return
-	}
-	if k.h == nil {
-		k.h = sha256.New()
-	}
-	k.h.Reset()
-	k.h.Write(prefix[:k.midLen])
-	var err error
-	if k.mid, err = k.h.(encoding.BinaryAppender).AppendBinary(k.mid[:0]); err != nil {
-		k.midLen = 0 // cannot happen: hash it whole
-	}
+	k.midLen, k.midOK = len(prefix)/sha256.BlockSize*sha256.BlockSize, false
 }
 
 // digest is the key of b, a record's encoding starting with the prefix
 // of the last setPrefix: the first 16 bytes of its SHA-256.
 func (k *keyer) digest(b []byte) recordKey {
-	if k.midLen == 0 || len(b) < k.midLen || k.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.mid) != nil {
+	if k.midLen == 0 || len(b) < k.midLen {
 		sum := sha256.Sum256(b)
 		return recordKey(sum[:16])
+	}
+	if k.h == nil {
+		k.h = sha256.New()
+	}
+	if !k.midOK || k.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.mid) != nil {
+		k.h.Reset()
+		k.h.Write(b[:k.midLen])
+		var err error
+		k.mid, err = k.h.(encoding.BinaryAppender).AppendBinary(k.mid[:0])
+		k.midOK = err == nil
 	}
 	k.h.Write(b[k.midLen:])
 	k.sum = k.h.Sum(k.sum[:0])
