@@ -539,9 +539,15 @@ func otelIdentify(m Moment, key string, resourceFirst bool) (hook, session strin
 	if err != nil {
 		return "", ""
 	}
-	attr, res := r.attrs().str(key), attrStr(r.Resource, key)
+	// The second section is read only when the first has no session: for
+	// a Codex record, no lookup in the resource's map.
+	var s string
 	if resourceFirst {
-		attr, res = res, attr
+		if s = attrStr(r.Resource, key); s == "" {
+			s = r.attrs().str(key)
+		}
+	} else if s = r.attrs().str(key); s == "" {
+		s = attrStr(r.Resource, key)
 	}
-	return r.name(), firstNonEmpty(attr, res)
+	return r.name(), s
 }

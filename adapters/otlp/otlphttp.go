@@ -92,7 +92,7 @@ func (r *Receiver) handleLogs(w http.ResponseWriter, req *http.Request) {
 	if !asJSON {
 		sc := getScratch()
 		defer sc.release() // after the records are emitted: nothing reads them then
-		frs, werr = decodeWireIn(buf.Bytes(), &keyer{}, sc)
+		frs, werr = decodeWireIn(buf.Bytes(), &sc.k, sc)
 	}
 	if werr == nil {
 		rejected, err = r.consumeFlat(frs)

@@ -3,12 +3,14 @@ package otlp
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -41,6 +43,47 @@ type keyer struct {
 	buf   []byte
 	ent   []byte // scratch: one map's encoded entries, back to back
 	spans []span // where each entry of ent lies
+	// sorted is scratch for a record's spans put in a known order.
+	sorted []span
+	// The digest state after the whole blocks of the scope's encoding,
+	// which starts every record's (setPrefix): each record's digest
+	// resumes from it instead of hashing the resource again. The key is
+	// the same SHA-256 of the same bytes. The state is taken while the
+	// scope's first record is hashed, so a scope of one record costs no
+	// more than before.
+	h      hash.Hash
+	mid    []byte // h's state after the prefix, marshaled, when midOK
+	midOK  bool
+	midLen int // how many bytes of the prefix the state covers; 0: none
+	sum    []byte
+}
+
+// setPrefix says that the next records' encodings (digest) start with
+// prefix.
+func (k *keyer) setPrefix(prefix []byte) {
+	k.midLen, k.midOK = len(prefix)/sha256.BlockSize*sha256.BlockSize, false
+}
+
+// digest is the key of b, a record's encoding starting with the prefix
+// of the last setPrefix: the first 16 bytes of its SHA-256.
+func (k *keyer) digest(b []byte) recordKey {
+	if k.midLen == 0 || len(b) < k.midLen {
+		sum := sha256.Sum256(b)
+		return recordKey(sum[:16])
+	}
+	if k.h == nil {
+		k.h = sha256.New()
+	}
+	if !k.midOK || k.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(k.mid) != nil {
+		k.h.Reset()
+		k.h.Write(b[:k.midLen])
+		var err error
+		k.mid, err = k.h.(encoding.BinaryAppender).AppendBinary(k.mid[:0])
+		k.midOK = err == nil
+	}
+	k.h.Write(b[k.midLen:])
+	k.sum = k.h.Sum(k.sum[:0])
+	return recordKey(k.sum[:16])
 }
 
 // span is where one map entry's encoding lies in the keyer's scratch, key

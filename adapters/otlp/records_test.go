@@ -1,6 +1,7 @@
 package otlp
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"math"
@@ -135,6 +136,28 @@ func TestRecordKeys(t *testing.T) {
 		build("codex", "a", 2, "x", "y"), build("codex", "a", 1, "x"), build("codex", "a", 1, "x", "z")} {
 		if key(rl) == base {
 			t.Error("a different record keys alike")
+		}
+	}
+}
+
+// TestDigestResumes: a key resumed from the prefix's digest state is the
+// SHA-256 of the whole encoding, whatever the prefix's length.
+func TestDigestResumes(t *testing.T) {
+	b := make([]byte, 400)
+	for i := range b {
+		b[i] = byte(i * 7)
+	}
+	k := &keyer{}
+	for _, n := range []int{0, 1, 63, 64, 65, 127, 128, 200, 400} {
+		k.setPrefix(b[:n])
+		for _, m := range []int{n, n + 1, n + 55, n + 56, n + 64, len(b)} {
+			if m > len(b) {
+				continue
+			}
+			want := sha256.Sum256(b[:m])
+			if got := k.digest(b[:m]); got != recordKey(want[:16]) {
+				t.Errorf("prefix %d, length %d: %x, want %x", n, m, got, want[:16])
+			}
 		}
 	}
 }

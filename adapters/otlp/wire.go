@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -225,11 +224,50 @@ type wireDecoder struct {
 	// comparing a few short keys costs less than hashing every string
 	// into a cache.
 	prev, cur []mapping.Attr
+	// prevSlots indexes prev's keys by keySlot (position+1, 0 for an empty
+	// slot) when prev holds at most maxScan attributes: a key out of its
+	// own position is found with one comparison or two, not a scan of
+	// them all (the records of one map-built batch each have their own
+	// order).
+	prevSlots [keySlots]uint8
+	// prevRank is where each of prev's attributes lies in its record's
+	// sorted key encoding, when prevRanked. A record whose keys are those
+	// of the previous one, in whatever order, sorts as that one did: the
+	// entries of distinct keys are ordered by their keys alone (a key's
+	// encoding is length-prefixed, so it is never a prefix of another's),
+	// whatever their values. Its entries are then put in place without
+	// comparing them.
+	// curRank and curRanked are the same for cur, once encoded.
+	prevRank, curRank     [maxRanked]uint8
+	prevRanked, curRanked bool
+	// rank and starts are entriesEnc's scratch for the record's ranks.
+	rank   [maxRanked]uint8
+	starts []int
 }
 
 // maxScan bounds the attributes searched for a key's previous value
 // beyond its own position.
 const maxScan = 32
+
+// keySlots is the size of the previous record's key index: twice maxScan,
+// so a probe ends at an empty slot soon.
+const keySlots = 2 * maxScan
+
+// maxRanked bounds the attributes of a record whose sort order is kept
+// for the next (a bit each in a uint64 when checked).
+const maxRanked = 64
+
+// keySlot is where key's probe starts in the key index: a mix of its
+// length and three of its bytes, which tells apart the few keys of one
+// record cheaply.
+func keySlot[S ~string | ~[]byte](key S) int {
+	n := len(key)
+	if n == 0 {
+		return 0
+	}
+	h := uint32(n) | uint32(key[0])<<8 | uint32(key[n/2])<<16 | uint32(key[n-1])<<24
+	return int((h * 0x9e3779b1) >> (32 - 6) & (keySlots - 1))
+}
 
 // previous is where key was in the previous record's attributes, at
 // position i or elsewhere; -1 when it had no such attribute.
@@ -237,14 +275,41 @@ func (d *wireDecoder) previous(i int, key []byte) int {
 	if i < len(d.prev) && d.prev[i].Key == string(key) {
 		return i
 	}
+	return d.probe(key)
+}
+
+// probe is previous for a key out of its own position.
+func (d *wireDecoder) probe(key []byte) int {
 	if len(d.prev) <= maxScan {
-		for j := range d.prev {
-			if d.prev[j].Key == string(key) {
-				return j
+		for s := keySlot(key); ; s = (s + 1) & (keySlots - 1) {
+			p := int(d.prevSlots[s])
+			if p == 0 {
+				return -1
+			}
+			if d.prev[p-1].Key == string(key) {
+				return p - 1
 			}
 		}
 	}
 	return -1
+}
+
+// setPrev makes flat the previous record's attributes, indexed for
+// previous.
+func (d *wireDecoder) setPrev(flat []mapping.Attr) {
+	d.prev = flat
+	d.prevRank, d.prevRanked = d.curRank, d.curRanked
+	if len(flat) > maxScan {
+		return
+	}
+	clear(d.prevSlots[:])
+	for j := range flat {
+		s := keySlot(flat[j].Key)
+		for d.prevSlots[s] != 0 {
+			s = (s + 1) & (keySlots - 1)
+		}
+		d.prevSlots[s] = uint8(j + 1)
+	}
 }
 
 // dedupeAttrs folds repeated keys of as (the wire allows them) in place:
@@ -313,7 +378,13 @@ type wireScratch struct {
 	// usedRecs and usedAttrs count the chunks handed out since the last
 	// release.
 	usedRecs, usedAttrs int
+	// k is the request's keyer: its buffers, grown to a request's keys,
+	// hold no pointers and serve the next request as they are.
+	k keyer
 }
+
+// maxScratchKey bounds the keyer buffers a scratch keeps.
+const maxScratchKey = 64 << 10
 
 const (
 	maxScratchRecs  = 2 * recChunk
@@ -381,6 +452,9 @@ func (sc *wireScratch) release() {
 		nattr += cap(c)
 	}
 	sc.usedRecs, sc.usedAttrs = 0, 0
+	if k := &sc.k; cap(k.buf)+cap(k.ent) > maxScratchKey || cap(k.spans)+cap(k.sorted) > maxScratchKey/32 {
+		sc.k = keyer{}
+	}
 	if nrec > maxScratchRecs || nattr > maxScratchAttrs {
 		return
 	}
@@ -581,6 +655,7 @@ func (d *wireDecoder) scopeLogs(b, prefix []byte, res map[string]any, resErr err
 	if err != nil {
 		return nil, err
 	}
+	d.k.setPrefix(scopeEnc)
 	out = slices.Grow(out, len(records))
 	for i, rec := range records {
 		d.left = len(records) - i
@@ -674,11 +749,11 @@ func (d *wireDecoder) logRecord(b, scopeEnc []byte, res, scope map[string]any, r
 		return flatRecord{}, err
 	}
 	flat := d.cur[:len(d.cur):len(d.cur)]
-	d.prev, d.cur = flat, nil
+	d.setPrev(flat)
+	d.cur = nil
 	k.buf = kb
 	d.entries = attrs
-	sum := sha256.Sum256(kb)
-	fr := flatRecord{key: recordKey(sum[:16]), err: resErr}
+	fr := flatRecord{key: k.digest(kb), err: resErr}
 	if fr.err == nil && d.nonFinite {
 		fr.err = errNonFinite
 	}
@@ -730,6 +805,11 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 	k := d.k
 	ent, spans := k.ent[:0], k.spans[:0]
 	k.ent, k.spans = nil, nil // a nested map takes its own scratch
+	// rank is each attribute's place in the sorted encoding, taken from
+	// the previous record's while ranked (see wireDecoder.prevRank): its
+	// keys must be those of the previous record, each once.
+	ranked := record && d.prevRanked && len(kvs) == len(d.prev)
+	var seen uint64
 	for i, kv := range kvs {
 		key, val, ok := kvParts(kv)
 		if !ok {
@@ -746,8 +826,14 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 			// same (see wireDecoder.prev).
 			if j := d.previous(i, key); j >= 0 {
 				ks, prev = d.prev[j].Key, d.prev[j].Value
+				if ranked {
+					r := d.prevRank[j]
+					ranked = seen&(1<<r) == 0
+					seen |= 1 << r
+					d.rank[i] = r
+				}
 			} else {
-				ks = d.str(key)
+				ks, ranked = d.str(key), false
 			}
 		} else {
 			ks = d.str(key)
@@ -765,14 +851,66 @@ func (d *wireDecoder) entriesEnc(kvs [][]byte, depth int, enc []byte, m map[stri
 			m[ks] = x
 		}
 	}
-	enc = appendSorted(enc, ent, spans)
-	// Sorted, the entries of one key lie side by side: a repeated key
-	// (rare) shows there, and only then are the attributes folded.
-	if record && repeatsKey(ent, spans) {
-		d.cur = dedupeAttrs(d.cur)
+	switch {
+	case ranked:
+		enc = k.appendRanked(enc, ent, spans, d.rank[:len(spans)])
+		d.curRank, d.curRanked = d.rank, true
+	case record:
+		enc = d.appendSortedRecord(enc, ent, spans)
+	default:
+		enc = appendSorted(enc, ent, spans)
 	}
 	k.ent, k.spans = ent, spans
 	return enc, nil
+}
+
+// appendRanked is appendSorted for spans whose places in sorted order
+// are known: rank[i] is spans[i]'s. The spans are reordered as
+// appendSorted leaves them.
+func (k *keyer) appendRanked(b, ent []byte, spans []span, rank []uint8) []byte {
+	sorted := append(k.sorted[:0], spans...)
+	for i, sp := range spans {
+		sorted[rank[i]] = sp
+	}
+	copy(spans, sorted)
+	k.sorted = sorted
+	b = binary.AppendUvarint(b, uint64(len(spans)))
+	for _, sp := range spans {
+		b = append(b, ent[sp.start:sp.end]...)
+	}
+	return b
+}
+
+// appendSortedRecord is appendSorted for the record's own attributes
+// (wireDecoder.cur): it folds their repeated keys, and keeps their sort
+// order for the next record (wireDecoder.prevRank).
+func (d *wireDecoder) appendSortedRecord(enc, ent []byte, spans []span) []byte {
+	// The entries were encoded in attribute order, so their starts
+	// increase: once sorted, a span's start tells which attribute it is.
+	n := len(spans)
+	starts := d.starts[:0]
+	if n <= maxRanked {
+		for _, sp := range spans {
+			starts = append(starts, sp.start)
+		}
+		d.starts = starts
+	}
+	enc = appendSorted(enc, ent, spans)
+	// Sorted, the entries of one key lie side by side: a repeated key
+	// (rare) shows there, and only then are the attributes folded.
+	d.curRanked = false
+	if repeatsKey(ent, spans) {
+		d.cur = dedupeAttrs(d.cur)
+		return enc
+	}
+	if n <= maxRanked {
+		for r, sp := range spans {
+			i, _ := slices.BinarySearch(starts, sp.start)
+			d.curRank[i] = uint8(r)
+		}
+		d.curRanked = true
+	}
+	return enc
 }
 
 // repeatsKey reports whether two of the sorted spans encode the same key.

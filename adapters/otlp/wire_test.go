@@ -209,3 +209,49 @@ func FuzzKVParts(f *testing.F) {
 		}
 	})
 }
+
+// TestWireKeyOrders: records whose keys repeat the previous record's in
+// another order, or differ from them by one key, a missing one or a
+// repeated one, key as pdata keys them (the fast path reuses the previous
+// record's sort order when the keys are the same).
+func TestWireKeyOrders(t *testing.T) {
+	pool := []string{"a", "b", "event.name", "conversation.id", "call_id", "call_ie", "x", ""}
+	kv := func(key, val string) []byte {
+		return appendBytesField(appendBytesField(nil, 1, []byte(key)), 2, appendBytesField(nil, 1, []byte(val)))
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for req := range 20 {
+		var scope []byte
+		keys := []string{"a", "b"}
+		for i := range 100 {
+			switch rng.IntN(5) {
+			case 0: // the same keys, shuffled
+				rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			case 1: // a random set
+				keys = keys[:0]
+				for _, k := range pool {
+					if rng.IntN(2) == 0 {
+						keys = append(keys, k)
+					}
+				}
+			case 2: // one key repeated
+				if len(keys) > 0 {
+					keys = append(keys, keys[rng.IntN(len(keys))])
+				}
+			case 3: // one key replaced
+				if len(keys) > 0 {
+					keys[rng.IntN(len(keys))] = pool[rng.IntN(len(pool))]
+				}
+			}
+			var rec []byte
+			for j, k := range keys {
+				rec = appendBytesField(rec, 6, kv(k, strconv.Itoa(i*j%3)))
+			}
+			scope = appendBytesField(scope, 2, rec)
+		}
+		body := appendBytesField(nil, 1, appendBytesField(nil, 2, scope))
+		if !checkWire(t, body) {
+			t.Fatalf("request %d left to pdata", req)
+		}
+	}
+}
