@@ -209,17 +209,20 @@ func sendAnswers(ctx context.Context, url string, steps []ControlAnswer, settled
 			if seen[req.ID] || !req.Answerable || i >= len(steps) {
 				continue
 			}
-			seen[req.ID] = true
 			if steps[i].Answer == nil {
+				seen[req.ID] = true
 				settled(i, "")
 				i++
 				continue
 			}
 			out, err := cn.Respond(ctx, req, *steps[i].Answer)
 			if err != nil {
+				// Still unseen: the answer goes again, over a new
+				// connection, while the request is waiting.
 				cn = nil
 				break
 			}
+			seen[req.ID] = true
 			settled(i, out.Ack)
 			i++
 		}
