@@ -5,9 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,7 +51,7 @@ func (r *relay) spliced() (handled bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	s := &splicer{src: srcRC, dst: dstRC, files: map[syscall.RawConn]*os.File{srcRC: src, dstRC: dst}}
+	s := &splicer{src: srcRC, dst: dstRC}
 	if unix.Pipe2(s.side[:], unix.O_CLOEXEC) != nil {
 		return false, nil
 	}
@@ -179,26 +177,7 @@ type splicer struct {
 	// then empty or dst full, so the next one waits first rather than
 	// trying once only to be told to (a syscall a stride, in a burst).
 	short bool
-	// flowing says the last operation moved a burst's stride (flowBytes or
-	// more): the next wait is then by poll(2), and by Go's poller
-	// otherwise. A thread blocked in poll(2) keeps its processor until the
-	// runtime's monitor takes it back, tens of microseconds to
-	// milliseconds later, so one message at a time through the tee would
-	// wait that long for the observer, or the editor's side of an
-	// in-process tee, to be scheduled; Go's poller hands the processor
-	// over at once.
-	flowing bool
-	// parkless marks the ends Go's poller cannot wait on (a descriptor
-	// that was blocking when its *os.File was made): those wait by poll(2)
-	// alone.
-	parkless map[syscall.RawConn]bool
-	files    map[syscall.RawConn]*os.File // each end's file, for its halt to wake
 }
-
-// flowBytes is the stride from which the relay takes its traffic for a
-// burst: in a burst the peer is ready again within microseconds, and one
-// message at a time (an interactive session's) is far less.
-const flowBytes = 16 << 10
 
 // errHalted ends a relay whose agent end the tee closed while it waited.
 var errHalted = errors.New("acp tee: relay halted: the agent's end of the pipe was closed")
@@ -222,7 +201,7 @@ func (s *splicer) pass(max int) (int, error) {
 		}
 		switch serr {
 		case nil:
-			s.short, s.flowing = n < int64(max), n >= flowBytes
+			s.short = n < int64(max)
 			return int(n), nil
 		case unix.EINTR:
 		case unix.EAGAIN:
@@ -256,7 +235,7 @@ func (s *splicer) tee(max int) (int, error) {
 		}
 		switch terr {
 		case nil:
-			s.short, s.flowing = n < int64(max), n >= flowBytes
+			s.short = n < int64(max)
 			return int(n), nil
 		case unix.EINTR:
 		case unix.EAGAIN:
@@ -338,31 +317,6 @@ func (s *splicer) both(op func(sfd, dfd int)) error {
 // wait blocks until the end rc is ready for events, or in error or hung up
 // (which the next call reports), or h fires.
 func (s *splicer) wait(rc syscall.RawConn, events int16, h *halt) error {
-	if !s.flowing && !s.parkless[rc] {
-		if !h.arm(s.files[rc]) {
-			return errHalted
-		}
-		err := park(rc, events)
-		switch {
-		case h.fired():
-			// The tee closed the agent's end, which woke the wait.
-			return errHalted
-		case err == nil:
-			return nil
-		}
-		// Not an end Go's poller waits on; a closed one the poll's Control
-		// reports.
-		if s.parkless == nil {
-			s.parkless = map[syscall.RawConn]bool{}
-		}
-		s.parkless[rc] = true
-	}
-	return s.poll(rc, events, h)
-}
-
-// poll waits by poll(2) until the end rc is ready for events, or in error
-// or hung up (which the next call reports), or h fires.
-func (s *splicer) poll(rc syscall.RawConn, events int16, h *halt) error {
 	var perr error
 	if err := rc.Control(func(fd uintptr) {
 		s.fds[0] = unix.PollFd{Fd: int32(fd), Events: events}
@@ -383,25 +337,6 @@ func (s *splicer) poll(rc syscall.RawConn, events int16, h *halt) error {
 		return err
 	}
 	return perr
-}
-
-// park waits for the end rc to be ready for events through Go's poller,
-// which gives the processor back while it waits; an error says rc is not
-// one it can wait on, or was closed.
-func park(rc syscall.RawConn, events int16) error {
-	ready := func(fd uintptr) bool {
-		p := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
-		for {
-			n, err := unix.Poll(p[:], 0)
-			if err != unix.EINTR {
-				return err != nil || n > 0
-			}
-		}
-	}
-	if events == unix.POLLIN {
-		return rc.Read(ready)
-	}
-	return rc.Write(ready)
 }
 
 // readFull reads len(b) bytes from fd.
@@ -426,24 +361,8 @@ func readFull(fd int, b []byte) error {
 // acts, which a peer that is gone or stuck never does, and the close would
 // wait for the poll. It is an eventfd, readable once fired.
 type halt struct {
-	mu   sync.Mutex
-	fd   int         // -1 once closed, or when it could not be made
-	done atomic.Bool // fired
-	// file is the end a wait through Go's poller may be parked on: fire
-	// sets its deadline, which ends that wait as the eventfd ends a poll.
-	file *os.File
-}
-
-// arm names f as the end a wait through Go's poller is about to park on,
-// and reports whether the halt is still unfired; a nil halt always is.
-func (h *halt) arm(f *os.File) bool {
-	if h == nil {
-		return true
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.file = f
-	return !h.done.Load()
+	mu sync.Mutex
+	fd int // -1 once closed, or when it could not be made
 }
 
 // newHalt makes a relay's halt (not usable when the descriptor could not
@@ -468,17 +387,10 @@ func (h *halt) fire() {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.done.Store(true)
-	if h.file != nil {
-		h.file.SetDeadline(time.Now()) // ends a wait parked on it; the next Control still works
-	}
 	if h.fd >= 0 {
 		unix.Write(h.fd, []byte{1, 0, 0, 0, 0, 0, 0, 0}) // eventfd adds this uint64: nonzero in either byte order
 	}
 }
-
-// fired reports whether fire was called; a nil halt never fires.
-func (h *halt) fired() bool { return h != nil && h.done.Load() }
 
 // close releases the halt once its relay has ended.
 func (h *halt) close() {
