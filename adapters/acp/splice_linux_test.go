@@ -301,6 +301,87 @@ func TestSplicedHalt(t *testing.T) {
 	}
 }
 
+// TestSplicedHaltWhileWriting: after a message, the next stride is read
+// and written (on a non-blocking agent's end) or teed and spliced (on a
+// blocking one); either way, a relay waiting for room in the agent's stdin
+// after it observed that stride ends when the halt fires, having relayed
+// only what fit.
+func TestSplicedHaltWhileWriting(t *testing.T) {
+	first := []byte(`{"jsonrpc":"2.0","method":"session/new","params":{}}` + "\n")
+	second := []byte(`{"jsonrpc":"2.0","method":"session/prompt","params":{}}` + "\n")
+	for _, blocking := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dst-blocking=%v", blocking), func(t *testing.T) {
+			sr, sw := pipePair(t, false)
+			dr, dw := pipePair(t, blocking) // the agent's stdin
+			defer sr.Close()
+			defer sw.Close()
+			defer dr.Close()
+			q := newQueue(1<<20, 1<<30)
+			r := &relay{dir: ClientToAgent, src: sr, dst: dw, q: q, max: 1 << 20, stats: &Stats{}, halt: newHalt()}
+			done := make(chan error, 1)
+			go func() { done <- r.run() }()
+			if _, err := sw.Write(first); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(first))
+			if _, err := io.ReadFull(dr, got); err != nil || !bytes.Equal(got, first) {
+				t.Fatalf("relayed %q, %v; want the first message", got, err)
+			}
+			// The agent stops reading: fill its stdin, then send the next.
+			fillPipe(t, dw)
+			if _, err := sw.Write(second); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				<-q.ch // the second is observed, so read: the relay now writes
+			}
+			r.halt.fire()
+			if err := <-done; !errors.Is(err, errHalted) {
+				t.Fatalf("relay ended with %v, want errHalted", err)
+			}
+			if n := r.stats.Bytes[ClientToAgent].Load(); n != int64(len(first)) {
+				t.Errorf("Bytes %d, want the first message's %d", n, len(first))
+			}
+			if err := dw.Close(); err != nil {
+				t.Fatalf("closing the agent's end: %v", err)
+			}
+		})
+	}
+}
+
+// fillPipe writes to w until its pipe is full, without blocking (a
+// blocking end is made non-blocking for the while).
+func fillPipe(t *testing.T, w *os.File) {
+	t.Helper()
+	rc, err := w.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 4096)
+	rc.Control(func(fd uintptr) {
+		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		if err != nil {
+			t.Errorf("flags: %v", err)
+			return
+		}
+		unix.FcntlInt(fd, unix.F_SETFL, flags|unix.O_NONBLOCK)
+		defer unix.FcntlInt(fd, unix.F_SETFL, flags)
+		for {
+			_, err := unix.Write(int(fd), chunk)
+			if err == nil {
+				continue
+			}
+			if err == unix.EAGAIN {
+				return
+			}
+			if err != unix.EINTR {
+				t.Errorf("filling the pipe: %v", err)
+				return
+			}
+		}
+	})
+}
+
 // spliceUntilHalted runs a spliced relay of direction dir from src to dst,
 // with a queue that has room for all or for nothing (tight), fires its
 // halt, and requires the relay to end with errHalted and the agent's end

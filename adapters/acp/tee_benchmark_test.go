@@ -323,7 +323,13 @@ func BenchmarkAcpTeePaced(b *testing.B) {
 }
 
 // BenchmarkAcpTeeLatency reports the round trip of one message through the
-// tee (p50, µs) and what the tee adds to the direct round trip.
+// tee (p50, µs) and what the tee adds to the direct round trip, with the
+// editor's goroutines in the tee's own runtime. That is not how an editor
+// meets the tee, and it measures the wrong hand-offs: a relay parked in
+// Go's poller is woken here by the editor's own thread, for nothing, while
+// a relay that waits in the kernel competes with the editor for the
+// processors. make bench's figure is the installed binary between two
+// processes; this one is printed beside it, for profiling.
 func BenchmarkAcpTeeLatency(b *testing.B) {
 	env := echoEnv(b)
 	base := p50(directRTT(b, env, 2000))
