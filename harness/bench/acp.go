@@ -194,15 +194,17 @@ func burstLoss(home string) (lines, unread int) {
 // (adapters/acp's pipeSize), for the context row.
 const teePipeSize = 256 << 10
 
-// acpFigures prints the tee against the pipe (burst) and the tee's drops
-// at a steady 5,000 messages a second, and returns the two goals.
+// acpFigures prints the tee against the pipe (burst), the round trip it
+// adds to one message at a time and its drops at a steady 5,000 messages a
+// second, and returns the three goals.
 func acpFigures(bin, tmp string, pairs int) []goal {
 	burst := goal{name: "ACP tee throughput / plain pipe, 16 MiB burst (median of pairs)", limit: 0.9, missing: true}
 	paced := goal{name: "ACP tee lines dropped from observation at 5,000 msg/s for 2 s (of 20,000)", limit: 0, below: true, missing: true}
+	rtt := goal{name: "ACP tee added round trip per message, p50 (median of pairs)", limit: 50, below: true, unit: "µs", missing: true}
 	cat, err := exec.LookPath("cat")
 	if err != nil {
 		fmt.Println("ACP tee: no cat on PATH; not measured")
-		return []goal{burst, paced}
+		return []goal{burst, rtt, paced}
 	}
 	fmt.Println()
 	fmt.Printf("== ACP tee, as an editor sees it (%s acp -- cat against cat alone, each exec'd on two fresh pipes; observation on,\n", filepath.Base(bin))
@@ -219,17 +221,17 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 		td, err := timeStream([]string{bin, "acp", "--", cat}, env, data, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: acp tee:", err)
-			return []goal{burst, paced}
+			return []goal{burst, rtt, paced}
 		}
 		pd, err := timeStream([]string{cat}, env, data, 0)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: cat:", err)
-			return []goal{burst, paced}
+			return []goal{burst, rtt, paced}
 		}
 		gd, err := timeStream([]string{cat}, env, data, teePipeSize)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: cat, grown pipes:", err)
-			return []goal{burst, paced}
+			return []goal{burst, rtt, paced}
 		}
 		teeT, pipeT, grownT = append(teeT, td.wall), append(pipeT, pd.wall), append(grownT, gd.wall)
 		teeC, pipeC, grownC = append(teeC, td.cpu), append(pipeC, pd.cpu), append(grownC, gd.cpu)
@@ -272,10 +274,15 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 	burst.base = fmt.Sprintf("tee p50 %s, cat p50 %s (wall, same run, alternating; CPU in window tee+cat %s, cat %s)",
 		round(mid(teeT)), round(mid(pipeT)), round(mid(teeC)), round(mid(pipeC)))
 
+	if rtt, err = acpRoundTrip(bin, cat, tmp, rtt); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: acp round trip:", err)
+		return []goal{burst, rtt, paced}
+	}
+
 	sent, dropped, unreadPaced, err := acpPaced(bin, cat, filepath.Join(tmp, "acp-paced"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: acp paced:", err)
-		return []goal{burst, paced}
+		return []goal{burst, rtt, paced}
 	}
 	// cat echoes each message, so the tee relays (and observes) it twice:
 	// once each way. The tee records its drops as lines, both ways, and
@@ -288,7 +295,7 @@ func acpFigures(bin, tmp string, pairs int) []goal {
 	}
 	paced.value, paced.missing = float64(dropped), false
 	paced.base = fmt.Sprintf("%d lines dropped of %d relayed (%d messages, each once each way through cat)", dropped, 2*sent, sent)
-	return []goal{burst, paced}
+	return []goal{burst, rtt, paced}
 }
 
 func fmtRatios(r []float64) string {
@@ -334,4 +341,113 @@ func acpPaced(bin, cat, home string) (sent, dropped, unread int, err error) {
 	}
 	dropped, unread = burstLoss(home)
 	return sent, dropped, unread, nil
+}
+
+// The per-message goal, measured as the burst is and as an editor meets
+// the tee: the installed binary around cat against cat alone, each exec'd
+// on fresh pipes, observation on, one session/update line at a time, each
+// written once the one before it is back. Tee and cat alternate, pair by
+// pair, and the figure is the median over pairs of the tee's p50 round
+// trip less cat's.
+//
+// Both figures are mostly the kernel's hand-offs between processes: the
+// tee puts two more in each round trip (editor to tee, agent to tee), and
+// one that wakes an idle processor of a virtual machine costs tens of
+// microseconds where one that stays on the waker's costs one or two. Which
+// of the two a run gets is the scheduler's placement, and it holds for a
+// whole run, so the pairs spread widely and are all printed. A context
+// row paces the messages a millisecond apart, as an editor's are: the
+// processors are idle between them, every hand-off wakes one, and that
+// is what a sparse session's messages cost, through the tee or not.
+const (
+	rttPairs, rttMessages           = 9, 2000
+	rttPacedPairs, rttPacedMessages = 3, 300
+	rttPacedGap                     = time.Millisecond
+)
+
+// acpRoundTrip measures the per-message goal (see above) into g.
+func acpRoundTrip(bin, cat, tmp string, g goal) (goal, error) {
+	fmt.Println()
+	fmt.Printf("== ACP tee, one message at a time (%s acp -- cat against cat alone, as the burst above; %d round trips per\n", filepath.Base(bin), rttMessages)
+	fmt.Printf("   process, each line written once the last is back; %d alternating pairs, figure = median of the pairs'\n", rttPairs)
+	fmt.Printf("   tee p50 less cat p50; context: %d pairs of %d lines paced %s apart)\n", rttPacedPairs, rttPacedMessages, rttPacedGap)
+	env := append(os.Environ(), "AEP_HOME="+filepath.Join(tmp, "acp-rtt"))
+	pair := func(n int, gap time.Duration) (tee, pipe time.Duration, err error) {
+		if tee, err = roundTrips([]string{bin, "acp", "--", cat}, env, n, gap); err != nil {
+			return 0, 0, fmt.Errorf("tee: %w", err)
+		}
+		if pipe, err = roundTrips([]string{cat}, env, n, gap); err != nil {
+			return 0, 0, fmt.Errorf("cat: %w", err)
+		}
+		return tee, pipe, nil
+	}
+	var added, tees, pipes []time.Duration
+	for range rttPairs {
+		t, p, err := pair(rttMessages, 0)
+		if err != nil {
+			return g, err
+		}
+		added, tees, pipes = append(added, t-p), append(tees, t), append(pipes, p)
+	}
+	var pacedAdded, pacedTees, pacedPipes []time.Duration
+	for range rttPacedPairs {
+		t, p, err := pair(rttPacedMessages, rttPacedGap)
+		if err != nil {
+			return g, err
+		}
+		pacedAdded, pacedTees, pacedPipes = append(pacedAdded, t-p), append(pacedTees, t), append(pacedPipes, p)
+	}
+	for _, d := range [][]time.Duration{added, tees, pipes, pacedAdded, pacedTees, pacedPipes} {
+		slices.Sort(d)
+	}
+	mid := func(d []time.Duration) time.Duration { return d[len(d)/2] }
+	us := func(d []time.Duration) string {
+		s := make([]string, len(d))
+		for i, v := range d {
+			s[i] = fmt.Sprintf("%.1f", float64(v)/float64(time.Microsecond))
+		}
+		return strings.Join(s, " ")
+	}
+	fmt.Printf("added by the tee, each pair (µs)          %s\n", us(added))
+	fmt.Printf("tee p50 / cat p50, each run (µs)          %s / %s\n", us(tees), us(pipes))
+	fmt.Printf("context, paced %s apart: added (µs)       %s (tee p50 %s, cat p50 %s)\n", rttPacedGap, us(pacedAdded),
+		us([]time.Duration{mid(pacedTees)}), us([]time.Duration{mid(pacedPipes)}))
+	g.value, g.missing = float64(mid(added))/float64(time.Microsecond), false
+	g.base = fmt.Sprintf("tee p50 %s µs, cat p50 %s µs (medians of %d alternating processes each)",
+		us([]time.Duration{mid(tees)}), us([]time.Duration{mid(pipes)}), rttPairs)
+	for _, in := range goalBenches("AcpTeeLatency") {
+		if !in.missing {
+			g.base += fmt.Sprintf("; in one process, the editor's goroutines in the tee's runtime: %.3g µs added (%s)", in.value, strings.TrimSpace(in.base))
+		}
+	}
+	return g, nil
+}
+
+// roundTrips starts argv (see startPipe), sends n lines through it one at
+// a time, gap apart, and returns the p50 round trip.
+func roundTrips(argv, env []string, n int, gap time.Duration) (time.Duration, error) {
+	p, err := startPipe(argv, env, 0)
+	if err != nil {
+		return 0, err
+	}
+	rtts := make([]time.Duration, 0, n)
+	for range n {
+		if gap > 0 {
+			time.Sleep(gap) // the pacing itself, not a wait for anything
+		}
+		t0 := time.Now()
+		if _, err := p.in.Write(pacedLine); err != nil {
+			return 0, err
+		}
+		if _, err := p.out.ReadBytes('\n'); err != nil {
+			return 0, fmt.Errorf("echo %d of %d: %w", len(rtts)+1, n, err)
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	p.in.Close()
+	if err := p.cmd.Wait(); err != nil {
+		return 0, err
+	}
+	slices.Sort(rtts)
+	return rtts[len(rtts)/2], nil
 }
