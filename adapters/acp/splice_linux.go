@@ -264,40 +264,24 @@ func (s *splicer) pass(max int) (int, error) {
 // waiting for src to hold something (the side pipe is empty: it is never
 // full); 0 is the end of src.
 func (s *splicer) tee(max int) (int, error) {
-	if s.short {
-		// The stride moved on was all src held: it is likely empty now.
-		s.short = false
-		if err := s.wait(s.src, unix.POLLIN, s.srcHalt); err != nil {
-			return 0, err
-		}
-	}
-	for {
-		var n int64
-		var terr error
-		if err := s.src.Control(func(fd uintptr) {
-			n, terr = unix.Tee(int(fd), s.side[1], max, unix.SPLICE_F_NONBLOCK)
-		}); err != nil {
-			return 0, err
-		}
-		switch terr {
-		case nil:
-			s.short = n < int64(max)
-			return int(n), nil
-		case unix.EINTR:
-		case unix.EAGAIN:
-			if err := s.wait(s.src, unix.POLLIN, s.srcHalt); err != nil {
-				return 0, err
-			}
-		default:
-			return 0, terr
-		}
-	}
+	return s.take(max, func(fd int) (int, error) {
+		n, err := unix.Tee(fd, s.side[1], max, unix.SPLICE_F_NONBLOCK)
+		return int(n), err
+	})
 }
 
-// read reads what src holds into b, waiting for it to hold something
-// (after a short stride: it is likely empty); 0 is the end of src. short
-// then says whether b was left room.
+// read reads what src holds into b, waiting for it to hold something; 0
+// is the end of src.
 func (s *splicer) read(b []byte) (int, error) {
+	return s.take(len(b), func(fd int) (int, error) { return unix.Read(fd, b) })
+}
+
+// take runs op, which takes up to max bytes from src's descriptor, until
+// src holds something for it: first waiting when the last stride was
+// short (it took all src held, so src is likely empty now), and again
+// whenever op finds src empty. short then says whether op took less than
+// max.
+func (s *splicer) take(max int, op func(fd int) (int, error)) (int, error) {
 	if s.short {
 		s.short = false
 		if err := s.wait(s.src, unix.POLLIN, s.srcHalt); err != nil {
@@ -306,13 +290,13 @@ func (s *splicer) read(b []byte) (int, error) {
 	}
 	for {
 		var n int
-		var rerr error
-		if err := s.src.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), b) }); err != nil {
+		var oerr error
+		if err := s.src.Control(func(fd uintptr) { n, oerr = op(int(fd)) }); err != nil {
 			return 0, err
 		}
-		switch rerr {
+		switch oerr {
 		case nil:
-			s.short = n < len(b)
+			s.short = n < max
 			return n, nil
 		case unix.EINTR:
 		case unix.EAGAIN:
@@ -320,7 +304,7 @@ func (s *splicer) read(b []byte) (int, error) {
 				return 0, err
 			}
 		default:
-			return 0, rerr
+			return 0, oerr
 		}
 	}
 }
