@@ -166,37 +166,35 @@ func TestHookOnlyHandsOver(t *testing.T) {
 	}
 }
 
-// TestHookOnlyHandsOverTLS: a control-enabled hook whose relay is wss://
-// is held by the full binary, since the hook-only build does not link
-// TLS: the relay sees a TLS handshake begin, and the agent still gets the
-// full binary's reply.
-func TestHookOnlyHandsOverTLS(t *testing.T) {
-	front, full := buildPair(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	hellos := make(chan byte, 4)
+// relayHandOver runs in, a control-enabled claude-code firing, through the
+// full binary and then the hook-only build, each with a home of its own and
+// AEP_RELAY=relay, the relay listening on l: the two replies must be the
+// same byte for byte, and a connection from each run must reach l with
+// want as its first bytes. opening names what want is (a TLS handshake,
+// an upgrade request) and relayName the relay, in the messages.
+func relayHandOver(t *testing.T, front, full string, l net.Listener, relay string, in []byte, want, opening, relayName string) {
+	t.Helper()
+	first := make(chan string, 4)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			b := make([]byte, 1)
+			b := make([]byte, len(want))
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if n, _ := c.Read(b); n == 1 {
-				hellos <- b[0]
+			// Handed on before the close, which is what ends the run
+			// that opened the connection.
+			if n, _ := io.ReadFull(c, b); n == len(b) {
+				first <- string(b)
 			}
 			c.Close()
 		}
 	}()
-	in := []byte(`{"session_id":"s-wss","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`)
 	run := func(bin string) []byte {
 		cmd := exec.Command(bin, "claude-code")
 		cmd.Env = append(os.Environ(), "AEP_HOME="+t.TempDir(), "AEP_HOOK_DEADLINE=20s", "AEP_CONTROL=1",
-			"AEP_RELAY=wss://"+l.Addr().String()+"/socket", "AEP_RELAY_TOKEN=t0123456789")
+			"AEP_RELAY="+relay, "AEP_RELAY_TOKEN=t0123456789")
 		cmd.Stdin = bytes.NewReader(in)
 		out, err := cmd.Output()
 		if err != nil {
@@ -210,14 +208,30 @@ func TestHookOnlyHandsOverTLS(t *testing.T) {
 	}
 	for i, who := range []string{"full binary", "hook-only build"} {
 		select {
-		case c := <-hellos:
-			if c != 0x16 { // a TLS handshake record
-				t.Errorf("%s: the relay's first byte is %#x, not a TLS handshake", who, c)
+		case r := <-first:
+			if r != want {
+				t.Errorf("%s: the relay's first bytes are %q, not %q (%s)", who, r, want, opening)
 			}
 		default:
-			t.Errorf("%s (run %d): no connection reached the wss relay", who, i+1)
+			t.Errorf("%s (run %d): no connection reached the %s", who, i+1, relayName)
 		}
 	}
+}
+
+// TestHookOnlyHandsOverTLS: a control-enabled hook whose relay is wss://
+// is held by the full binary, since the hook-only build does not link
+// TLS: the relay sees a TLS handshake begin, and the agent still gets the
+// full binary's reply.
+func TestHookOnlyHandsOverTLS(t *testing.T) {
+	front, full := buildPair(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	in := []byte(`{"session_id":"s-wss","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`)
+	// 0x16 opens a TLS handshake record.
+	relayHandOver(t, front, full, l, "wss://"+l.Addr().String()+"/socket", in, "\x16", "a TLS handshake", "wss relay")
 }
 
 // TestHookOnlyHandsOverHostNames: a control-enabled hook whose relay is
@@ -242,47 +256,8 @@ func TestHookOnlyHandsOverHostNames(t *testing.T) {
 	}
 	defer l.Close()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
-	requests := make(chan string, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			b := make([]byte, 4)
-			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if n, _ := io.ReadFull(c, b); n == 4 {
-				requests <- string(b)
-			}
-			c.Close()
-		}
-	}()
 	in := []byte(`{"session_id":"s-host","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`)
-	run := func(bin string) []byte {
-		cmd := exec.Command(bin, "claude-code")
-		cmd.Env = append(os.Environ(), "AEP_HOME="+t.TempDir(), "AEP_HOOK_DEADLINE=20s", "AEP_CONTROL=1",
-			"AEP_RELAY=ws://"+net.JoinHostPort(name, port)+"/socket", "AEP_RELAY_TOKEN=t0123456789")
-		cmd.Stdin = bytes.NewReader(in)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: %v", bin, err)
-		}
-		return out
-	}
-	a, b := run(full), run(front)
-	if !bytes.Equal(a, b) {
-		t.Errorf("hook-only build replied %q, the full binary %q", b, a)
-	}
-	for i, who := range []string{"full binary", "hook-only build"} {
-		select {
-		case r := <-requests:
-			if r != "GET " {
-				t.Errorf("%s: the relay's first bytes are %q, not an upgrade request", who, r)
-			}
-		default:
-			t.Errorf("%s (run %d): no connection reached the relay", who, i+1)
-		}
-	}
+	relayHandOver(t, front, full, l, "ws://"+net.JoinHostPort(name, port)+"/socket", in, "GET ", "an upgrade request", "relay")
 }
 
 // TestHookOnlyLinksOnlyTheHookPath keeps what makes a process start slow
