@@ -28,6 +28,12 @@ type LogView interface {
 	Last(agent, session string) (Position, bool)
 }
 
+// openedUnlocked, when set (by tests only), is called with the path of a
+// state file, log or fallback lock just opened afresh and not yet locked:
+// the moment a sweep or a rotation may take the path away from the open
+// file, which the tests make happen there.
+var openedUnlocked func(path string)
+
 // FileStore keeps session states as JSON files under Dir, one per (agent,
 // session), each guarded by an OS file lock shared by every process.
 type FileStore struct {
@@ -133,9 +139,10 @@ type lockedFile struct {
 }
 
 // lockState opens (or takes from those kept open) the state file at path,
-// locks it and reads it. A kept file is used only if path still names it
-// once it is locked: a state file swept or replaced since is opened afresh,
-// so the lock taken is always the one on the file at path.
+// locks it and reads it. A file, kept or just opened, is used only if path
+// still names it once it is locked: a state file swept or replaced since is
+// opened afresh, so the lock taken is always the one on the file at path
+// and the state saved is the one the next writer reads.
 func (s *FileStore) lockState(path string) (lockedFile, []byte, error) {
 	if f, fi := s.kept.take(path); f != nil {
 		if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
@@ -159,25 +166,49 @@ func (s *FileStore) lockState(path string) (lockedFile, []byte, error) {
 			f.Close()
 		}
 	}
-	f, fi, err := openDirFileStat(path, os.O_CREATE|os.O_RDWR)
-	if err != nil {
-		return lockedFile{}, nil, &StateError{err}
-	}
-	if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
-		if errors.Is(err, ErrLockTimeout) {
-			return lockedFile{}, nil, fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+	for range openAttempts {
+		f, fi, err := openDirFileStat(path, os.O_CREATE|os.O_RDWR)
+		if err != nil {
+			return lockedFile{}, nil, &StateError{err}
 		}
-		f.Close()
-		return lockedFile{}, nil, fmt.Errorf("state lock: %w", err)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
+		if openedUnlocked != nil {
+			openedUnlocked(path)
+		}
+		if err := lockWithin(f, s.LockWait, fileProgress(f)); err != nil {
+			if errors.Is(err, ErrLockTimeout) {
+				return lockedFile{}, nil, fmt.Errorf("state lock (waited %s): %w", s.LockWait, err)
+			}
+			f.Close()
+			return lockedFile{}, nil, fmt.Errorf("state lock: %w", err)
+		}
+		// Between the open and the lock a sweep may have removed the file
+		// (it removes only under the lock, so once locked the path stays
+		// as this look finds it): a file no longer at path is opened again
+		// rather than written unlinked, which would lose the state. The
+		// look gives the size, so one read of exactly that much replaces
+		// the read to the end and its closing empty read: the check costs
+		// no system call.
+		if now, ok := current(path, fi); ok {
+			b := make([]byte, now.Size())
+			if n, err := f.ReadAt(b, 0); err != nil && (err != io.EOF || int64(n) != now.Size()) {
+				unlockFile(f)
+				f.Close()
+				return lockedFile{}, nil, &StateError{fmt.Errorf("read: %w", err)}
+			}
+			return lockedFile{f, fi}, b, nil
+		}
 		unlockFile(f)
 		f.Close()
-		return lockedFile{}, nil, &StateError{fmt.Errorf("read: %w", err)}
 	}
-	return lockedFile{f, fi}, b, nil
+	return lockedFile{}, nil, &StateError{fmt.Errorf("%s was removed or replaced each time it was opened, %d times", path, openAttempts)}
 }
+
+// openAttempts bounds the opens of a state file, log or fallback lock
+// that a sweep or a rotation takes away between the open and the lock.
+// One retry is all a sweep can cause (it removes an idle file once); more
+// means something removes the file as fast as it is made, and the writer
+// says so instead of spinning.
+const openAttempts = 4
 
 // Peek returns a session's stored state and its version without taking
 // the lock, for work to be prepared outside it: Tx.Current tells, under
@@ -227,14 +258,9 @@ func lostVersion(st *SessionState) []byte {
 // the log.
 func (s *FileStore) Unlocked(agent, session string, fn func(*Tx) error) error {
 	dir, path := s.paths(agent, session)
-	if lf, err := openDirFile(filepath.Join(dir, SafeName(session)+".fallback"), os.O_CREATE|os.O_RDWR); err == nil {
-		switch err := lockWithin(lf, s.LockWait, nil); {
-		case err == nil:
-			defer lf.Close()
-			defer unlockFile(lf)
-		case !errors.Is(err, ErrLockTimeout):
-			lf.Close()
-		}
+	if lf := s.lockFallback(filepath.Join(dir, SafeName(session)+".fallback")); lf != nil {
+		defer lf.Close()
+		defer unlockFile(lf)
 	}
 	st := &SessionState{}
 	if f, err := openNoFollow(path, os.O_RDONLY, 0); err == nil {
@@ -259,6 +285,36 @@ func (s *FileStore) Unlocked(agent, session string, fn func(*Tx) error) error {
 	}
 	st.Epoch, st.Next = epoch, 0
 	return fn(&Tx{State: st})
+}
+
+// lockFallback opens and locks the lock file that serialises the writes of
+// a session through Unlocked, or returns nil when it cannot be had (the
+// write then goes ahead without it). A lock file the sweep removed between
+// the open and the lock is opened again, so that two writers never hold
+// locks on two different files of one path.
+func (s *FileStore) lockFallback(path string) *os.File {
+	for range openAttempts {
+		lf, fi, err := openDirFileStat(path, os.O_CREATE|os.O_RDWR)
+		if err != nil {
+			return nil
+		}
+		if openedUnlocked != nil {
+			openedUnlocked(path)
+		}
+		switch err := lockWithin(lf, s.LockWait, nil); {
+		case errors.Is(err, ErrLockTimeout):
+			return nil // the waiter keeps lf (see lockWithin)
+		case err != nil:
+			lf.Close()
+			return nil
+		}
+		if _, ok := current(path, fi); ok {
+			return lf
+		}
+		unlockFile(lf)
+		lf.Close()
+	}
+	return nil
 }
 
 // load decodes a stored state; clean is false for one that does not parse
@@ -340,7 +396,9 @@ func rewrite(f *os.File, b []byte, old int) error {
 // maxAge, at most max of them, skipping any that is locked. Sessions may
 // never end (AEP-0002 §4.1), so state is bounded by recency rather than by
 // session.ended; the logs are kept. A swept session that comes back starts a
-// higher epoch from its log, so no position is ever reused.
+// higher epoch from its log, so no position is ever reused. A file is
+// removed only while the sweep holds its lock and the path still names it,
+// so a writer that finds its locked file at the path is not swept under.
 func (s *FileStore) Sweep(agent string, maxAge time.Duration, max int) int {
 	dir, _ := s.paths(agent, "")
 	ents, err := os.ReadDir(dir)
@@ -362,9 +420,20 @@ func (s *FileStore) Sweep(agent string, maxAge time.Duration, max int) int {
 		if err != nil {
 			continue
 		}
+		if openedUnlocked != nil {
+			openedUnlocked(p)
+		}
 		if tryLockFile(f) {
-			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) && os.Remove(p) == nil {
-				removed++
+			// Removed only while its lock is held and only if p still
+			// names it: a file another sweep removed since the open is not
+			// the one at p, which a writer may have made and locked (this
+			// lock does not guard it). Every remover keeping to this, a
+			// writer that locks a file and finds p naming it knows that no
+			// sweep removes it until it unlocks.
+			if fi, err := f.Stat(); err == nil && fi.ModTime().Before(cutoff) {
+				if _, ok := current(p, fi); ok && os.Remove(p) == nil {
+					removed++
+				}
 			}
 			unlockFile(f)
 		}

@@ -208,9 +208,11 @@ func (j *JSONL) write(agent, session string, lines [][]byte, joined []byte) erro
 }
 
 // open opens the log at p for an append and locks it: a log kept open
-// since the last write is used if p still names it once it is locked (a
-// log rotated, removed or replaced by a link since is opened afresh, so
-// the lines go where p says). lerr is why the log is not locked (the lock
+// since the last write, or just opened, is used if p still names it once
+// it is locked (a log rotated, removed or replaced by a link since is
+// opened afresh, so the lines go where p says; a path that changes at every
+// open is an error after openAttempts, not lines written where nobody
+// reads them). lerr is why the log is not locked (the lock
 // wait ran out: the lines are appended without it); err says that it
 // cannot be written at all. end is where it ends.
 func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, err error) {
@@ -240,24 +242,42 @@ func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, e
 			return f, fi, end, lerr, nil
 		}
 	}
-	if f, fi, err = openDirFileStat(p, os.O_CREATE|os.O_RDWR|os.O_APPEND); err != nil {
-		return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
-	}
-	lerr = lockWithin(f, j.LockWait, fileProgress(f))
-	if errors.Is(lerr, ErrLockTimeout) {
-		// The waiter keeps that descriptor: append through another.
-		if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+	for range openAttempts {
+		if f, fi, err = openDirFileStat(p, os.O_CREATE|os.O_RDWR|os.O_APPEND); err != nil {
 			return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
 		}
-	}
-	if end, err = logEnd(f); err != nil {
-		if lerr == nil {
-			unlockFile(f)
+		if openedUnlocked != nil {
+			openedUnlocked(p)
 		}
-		f.Close()
-		return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+		lerr = lockWithin(f, j.LockWait, fileProgress(f))
+		if lerr == nil {
+			// A log removed, rotated or replaced between the open and the
+			// lock gets nothing more: the lines go to the file at p, opened
+			// again. The look gives the log's size (locked, it changes only
+			// by this writer), so it replaces the stat that would read it.
+			if now, ok := current(p, fi); ok {
+				end, err = tailAt(f, now.Size())
+				return f, fi, end, nil, nil
+			}
+			unlockFile(f)
+			f.Close()
+			continue
+		}
+		if errors.Is(lerr, ErrLockTimeout) {
+			// The waiter keeps that descriptor: append through another.
+			if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+				return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
+			}
+		}
+		// Appended without the lock: nothing keeps p from changing, so
+		// there is no point in looking.
+		if end, err = logEnd(f); err != nil {
+			f.Close()
+			return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+		}
+		return f, fi, end, lerr, nil
 	}
-	return f, fi, end, lerr, nil
+	return nil, nil, logTail{}, nil, fmt.Errorf("log open: %s was removed or replaced each time it was opened, %d times", p, openAttempts)
 }
 
 // logTail is where a log ends and whether its last line is unfinished.

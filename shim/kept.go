@@ -18,7 +18,9 @@ import (
 // A kept descriptor may no longer be the file at its path: the state file
 // swept, the log rotated, either replaced by a link. So a file taken from
 // here is used only after it is locked and its path checked to name it
-// still (current); otherwise it is closed and the path opened afresh.
+// still (current); otherwise it is closed and the path opened afresh. A
+// file just opened is checked the same way, as a sweep or rotation may
+// come between its open and its lock.
 //
 // The zero value is empty and ready. It keeps at most keepFiles files; the
 // least recently given back is closed first.
