@@ -151,6 +151,14 @@ func (c *FollowCmd) follow(s *Streams, getenv func(string) string, u *url.URL, w
 			defer close(linkDone)
 			link.Run(ctx)
 		}()
+		// The link's first dial settles before the stream is read: a
+		// request the server hands over on connect is held when a relay
+		// is there. An absent relay refuses at once; one that hangs costs
+		// at most the connect bound.
+		select {
+		case <-link.Ready():
+		case <-ctx.Done():
+		}
 	}
 	runner := &follow.Runner{
 		Name:   w.table,

@@ -709,3 +709,46 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestFollowKimiWebControlPendingAtStart: a question card the server has
+// when the follower starts, handed over the moment the stream opens (kimi
+// web replays a session from the cursor on subscribe), is held over the
+// relay like one asked later: respond_via control, and a dismissal sent
+// over the relay is the server's dismiss call. The follower reads its
+// stream only once its link's first dial has settled.
+func TestFollowKimiWebControlPendingAtStart(t *testing.T) {
+	f := newCtlFleet(t)
+	const token = "kimi-web-token-0123456789"
+	tokFile := filepath.Join(t.TempDir(), "server.token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newFakeKimiWeb(t, token)
+	// Queued before the follower runs: written right after the server's
+	// hello, ahead of anything the follower could wait for.
+	srv.send("turn.started", `"turnId":0,"promptId":"msg_p1","origin":{"kind":"user"},"prompt":"go"`)
+	srv.send("event.question.requested", `"question_id":"question_0","questions":[{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"},{"id":"opt_0_1","label":"prod"}],"multi_select":false,"allow_other":true}],"tool_call_id":"call_question_0"`)
+	f.follow("kimi-web", srv.URL, f.url, true, "--mode", "primary", "--token-file", tokFile)
+	evs := f.waitLog("kimi-code", kwSession, func(e map[string]any) bool {
+		return e["type"] == "attention.requested" && e["subject"] == "question_0"
+	})
+	var req map[string]any
+	for _, e := range evs {
+		if e["type"] == "attention.requested" && e["subject"] == "question_0" {
+			req = e
+		}
+	}
+	if via := fmt.Sprint(dataOf(req)["respond_via"]); via != "[control]" {
+		t.Fatalf("the question pending at start says respond_via %s, want [control]: %v", via, req)
+	}
+	cn := f.sender()
+	r := f.pending(cn, kwSession, "question_0")
+	out := respondTo(t, cn, r, answer.Answer{Option: "dismiss"})
+	if out.Ack != answer.Accepted || out.Answered == nil || out.Resolved == nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	want := `/api/v1/sessions/session_ctl/questions/question_0:dismiss `
+	if got := srv.posted(); strings.Join(got, "\n") != want {
+		t.Errorf("the server's writes:\n%s\nwant\n%s", strings.Join(got, "\n"), want)
+	}
+}

@@ -34,6 +34,9 @@ type Stream struct {
 
 	once sync.Once
 	loop *Loop
+	// ready is closed once the first dial has settled (see Ready).
+	ready     chan struct{}
+	readyOnce sync.Once
 
 	mu       sync.Mutex
 	live     bool
@@ -55,8 +58,24 @@ func (s *Stream) init() {
 		s.loop = &Loop{Emitter: s.Emitter, Vendor: s.Vendor, Accepts: s.Accepts, Handlers: s.Handlers,
 			Failed: s.Failed, Nonce: func() string { return shim.NewIDs().New(time.Now()) }, Sessions: s.speaksFor}
 		s.pending, s.sessions = map[string][]byte{}, map[string]bool{}
+		s.ready = make(chan struct{})
 	})
 }
+
+// Ready is closed once Run's first dial has settled: the link is up (a
+// moment mapped from then on is held), or the relay could not be reached
+// (requests are answered in the agent's own UI until it is), or Run has
+// stopped. Only a moment mapped while the link is live is ever held, so a
+// follower waits for Ready before it reads its stream: a server that
+// replays its pending requests on connect (kimi web does, from the
+// cursor) would otherwise hand them over before the link is up, and a
+// request the operator could answer over the relay would say oob.
+func (s *Stream) Ready() <-chan struct{} {
+	s.init()
+	return s.ready
+}
+
+func (s *Stream) settled() { s.readyOnce.Do(func() { close(s.ready) }) }
 
 // Live reports whether the link is up: a moment mapped now is held.
 func (s *Stream) Live() bool {
@@ -76,6 +95,7 @@ func (s *Stream) speaksFor(session string) bool {
 // there) dial again, backing off.
 func (s *Stream) Run(ctx context.Context) {
 	s.init()
+	defer s.settled()
 	wait := minRedial
 	down := false
 	for ctx.Err() == nil {
@@ -92,6 +112,7 @@ func (s *Stream) Run(ctx context.Context) {
 			if !Absent(err) {
 				s.fail("relay", err)
 			}
+			s.settled()
 			if !sleepCtx(ctx, jitter(wait)) {
 				return
 			}
@@ -112,6 +133,7 @@ func (s *Stream) Run(ctx context.Context) {
 		for _, line := range again {
 			s.loop.send(line)
 		}
+		s.settled()
 		err = s.loop.Serve(ctx, func() bool { return false })
 		s.mu.Lock()
 		s.live = false
