@@ -232,12 +232,8 @@ func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, e
 		} else {
 			// The waiter keeps f (see lockWithin). The lock has been
 			// waited for once already: append without it.
-			if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
-				return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
-			}
-			if end, err = logEnd(f); err != nil {
-				f.Close()
-				return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+			if f, fi, end, err = appendUnlocked(p, nil, nil); err != nil {
+				return nil, nil, logTail{}, nil, err
 			}
 			return f, fi, end, lerr, nil
 		}
@@ -256,24 +252,22 @@ func (j *JSONL) open(p string) (f *os.File, fi fs.FileInfo, end logTail, lerr, e
 			// again. The look gives the log's size (locked, it changes only
 			// by this writer), so it replaces the stat that would read it.
 			if now, ok := current(p, fi); ok {
-				end, err = tailAt(f, now.Size())
-				return f, fi, end, nil, nil
+				if end, err = tailAt(f, now.Size()); err == nil {
+					return f, fi, end, nil, nil
+				}
 			}
 			unlockFile(f)
 			f.Close()
 			continue
 		}
-		if errors.Is(lerr, ErrLockTimeout) {
-			// The waiter keeps that descriptor: append through another.
-			if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
-				return nil, nil, logTail{}, nil, fmt.Errorf("log open: %w", err)
-			}
-		}
 		// Appended without the lock: nothing keeps p from changing, so
-		// there is no point in looking.
-		if end, err = logEnd(f); err != nil {
-			f.Close()
-			return nil, nil, logTail{}, nil, fmt.Errorf("log stat: %w", err)
+		// there is no point in looking. The waiter of a lock that timed
+		// out keeps that descriptor: append through another.
+		if errors.Is(lerr, ErrLockTimeout) {
+			f, fi = nil, nil
+		}
+		if f, fi, end, err = appendUnlocked(p, f, fi); err != nil {
+			return nil, nil, logTail{}, nil, err
 		}
 		return f, fi, end, lerr, nil
 	}
@@ -292,6 +286,23 @@ func logEnd(f *os.File) (logTail, error) {
 		return logTail{}, err
 	}
 	return tailAt(f, fi.Size())
+}
+
+// appendUnlocked is the log at p to append to without its lock, f when
+// given, else opened again, and where it ends.
+func appendUnlocked(p string, f *os.File, fi fs.FileInfo) (*os.File, fs.FileInfo, logTail, error) {
+	if f == nil {
+		var err error
+		if f, fi, err = openDirFileStat(p, os.O_RDWR|os.O_APPEND); err != nil {
+			return nil, nil, logTail{}, fmt.Errorf("log open: %w", err)
+		}
+	}
+	end, err := logEnd(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, logTail{}, fmt.Errorf("log stat: %w", err)
+	}
+	return f, fi, end, nil
 }
 
 // tailAt is the end of f, a log size bytes long.

@@ -605,14 +605,8 @@ func (f *fakeKimiWeb) posted() []string {
 // control.cancel aborts the open turn's prompt, and the turn's end is the
 // cancel's outcome.
 func TestFollowKimiWebControl(t *testing.T) {
-	f := newCtlFleet(t)
-	const token = "kimi-web-token-0123456789"
-	tokFile := filepath.Join(t.TempDir(), "server.token")
-	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := newFakeKimiWeb(t, token)
-	f.follow("kimi-web", srv.URL, f.url, true, "--mode", "primary", "--token-file", tokFile)
+	f, srv, follow := kimiWebCtl(t)
+	follow()
 	cn := f.sender()
 	srv.send("turn.started", `"turnId":0,"promptId":"msg_p1","origin":{"kind":"user"},"prompt":"go"`)
 	approval := func(id string) {
@@ -717,18 +711,12 @@ func jsonString(s string) string {
 // over the relay is the server's dismiss call. The follower reads its
 // stream only once its link's first dial has settled.
 func TestFollowKimiWebControlPendingAtStart(t *testing.T) {
-	f := newCtlFleet(t)
-	const token = "kimi-web-token-0123456789"
-	tokFile := filepath.Join(t.TempDir(), "server.token")
-	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	srv := newFakeKimiWeb(t, token)
+	f, srv, follow := kimiWebCtl(t)
 	// Queued before the follower runs: written right after the server's
 	// hello, ahead of anything the follower could wait for.
 	srv.send("turn.started", `"turnId":0,"promptId":"msg_p1","origin":{"kind":"user"},"prompt":"go"`)
 	srv.send("event.question.requested", `"question_id":"question_0","questions":[{"id":"q_0","question":"Which env?","options":[{"id":"opt_0_0","label":"dev"},{"id":"opt_0_1","label":"prod"}],"multi_select":false,"allow_other":true}],"tool_call_id":"call_question_0"`)
-	f.follow("kimi-web", srv.URL, f.url, true, "--mode", "primary", "--token-file", tokFile)
+	follow()
 	evs := f.waitLog("kimi-code", kwSession, func(e map[string]any) bool {
 		return e["type"] == "attention.requested" && e["subject"] == "question_0"
 	})
@@ -751,4 +739,18 @@ func TestFollowKimiWebControlPendingAtStart(t *testing.T) {
 	if got := srv.posted(); strings.Join(got, "\n") != want {
 		t.Errorf("the server's writes:\n%s\nwant\n%s", strings.Join(got, "\n"), want)
 	}
+}
+
+// kimiWebCtl is a control fleet and a fake kimi web server with its token
+// on disk; follow starts the follower on them (primary mode, control on).
+func kimiWebCtl(t *testing.T) (f *ctlFleet, srv *fakeKimiWeb, follow func()) {
+	t.Helper()
+	f = newCtlFleet(t)
+	const token = "kimi-web-token-0123456789"
+	tokFile := filepath.Join(t.TempDir(), "server.token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv = newFakeKimiWeb(t, token)
+	return f, srv, func() { f.follow("kimi-web", srv.URL, f.url, true, "--mode", "primary", "--token-file", tokFile) }
 }
