@@ -70,15 +70,30 @@ func Dial(ctx context.Context, url, token string, id Identity, o Offer, timeout 
 		},
 	}
 	b, _ := json.Marshal(hello)
+	// The hello is bounded by timeout and by ctx: a relay that took the
+	// connection and then says nothing must not hold up a caller that is
+	// stopping, for the whole timeout.
 	ws.conn.SetDeadline(time.Now().Add(timeout))
-	if err := ws.WriteText(b); err != nil {
+	stop := context.AfterFunc(ctx, func() { ws.conn.SetDeadline(time.Now()) })
+	helloErr := func(err error) error {
 		ws.conn.Close()
-		return nil, fmt.Errorf("relay hello: %w", err)
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return fmt.Errorf("relay hello: %w", err)
+	}
+	if err := ws.WriteText(b); err != nil {
+		stop()
+		return nil, helloErr(err)
 	}
 	m, err := l.Next()
+	if !stop() && err == nil {
+		// ctx ended as the hello came: the deadline it set may be on the
+		// link by now.
+		err = context.Cause(ctx)
+	}
 	if err != nil {
-		ws.conn.Close()
-		return nil, fmt.Errorf("relay hello: %w", err)
+		return nil, helloErr(err)
 	}
 	switch {
 	case m.Type == "error":

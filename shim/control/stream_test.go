@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"testing"
@@ -85,5 +86,40 @@ func TestStreamReady(t *testing.T) {
 				t.Errorf("live %v once ready, want %v", got, tt.wantLive)
 			}
 		})
+	}
+}
+
+// TestDialHelloCancelled: a relay that takes the connection and never
+// answers the hello does not hold up a caller that stops: Dial returns
+// with the context's cause, not after its timeout.
+func TestDialHelloCancelled(t *testing.T) {
+	const timeout = time.Hour // Dial's own bound: only ctx can end it here
+	heard := make(chan struct{})
+	url := server(t, func(ctx context.Context, c *websocket.Conn, _ *http.Request) {
+		if _, _, err := c.Read(ctx); err != nil {
+			return
+		}
+		close(heard)
+		c.Read(ctx) // say nothing until the client goes
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		l, err := Dial(ctx, url, "tok", Identity{Agent: "kimi-code", Instance: "test"}, Offer{Accepts: []string{Respond}}, timeout, nil)
+		if l != nil {
+			l.Close("test over")
+		}
+		done <- err
+	}()
+	<-heard
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second): // a failure bound against a hang, never a measure
+		t.Fatal("Dial still waits for the hello after its context ended")
 	}
 }
