@@ -152,16 +152,10 @@ func (s *FileStore) lockState(path string) (lockedFile, []byte, error) {
 			}
 			f.Close()
 			// Opened afresh below, which reports what is wrong.
-		} else if now, ok := current(path, fi); ok {
-			// One read of exactly the file's size: it cannot change while
-			// the lock is held.
-			b := make([]byte, now.Size())
-			if n, err := f.ReadAt(b, 0); err == nil || err == io.EOF && int64(n) == now.Size() {
+		} else {
+			if b, at, err := readIfAt(f, path, fi); at && err == nil {
 				return lockedFile{f, fi}, b, nil
 			}
-			unlockFile(f)
-			f.Close()
-		} else {
 			unlockFile(f)
 			f.Close()
 		}
@@ -184,23 +178,34 @@ func (s *FileStore) lockState(path string) (lockedFile, []byte, error) {
 		// Between the open and the lock a sweep may have removed the file
 		// (it removes only under the lock, so once locked the path stays
 		// as this look finds it): a file no longer at path is opened again
-		// rather than written unlinked, which would lose the state. The
-		// look gives the size, so one read of exactly that much replaces
-		// the read to the end and its closing empty read: the check costs
-		// no system call.
-		if now, ok := current(path, fi); ok {
-			b := make([]byte, now.Size())
-			if n, err := f.ReadAt(b, 0); err != nil && (err != io.EOF || int64(n) != now.Size()) {
-				unlockFile(f)
-				f.Close()
-				return lockedFile{}, nil, &StateError{fmt.Errorf("read: %w", err)}
-			}
+		// rather than written unlinked, which would lose the state.
+		b, at, err := readIfAt(f, path, fi)
+		if at && err == nil {
 			return lockedFile{f, fi}, b, nil
 		}
 		unlockFile(f)
 		f.Close()
+		if at {
+			return lockedFile{}, nil, &StateError{fmt.Errorf("read: %w", err)}
+		}
 	}
 	return lockedFile{}, nil, &StateError{fmt.Errorf("%s was removed or replaced each time it was opened, %d times", path, openAttempts)}
+}
+
+// readIfAt reads the locked state file f whole if path still names it
+// (at). The look at path gives the size, which cannot change while the lock
+// is held, so one read of exactly that much replaces the read to the end
+// and its closing empty read: the check costs no system call.
+func readIfAt(f *os.File, path string, fi fs.FileInfo) (b []byte, at bool, err error) {
+	now, ok := current(path, fi)
+	if !ok {
+		return nil, false, nil
+	}
+	b = make([]byte, now.Size())
+	if n, err := f.ReadAt(b, 0); err != nil && (err != io.EOF || int64(n) != now.Size()) {
+		return nil, true, err
+	}
+	return b, true, nil
 }
 
 // openAttempts bounds the opens of a state file, log or fallback lock
