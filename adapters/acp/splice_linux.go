@@ -104,41 +104,37 @@ func (r *relay) spliced() (handled bool, err error) {
 			r.stats.Bytes[r.dir].Add(int64(n))
 			continue
 		}
-		if s.short && s.copies {
-			n, err := s.read(buf)
-			if err != nil || n == 0 {
-				r.end()
-				return true, err
+		// After a short stride the next is read and written (see above),
+		// else teed, read from the side pipe and spliced on.
+		copied := s.short && s.copies
+		var n int
+		if copied {
+			n, err = s.read(buf)
+		} else {
+			n, err = s.tee(size)
+			if first && refused(err) {
+				return false, nil
 			}
-			// Queued before the peer can see it, as on every path.
-			r.observeAll(buf[:n])
-			if err := s.write(buf[:n]); err != nil {
-				return true, err
+			first = false
+			if err == nil && n > 0 {
+				// The side pipe is the tee's own: a failed read does not
+				// happen, and if it did the bytes still in it would be
+				// another read's.
+				err = readFull(s.side[0], buf[:n])
 			}
-			r.stats.Bytes[r.dir].Add(int64(n))
-			continue
 		}
-		n, err := s.tee(size)
-		if first && refused(err) {
-			return false, nil
-		}
-		first = false
-		if err != nil {
+		if err != nil || n == 0 {
 			r.end()
 			return true, err
 		}
-		if n == 0 {
-			r.end()
-			return true, nil
-		}
-		if err := readFull(s.side[0], buf[:n]); err != nil {
-			// The side pipe is the tee's own: this does not happen, and if
-			// it did the bytes still in it would be another read's.
-			r.end()
-			return true, err
-		}
+		// Queued before the peer can see it, as on every path.
 		r.observeAll(buf[:n])
-		if err := s.move(n); err != nil {
+		if copied {
+			err = s.write(buf[:n])
+		} else {
+			err = s.move(n)
+		}
+		if err != nil {
 			return true, err
 		}
 		r.stats.Bytes[r.dir].Add(int64(n))
